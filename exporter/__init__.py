@@ -1,0 +1,39 @@
+"""exporter: TorchScript graphs to ONNX, independent of torch.onnx.
+
+Public API only. Importing the package imports every symbolic module once; that is the only
+place registration happens.
+"""
+
+from exporter import symbolic_opset9, symbolic_opset10  # noqa: F401 - registration
+from exporter.staging import (  # noqa: F401 - registration of batches being merged
+    attention_random,
+    elementwise,
+    indexing,
+    normalization,
+    recurrent,
+    reductions,
+    shape,
+)
+from exporter.api import TrainingMode, export
+from exporter.errors import ExporterError, SymbolicError, UnsupportedOperatorError
+from exporter.graph_context import GraphContext
+from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
+from exporter.registry import onnx_symbolic, register_custom_op_symbolic, unregister_custom_op_symbolic
+from exporter.verify import VerificationReport, verify
+
+__all__ = [
+    "export",
+    "verify",
+    "VerificationReport",
+    "onnx_symbolic",
+    "register_custom_op_symbolic",
+    "unregister_custom_op_symbolic",
+    "GraphContext",
+    "TrainingMode",
+    "ExporterError",
+    "UnsupportedOperatorError",
+    "SymbolicError",
+    "DEFAULT_OPSET",
+    "MIN_OPSET",
+    "max_opset",
+]

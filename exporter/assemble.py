@@ -1,0 +1,176 @@
+"""Assemble an ONNX model from a captured graph: inputs, initializers, emission, outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import onnx_ir as ir
+import onnx_ir.passes.common as common_passes
+import torch
+
+from exporter import tensors
+from exporter.capture import Captured, name_inputs
+from exporter.emitter import emit_graph
+from exporter.graph_context import ExportOptions, GraphBuilder
+from exporter.registry import Registry
+
+__all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for"]
+
+_IR_VERSION_BY_OPSET = [(23, 11), (21, 10), (19, 9), (15, 8), (12, 7), (11, 6), (10, 5), (9, 4)]
+
+
+def ir_version_for(opset: int) -> int:
+    """The lowest IR version that carries ``opset``: older runtimes load the model too."""
+    for first_opset, version in _IR_VERSION_BY_OPSET:
+        if opset >= first_opset:
+            return version
+    return 4
+
+
+def normalize_dynamic_axes(
+    dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None,
+) -> dict[str, dict[int, str]]:
+    """Both torch.onnx forms, ``{"x": {0: "batch"}}`` and ``{"x": [0]}``, as the first."""
+    result: dict[str, dict[int, str]] = {}
+    for key, axes in (dynamic_axes or {}).items():
+        if isinstance(axes, Mapping):
+            result[key] = {int(axis): str(name) for axis, name in axes.items()}
+        elif isinstance(axes, Sequence) and not isinstance(axes, str):
+            result[key] = {int(axis): f"{key}_dynamic_axes_{i + 1}" for i, axis in enumerate(axes)}
+        else:
+            raise TypeError(f"dynamic_axes[{key!r}] must be a dict of axis->name or a list of axes")
+    return result
+
+
+def _input_value(name: str, tensor: torch.Tensor, axes: Mapping[int, str]) -> ir.Value:
+    dims: list[int | str] = list(tensor.shape)
+    for axis, dim_name in axes.items():
+        position = axis + tensor.dim() if axis < 0 else axis
+        if not 0 <= position < tensor.dim():
+            raise ValueError(f"dynamic_axes: input {name!r} has no axis {axis} (rank {tensor.dim()})")
+        dims[position] = dim_name
+    return ir.Value(
+        name=name,
+        shape=ir.Shape(dims),
+        type=ir.TensorType(tensors.from_torch_dtype(tensor.dtype)),
+    )
+
+
+def _flatten_outputs(obj: Any) -> list[Any]:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for item in obj for leaf in _flatten_outputs(item)]
+    if obj is None:
+        return []
+    return [obj]
+
+
+def assemble(
+    captured: Captured,
+    registry: Registry,
+    *,
+    opset: int,
+    input_names: Sequence[str] | None,
+    output_names: Sequence[str] | None,
+    dynamic_axes: dict[str, dict[int, str]],
+    export_params: bool,
+    keep_initializers_as_inputs: bool,
+    training: bool,
+    custom_opsets: Mapping[str, int] | None,
+) -> ir.Model:
+    names = name_inputs(captured.input_names)
+    if input_names is not None:
+        if len(input_names) > len(names):
+            raise ValueError(
+                f"input_names has {len(input_names)} names but the model has {len(names)} "
+                f"flattened inputs ({', '.join(names)})"
+            )
+        names = list(input_names) + names[len(input_names):]
+    graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
+    builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
+    ts_inputs = captured.ts_inputs
+    bound: list[tuple[torch._C.Value, Any]] = []
+    known_names = set(names)
+    for ts_value, name, tensor in zip(ts_inputs, names, captured.inputs):
+        value = _input_value(name, tensor, dynamic_axes.get(name, {}))
+        graph.inputs.append(value)
+        bound.append((ts_value, value))
+    for ts_value, name, tensor in zip(ts_inputs[len(captured.inputs):], captured.param_names, captured.params):
+        if not ts_value.uses():
+            continue
+        known_names.add(name)
+        detached = tensor.detach()
+        value = ir.Value(
+            name=name,
+            shape=ir.Shape(detached.shape),
+            type=ir.TensorType(tensors.from_torch_dtype(detached.dtype)),
+            const_value=tensors.TorchTensor(detached, name=name) if export_params else None,
+        )
+        if export_params:
+            graph.register_initializer(value)
+            if keep_initializers_as_inputs:
+                graph.inputs.append(value)
+        else:
+            graph.inputs.append(value)
+        bound.append((ts_value, value))
+
+    results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
+    outputs = []
+    for obj in _flatten_outputs(results):
+        if not isinstance(obj, ir.Value):
+            obj = builder.constant(obj)
+        if obj.is_graph_input() or obj.is_initializer() or obj in outputs or obj.const_value is not None:
+            (obj,) = builder.add_node("Identity", [obj], {})
+            obj.dtype, obj.shape = obj.producer().inputs[0].dtype, obj.producer().inputs[0].shape
+        outputs.append(obj)
+    default_names = ["output"] if len(outputs) == 1 else [f"output_{i}" for i in range(len(outputs))]
+    if output_names is not None:
+        if len(output_names) > len(outputs):
+            raise ValueError(
+                f"output_names has {len(output_names)} names but the model has {len(outputs)} flattened outputs"
+            )
+        default_names = list(output_names) + default_names[len(output_names):]
+    taken = {v.name for v in graph.inputs} | set(graph.initializers)
+    for value, name in zip(outputs, default_names):
+        if name in taken:
+            raise ValueError(f"output name {name!r} is already the name of an input or initializer")
+        _claim_name(graph, value, name)
+        graph.outputs.append(value)
+    unknown = set(dynamic_axes) - {v.name for v in graph.inputs} - {v.name for v in graph.outputs}
+    if unknown:
+        raise ValueError(
+            f"dynamic_axes names {sorted(unknown)}, which are neither inputs nor outputs; "
+            f"inputs: {[v.name for v in graph.inputs]}, outputs: {[v.name for v in graph.outputs]}"
+        )
+    for value in graph.outputs:
+        for axis, dim_name in dynamic_axes.get(value.name, {}).items():
+            if value.shape is not None:
+                dims = list(value.shape)
+                dims[axis] = ir.SymbolicDim(dim_name)
+                value.shape = ir.Shape(dims)
+
+    model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
+    common_passes.RemoveUnusedNodesPass()(model)
+    _add_opset_imports(model, custom_opsets or {})
+    return model
+
+
+def _claim_name(graph: ir.Graph, value: ir.Value, name: str) -> None:
+    """Give ``value`` the output name, renaming an intermediate value that holds it."""
+    for node in graph:
+        for output in node.outputs:
+            if output.name == name and output is not value:
+                output.name = None
+                output.name = f"{name}__renamed"
+    value.name = name
+
+
+def _add_opset_imports(model: ir.Model, custom_opsets: Mapping[str, int]) -> None:
+    used = set()
+    for node in ir.traversal.RecursiveGraphIterator(model.graph):
+        used.add(node.domain)
+    for domain in sorted(used - {""}):
+        model.opset_imports.setdefault(domain, custom_opsets.get(domain, 1))
+    for domain, version in custom_opsets.items():
+        model.opset_imports.setdefault(domain, version)
+    model.graph.opset_imports.update(model.opset_imports)

@@ -1,0 +1,225 @@
+"""Capture: model + example args -> a TorchScript graph, its inputs and its parameters.
+
+``nn.Module``s are traced; ``ScriptModule``s and ``ScriptFunction``s keep their scripted
+graph (control flow included). Parameters and buffers become trailing graph inputs named by
+their ``state_dict`` keys, each tensor once even where weights are tied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import torch
+
+__all__ = ["Captured", "capture", "flatten", "split_args"]
+
+
+@dataclasses.dataclass
+class Captured:
+    """A captured graph: leading inputs are the user's tensors, trailing ones the weights."""
+
+    graph: torch._C.Graph
+    input_names: list[str]
+    inputs: list[torch.Tensor]
+    param_names: list[str]
+    params: list[torch.Tensor]
+    outputs: list[torch.Tensor] | None  # eager outputs, flattened, when tracing ran the model
+
+    @property
+    def ts_inputs(self) -> list[torch._C.Value]:
+        return list(self.graph.inputs())
+
+
+def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """torch.onnx.export's convention: a tensor, a tuple, or a tuple ending in a kwargs dict."""
+    if isinstance(args, torch.Tensor):
+        return (args,), {}
+    if isinstance(args, list):
+        args = tuple(args)
+    if not isinstance(args, tuple):
+        return (args,), {}
+    if args and isinstance(args[-1], dict):
+        return args[:-1], dict(args[-1])
+    return args, {}
+
+
+def flatten(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
+    """Tensors of a nested structure in order (tuples, lists, dict values), with leaf names."""
+    if isinstance(obj, torch.Tensor):
+        return [obj], [name]
+    tensors_: list[torch.Tensor] = []
+    names: list[str] = []
+    if isinstance(obj, (list, tuple)):
+        items: Iterator[tuple[str, Any]] = ((f"{name}_{i}", v) for i, v in enumerate(obj))
+    elif isinstance(obj, Mapping):
+        items = ((f"{name}_{k}", v) for k, v in obj.items())
+    else:
+        return [], []
+    for sub_name, value in items:
+        t, n = flatten(value, sub_name)
+        tensors_.extend(t)
+        names.extend(n)
+    return tensors_, names
+
+
+def _rebuild(obj: Any, flat: Iterator[torch.Tensor]) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return next(flat)
+    if isinstance(obj, tuple):
+        return tuple(_rebuild(v, flat) for v in obj)
+    if isinstance(obj, list):
+        return [_rebuild(v, flat) for v in obj]
+    if isinstance(obj, Mapping):
+        return type(obj)((k, _rebuild(v, flat)) for k, v in obj.items())
+    return obj
+
+
+def unique_state(module: torch.nn.Module) -> tuple[list[str], list[torch.Tensor]]:
+    """state_dict entries, each tensor object once (tied weights keep their first key)."""
+    seen: set[int] = set()
+    names, values = [], []
+    for key, value in module.state_dict(keep_vars=True).items():
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        names.append(key)
+        values.append(value)
+    return names, values
+
+
+def _parameter_names(fn: Callable[..., Any], count: int, kwargs: Mapping[str, Any]) -> list[str]:
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    names = params[:count] + [f"input_{i}" for i in range(len(params), count)]
+    return names + list(kwargs)
+
+
+@contextlib.contextmanager
+def _module_scopes(model: torch.nn.Module) -> Iterator[None]:
+    """Name trace scopes by module path, so ONNX node names say where they came from."""
+    import torch.jit._trace as trace_impl
+
+    previous = trace_impl._trace_module_map
+    trace_impl._trace_module_map = {m: name for name, m in model.named_modules()}
+    try:
+        yield
+    finally:
+        trace_impl._trace_module_map = previous
+
+
+@contextlib.contextmanager
+def _no_attention_fastpath() -> Iterator[None]:
+    """Trace nn.MultiheadAttention/TransformerEncoderLayer through their composite path.
+
+    Under no_grad in eval they otherwise call fused kernels
+    (aten::_transformer_encoder_layer_fwd, aten::_native_multi_head_attention) that record
+    as one opaque node; the composite path records the same math as ordinary ops.
+    """
+    previous = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(previous)
+
+
+def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
+    from torch.jit._trace import _create_interpreter_name_lookup_fn
+
+    module = model if isinstance(model, torch.nn.Module) else None
+    forward = model.forward if module is not None else model
+    top_names = _parameter_names(forward, len(args), kwargs)
+    flat_inputs: list[torch.Tensor] = []
+    input_names: list[str] = []
+    for name, value in zip(top_names, list(args) + list(kwargs.values())):
+        t, n = flatten(value, name)
+        flat_inputs.extend(t)
+        input_names.extend(n)
+    param_names, params = unique_state(module) if module is not None else ([], [])
+    eager_outputs: list[list[torch.Tensor]] = []
+
+    def traced(*tensors_: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        user = iter(tensors_[: len(flat_inputs)])
+        call_args = tuple(_rebuild(a, user) for a in args)
+        call_kwargs = {k: _rebuild(v, user) for k, v in kwargs.items()}
+        out = model(*call_args, **call_kwargs)
+        flat_out, _ = flatten(out, "output")
+        eager_outputs.append(flat_out)
+        return tuple(flat_out)
+
+    scopes = _module_scopes(module) if module is not None else contextlib.nullcontext()
+    with scopes, torch.no_grad(), _no_attention_fastpath():
+        graph, _ = torch._C._create_graph_by_tracing(
+            traced, flat_inputs + params, _create_interpreter_name_lookup_fn(), False, False
+        )
+    return Captured(graph, input_names, flat_inputs, param_names, params, eager_outputs[0] if eager_outputs else None)
+
+
+def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
+    if isinstance(model, torch.jit.ScriptModule):
+        graph, params = torch._C._jit_pass_lower_graph(model.graph, model._c)
+        schema_args = [a.name for a in model.forward.schema.arguments][1:]
+        by_storage = {}
+        for key, value in model.state_dict().items():
+            by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)
+        param_names = []
+        for i, p in enumerate(params):
+            key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
+            param_names.append(by_storage.get(key, f"param_{i}"))
+        params = [p.detach() for p in params]
+    else:
+        graph = model.graph.copy()
+        params, param_names = [], []
+        schema_args = [a.name for a in model.schema.arguments]
+    call = list(args)
+    for name in schema_args[len(args):]:
+        if name in kwargs:
+            call.append(kwargs.pop(name))
+    if kwargs:
+        raise TypeError(f"unexpected keyword arguments for the scripted forward: {sorted(kwargs)}")
+    torch._C._jit_pass_inline(graph)
+    user_count = len(list(graph.inputs())) - len(params)
+    if len(call) != user_count:
+        raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
+    input_names: list[str] = []
+    flat_inputs: list[torch.Tensor] = []
+    for name, value in zip(schema_args, call):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"scripted input {name!r}: only tensor inputs are supported, got {type(value).__name__}")
+        flat_inputs.append(value)
+        input_names.append(name)
+    graph = torch._C._propagate_and_assign_input_shapes(
+        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
+    )
+    return Captured(graph, input_names, flat_inputs, param_names, list(params), None)
+
+
+def capture(model: Any, args: Any) -> Captured:
+    """Trace or lower ``model`` with ``args`` (torch.onnx.export's calling convention)."""
+    positional, kwargs = split_args(args)
+    if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return _script(model, positional, kwargs)
+    if isinstance(model, torch.nn.Module) or callable(model):
+        return _trace(model, positional, kwargs)
+    raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")
+
+
+def name_inputs(names: Sequence[str]) -> list[str]:
+    """Make leaf names unique and ONNX friendly."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        out.append(name if count == 0 else f"{name}_{count}")
+    return out

@@ -1,0 +1,325 @@
+"""Walk a clean TorchScript graph and build the ONNX graph, one symbolic per node.
+
+The emitter knows nothing about individual ops. Its job: find every node without a symbolic
+before emitting anything (one error listing all of them), bind each node's inputs to its
+symbolic's parameters by schema name, fold nodes whose inputs are all constants by running
+them in torch, wrap failures with the op and source line, and stamp TorchScript's output
+types onto what the symbolic returned so later symbolics can read ``x.dtype``/``x.shape``.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import onnx_ir as ir
+import torch
+
+from exporter import arguments, tensors
+from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
+from exporter.graph_context import GraphBuilder, GraphContext, source_location
+from exporter.passes.common import schema_of
+from exporter.registry import Registry, SymbolicFunction
+
+__all__ = ["emit_graph", "find_unsupported", "EmitterInput"]
+
+# Schema arguments a symbolic may leave out: they do not change the values computed.
+_IGNORABLE_ARGUMENTS = frozenset(
+    {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
+)
+# Folding a node by running it in torch is skipped when the result would be larger than this.
+_FOLD_LIMIT_BYTES = 1 << 20
+_NO_FOLD = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"})
+
+
+@dataclasses.dataclass
+class EmitterInput:
+    """A graph input or parameter: the TorchScript value and what it becomes in ONNX."""
+
+    ts_value: torch._C.Value
+    ir_value: ir.Value
+
+
+def _overload(node: torch._C.Node) -> str:
+    schema = schema_of(node)
+    return schema.overload_name if schema is not None else ""
+
+
+def _all_nodes(block: torch._C.Block | torch._C.Graph) -> list[torch._C.Node]:
+    found = []
+    for node in block.nodes():
+        found.append(node)
+        for sub in node.blocks():
+            found.extend(_all_nodes(sub))
+    return found
+
+
+def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> list[UnsupportedOp]:
+    """Every node kind without a symbolic at ``opset``, with counts and source lines."""
+    counts: dict[str, int] = collections.Counter()
+    where: dict[str, list[str]] = collections.defaultdict(list)
+    overloads: dict[str, str] = {}
+    for node in _all_nodes(graph):
+        kind = node.kind()
+        if kind == "prim::Constant":
+            continue
+        overload = _overload(node)
+        if registry.lookup(kind, opset, overload) is None:
+            counts[kind] += 1
+            overloads[kind] = overload
+            location = source_location(node)
+            if location not in where[kind]:
+                where[kind].append(location)
+    return [
+        UnsupportedOp(
+            name=kind,
+            count=counts[kind],
+            locations=tuple(where[kind]),
+            supported_opsets=registry.opsets(kind, overloads[kind]),
+        )
+        for kind in sorted(counts)
+    ]
+
+
+class _Emitter:
+    def __init__(self, builder: GraphBuilder, registry: Registry, static_shapes: bool) -> None:
+        self.builder = builder
+        self.registry = registry
+        self.static_shapes = static_shapes
+        self.env: dict[int, Any] = {}
+
+    # -- values ----------------------------------------------------------------------------
+    def lookup(self, value: torch._C.Value) -> Any:
+        try:
+            return self.env[value.unique()]
+        except KeyError:
+            raise ExporterError(
+                f"internal error: value %{value.debugName()} used before it was emitted"
+            ) from None
+
+    def bind(self, value: torch._C.Value, obj: Any) -> None:
+        self.env[value.unique()] = obj
+        if isinstance(obj, ir.Value):
+            self._stamp(value, obj)
+
+    def _stamp(self, ts_value: torch._C.Value, value: ir.Value) -> None:
+        ts_type = ts_value.type()
+        if isinstance(ts_type, torch._C.TensorType):
+            torch_dtype = ts_type.dtype()
+            if torch_dtype is not None:
+                dtype = tensors.from_torch_dtype(torch_dtype)
+                if value.dtype is None:
+                    value.dtype = dtype
+                elif value.dtype != dtype:
+                    raise _TypeMismatch(
+                        f"the symbolic returned {value.dtype.name} where torch computes {dtype.name}"
+                    )
+            if value.shape is None:
+                rank = ts_type.dim()
+                if rank is not None:
+                    sizes = ts_type.varyingSizes() if self.static_shapes else None
+                    if sizes is not None and all(s is not None for s in sizes):
+                        value.shape = ir.Shape(sizes)
+                    else:
+                        value.shape = ir.Shape([None] * rank)
+        elif isinstance(ts_type, torch._C.IntType) and value.dtype is None:
+            value.dtype = ir.DataType.INT64
+        elif isinstance(ts_type, torch._C.BoolType) and value.dtype is None:
+            value.dtype = ir.DataType.BOOL
+
+    # -- nodes -----------------------------------------------------------------------------
+    def emit_block(self, block: torch._C.Block | torch._C.Graph) -> None:
+        for node in block.nodes():
+            self.emit_node(node)
+
+    def emit_node(self, node: torch._C.Node) -> None:
+        kind = node.kind()
+        if kind == "prim::Constant":
+            self.env[node.output().unique()] = node.output().toIValue()
+            return
+        inputs = [self.lookup(v) for v in node.inputs()]
+        schema = schema_of(node)
+        if schema is not None and self._try_fold(node, schema, inputs):
+            return
+        symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
+        if symbolic is None:  # find_unsupported ran first; this is a sub-block added later
+            raise UnsupportedOperatorError(
+                [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
+                self.builder.options.opset,
+            )
+        g = GraphContext(self.builder, node)
+        g._emitter = self  # for sub-blocks (control flow)
+        try:
+            result = self._call(g, symbolic, schema, inputs)
+            self._bind_outputs(node, result)
+        except ExporterError:
+            raise
+        except Exception as error:  # noqa: BLE001 - re-raised with context
+            raise SymbolicError(
+                f"{type(error).__name__}: {error}",
+                op=kind if not schema or not schema.overload_name else f"{kind}.{schema.overload_name}",
+                opset=self.builder.options.opset,
+                location=source_location(node),
+                arguments=_describe_inputs(schema, inputs),
+            ) from error
+
+    def _call(
+        self,
+        g: GraphContext,
+        symbolic: SymbolicFunction,
+        schema: torch._C.FunctionSchema | None,
+        inputs: list[Any],
+    ) -> Any:
+        if symbolic.takes_raw_inputs or schema is None:
+            if not symbolic.takes_raw_inputs:
+                raise TypeError(f"{symbolic.name} has no schema; its symbolic must take *inputs")
+            return symbolic.function(g, *inputs)
+        by_name = {arg.name: (arg, obj) for arg, obj in zip(schema.arguments, inputs)}
+        kwargs = {}
+        for spec in symbolic.params:
+            if spec.name in by_name:
+                kwargs[spec.name] = arguments.convert(g, by_name[spec.name][1], spec)
+            elif not spec.has_default:
+                raise TypeError(
+                    f"symbolic parameter {spec.name!r} is not an argument of schema {schema}"
+                )
+        accepted = {spec.name for spec in symbolic.params}
+        for name, (arg, obj) in by_name.items():
+            if name in accepted or name in _IGNORABLE_ARGUMENTS:
+                continue
+            if not _is_default(arg, obj):
+                raise TypeError(
+                    f"argument {name}={arguments.describe(obj)} is not handled by the symbolic "
+                    f"(it only handles the default {arg.default_value!r})"
+                )
+        return symbolic.function(g, **kwargs)
+
+    def _bind_outputs(self, node: torch._C.Node, result: Any) -> None:
+        outputs = list(node.outputs())
+        if len(outputs) == 1:
+            try:
+                self.bind(outputs[0], result)
+            except _TypeMismatch as error:
+                raise TypeError(str(error)) from None
+            return
+        if not isinstance(result, (tuple, list)) or len(result) != len(outputs):
+            raise TypeError(f"the symbolic returned {result!r}; the node has {len(outputs)} outputs")
+        for ts_value, obj in zip(outputs, result):
+            try:
+                self.bind(ts_value, obj)
+            except _TypeMismatch as error:
+                raise TypeError(f"output {ts_value.debugName()}: {error}") from None
+
+    def _try_fold(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> bool:
+        """Run a node in torch when every input is a constant (static shape arithmetic)."""
+        kind = node.kind()
+        if (
+            not kind.startswith("aten::")
+            or kind in _NO_FOLD
+            or kind.endswith("_")
+            or node.isNondeterministic()
+            or list(node.blocks())
+            or any(_is_dynamic(obj) for obj in inputs)
+        ):
+            return False
+        try:
+            packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
+            overload = getattr(packet, schema.overload_name or "default")
+            args, kwargs = [], {}
+            for arg, obj in zip(schema.arguments, inputs):
+                value = _to_eager(arg, obj)
+                if arg.kwarg_only:
+                    kwargs[arg.name] = value
+                else:
+                    args.append(value)
+            with torch.no_grad():
+                result = overload(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - the symbolic handles what torch cannot fold
+            return False
+        results = list(result) if isinstance(result, tuple) else [result]
+        outputs = list(node.outputs())
+        if len(results) != len(outputs):
+            return False
+        size = sum(r.element_size() * r.numel() for r in results if isinstance(r, torch.Tensor))
+        if size > _FOLD_LIMIT_BYTES:
+            return False
+        for ts_value, obj in zip(outputs, results):
+            self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
+        return True
+
+
+class _TypeMismatch(Exception):
+    pass
+
+
+def _is_dynamic(obj: Any) -> bool:
+    if isinstance(obj, ir.Value):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_is_dynamic(o) for o in obj)
+    return False
+
+
+_MEMORY_FORMATS = {
+    0: torch.contiguous_format,
+    1: torch.preserve_format,
+    2: torch.channels_last,
+    3: torch.channels_last_3d,
+}
+
+
+def _to_eager(arg: torch._C.Argument, obj: Any) -> Any:
+    type_text = str(arg.type)
+    if obj is None:
+        return None
+    if "ScalarType" in type_text and isinstance(obj, int):
+        return tensors.scalar_type_to_dtype(obj)
+    if "Layout" in type_text and isinstance(obj, int):
+        return torch.strided
+    if "MemoryFormat" in type_text and isinstance(obj, int):
+        return _MEMORY_FORMATS[obj]
+    if type_text == "Tensor" and not isinstance(obj, torch.Tensor):
+        return torch.tensor(obj)
+    return obj
+
+
+def _is_default(arg: torch._C.Argument, obj: Any) -> bool:
+    if not arg.has_default_value():
+        return False
+    default = arg.default_value
+    if isinstance(obj, ir.Value):
+        return False
+    if isinstance(obj, torch.Tensor):
+        if obj.numel() != 1:
+            return False
+        obj = obj.item()
+    try:
+        return bool(obj == default)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _describe_inputs(schema: torch._C.FunctionSchema | None, inputs: Sequence[Any]) -> str:
+    names = [a.name for a in schema.arguments] if schema is not None else [f"#{i}" for i in range(len(inputs))]
+    return ", ".join(f"{n}={arguments.describe(o)}" for n, o in zip(names, inputs))
+
+
+def emit_graph(
+    ts_graph: torch._C.Graph,
+    builder: GraphBuilder,
+    registry: Registry,
+    bound_inputs: Sequence[tuple[torch._C.Value, Any]],
+    *,
+    static_shapes: bool,
+) -> list[Any]:
+    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
+    unsupported = find_unsupported(ts_graph, registry, builder.options.opset)
+    if unsupported:
+        raise UnsupportedOperatorError(unsupported, builder.options.opset)
+    emitter = _Emitter(builder, registry, static_shapes)
+    for ts_value, obj in bound_inputs:
+        emitter.env[ts_value.unique()] = obj
+    emitter.emit_block(ts_graph)
+    return [emitter.lookup(v) for v in ts_graph.outputs()]

@@ -1,0 +1,296 @@
+"""GraphContext: everything a symbolic function may use to build ONNX.
+
+Symbolics never touch the graph under construction directly; they call ``g.op`` and
+``g.constant``. That keeps naming, constant sharing and output typing in one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+import torch
+
+from exporter import tensors
+from exporter.type_inference import infer
+
+__all__ = ["GraphContext", "GraphBuilder", "ExportOptions", "source_location"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+
+# Constants at most this many bytes are shared by content within one graph.
+_SHARED_CONSTANT_BYTES = 256
+# Constant tensors above this many bytes become initializers instead of Constant nodes.
+_INITIALIZER_BYTES = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """Options a symbolic may consult; travels with the context, never as a global."""
+
+    opset: int
+    training: bool = False
+    dynamic: bool = False
+
+
+class GraphBuilder:
+    """One ONNX graph being built: nodes, shared constants, unique names."""
+
+    def __init__(self, graph: ir.Graph, options: ExportOptions) -> None:
+        self.graph = graph
+        self.options = options
+        self._constants: dict[tuple[Any, ...], ir.Value] = {}
+        self._transposed: dict[int, ir.Value] = {}
+        self._name_counts: dict[str, int] = {}
+
+    def unique_name(self, base: str) -> str:
+        count = self._name_counts.get(base, 0)
+        self._name_counts[base] = count + 1
+        return base if count == 0 else f"{base}_{count}"
+
+    def add_node(
+        self,
+        op_type: str,
+        inputs: Sequence[ir.Value | None],
+        attributes: dict[str, Any],
+        *,
+        domain: str = "",
+        num_outputs: int = 1,
+        scope: str = "",
+    ) -> list[ir.Value]:
+        attrs = [_to_attr(name, value) for name, value in attributes.items() if value is not None]
+        name = self.unique_name(f"{scope}/{op_type}" if scope else f"/{op_type}")
+        node = ir.Node(domain, op_type, inputs, attrs, num_outputs=num_outputs, name=name)
+        self.graph.append(node)
+        if not domain:
+            infer(op_type, inputs, attributes, node.outputs)
+        return list(node.outputs)
+
+    def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
+        """An ONNX constant for a Python number, list, numpy array or torch tensor."""
+        array = _to_tensor(value, dtype)
+        nbytes = array.element_size() * array.numel()
+        key = None
+        if nbytes <= _SHARED_CONSTANT_BYTES:
+            key = (array.dtype, tuple(array.shape), array.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+                   if array.numel() else b"")
+            cached = self._constants.get(key)
+            if cached is not None:
+                return cached
+        ir_tensor = tensors.TorchTensor(array.contiguous())
+        if nbytes > _INITIALIZER_BYTES:
+            out = ir.Value(
+                name=self.unique_name("const"),
+                shape=ir.Shape(array.shape),
+                type=ir.TensorType(ir_tensor.dtype),
+                const_value=ir_tensor,
+            )
+            self.graph.register_initializer(out)
+        else:
+            (out,) = self.add_node("Constant", [], {"value": ir_tensor})
+            out.const_value = ir_tensor
+            out.dtype = ir_tensor.dtype
+            out.shape = ir.Shape(array.shape)
+        if key is not None:
+            self._constants[key] = out
+        return out
+
+
+    def transposed_initializer(self, weight: ir.Value) -> ir.Value:
+        """A 2-D initializer transposed at export time, once per weight.
+
+        The new tensor is a torch view of the same storage: bytes are only rearranged when
+        the file is written, so export keeps one copy of the weights in memory.
+        """
+        cached = self._transposed.get(id(weight))
+        if cached is not None:
+            return cached
+        source = weight.const_value
+        assert isinstance(source, tensors.TorchTensor)
+        view = source.raw.t()
+        name = self.unique_name(f"{weight.name}.T")
+        out = ir.Value(
+            name=name,
+            shape=ir.Shape(view.shape),
+            type=ir.TensorType(source.dtype),
+            const_value=tensors.TorchTensor(view, name=name),
+        )
+        self.graph.register_initializer(out)
+        self._transposed[id(weight)] = out
+        return out
+
+
+def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
+    torch_dtype = tensors.to_torch_dtype(dtype) if dtype is not None else None
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        return tensor.to(torch_dtype) if torch_dtype is not None else tensor
+    if isinstance(value, np.ndarray):
+        tensor = torch.from_numpy(value.copy())
+        return tensor.to(torch_dtype) if torch_dtype is not None else tensor
+    if isinstance(value, ir.TensorProtocol):
+        return _to_tensor(value.numpy(), dtype)
+    if torch_dtype is None:
+        torch_dtype = _default_dtype(value)
+    return torch.tensor(value, dtype=torch_dtype)
+
+
+def _default_dtype(value: Any) -> torch.dtype:
+    """int64 for ints, bool for bools, float32 for anything holding a float (torch defaults)."""
+    flat = value if isinstance(value, (list, tuple)) else [value]
+    while flat and isinstance(flat[0], (list, tuple)):
+        flat = [x for sub in flat for x in sub]
+    if flat and all(isinstance(x, bool) for x in flat):
+        return torch.bool
+    if all(isinstance(x, int) for x in flat):
+        return torch.int64
+    return torch.get_default_dtype()
+
+
+def _to_attr(name: str, value: Any) -> ir.Attr:
+    if isinstance(value, ir.Attr):
+        return value
+    if isinstance(value, bool):
+        return ir.AttrInt64(name, int(value))
+    if isinstance(value, int):  # ir.DataType is an int too
+        return ir.AttrInt64(name, int(value))
+    if isinstance(value, float):
+        return ir.AttrFloat32(name, value)
+    if isinstance(value, str):
+        return ir.AttrString(name, value)
+    if isinstance(value, ir.Graph):
+        return ir.AttrGraph(name, value)
+    if isinstance(value, torch.Tensor):
+        return ir.AttrTensor(name, tensors.TorchTensor(value.detach().contiguous()))
+    if isinstance(value, ir.TensorProtocol):
+        return ir.AttrTensor(name, value)
+    if isinstance(value, (list, tuple)):
+        items = list(value)
+        if all(isinstance(x, (int, bool)) for x in items):
+            return ir.AttrInt64s(name, [int(x) for x in items])
+        if all(isinstance(x, (int, float)) for x in items):
+            return ir.AttrFloat32s(name, [float(x) for x in items])
+        if all(isinstance(x, str) for x in items):
+            return ir.AttrStrings(name, items)
+        if all(isinstance(x, ir.Graph) for x in items):
+            return ir.AttrGraphs(name, items)
+    raise TypeError(f"attribute {name!r}: cannot infer an ONNX attribute type for {value!r}")
+
+
+class GraphContext:
+    """What a symbolic function sees: op creation, constants, the opset and the source node."""
+
+    def __init__(self, builder: GraphBuilder, node: torch._C.Node | None) -> None:
+        self._builder = builder
+        self.node = node
+        self._scope = _scope_of(node)
+
+    @property
+    def opset(self) -> int:
+        return self._builder.options.opset
+
+    @property
+    def options(self) -> ExportOptions:
+        return self._builder.options
+
+    @property
+    def source_location(self) -> str:
+        return source_location(self.node)
+
+    def op(
+        self,
+        op_type: str,
+        *inputs: ir.Value | None,
+        domain: str = "",
+        num_outputs: int = 1,
+        **attributes: Any,
+    ) -> Any:
+        """Append an ONNX node; attribute types follow the Python values.
+
+        Returns one value, or a tuple of ``num_outputs`` values.
+        """
+        for index, value in enumerate(inputs):
+            if value is not None and not isinstance(value, ir.Value):
+                raise TypeError(
+                    f"{op_type} input {index} must be an ir.Value or None, got {type(value).__name__}; "
+                    "use g.constant(...) for constants"
+                )
+        outputs = self._builder.add_node(
+            op_type, inputs, attributes, domain=domain, num_outputs=num_outputs, scope=self._scope
+        )
+        return outputs[0] if num_outputs == 1 else tuple(outputs)
+
+    def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
+        """A constant value; identical small constants are shared within the graph."""
+        return self._builder.constant(value, dtype)
+
+    def transposed_initializer(self, weight: ir.Value) -> ir.Value:
+        """``weight`` (a 2-D initializer) transposed without a Transpose node or a copy."""
+        return self._builder.transposed_initializer(weight)
+
+    def list_to_value(self, items: Sequence[Any]) -> ir.Value:
+        """A 1-D int64 tensor from a list of ints and 0-d/1-element values (dynamic shapes)."""
+        if all(not isinstance(x, ir.Value) for x in items):
+            flat = [x.item() if isinstance(x, torch.Tensor) else x for x in items]
+            if all(isinstance(x, torch.Tensor) and x.dim() == 0 for x in items):
+                return self.constant(torch.stack(list(items)))
+            return self.constant(flat)
+        parts = []
+        for item in items:
+            if isinstance(item, ir.Value):
+                if item.dtype is not None and item.dtype != ir.DataType.INT64:
+                    item = self.op("Cast", item, to=ir.DataType.INT64)
+                parts.append(self.op("Reshape", item, self.constant([1])))
+            else:
+                value = item.item() if isinstance(item, torch.Tensor) else item
+                parts.append(self.constant([int(value)]))
+        if len(parts) == 1:
+            return parts[0]
+        return self.op("Concat", *parts, axis=0)
+
+
+def _scope_of(node: torch._C.Node | None) -> str:
+    if node is None:
+        return ""
+    scope = node.scopeName()
+    if not scope:
+        return ""
+    # "__module.encoder/__module.encoder.layer.0" -> "/encoder/layer.0"
+    last = scope.split("/")[-1]
+    path = last.replace("__module.", "", 1) if last.startswith("__module.") else last
+    path = path.replace("__module", "")
+    return "/" + path.replace(".", "/").strip("/") if path else ""
+
+
+def source_location(node: torch._C.Node | None) -> str:
+    """The user's file:line for a TorchScript node, skipping frames inside torch itself."""
+    if node is None:
+        return "unknown location"
+    try:
+        text = node.sourceRange()
+    except Exception:  # noqa: BLE001 - some nodes have no range
+        return "unknown location"
+    frames = [line.strip() for line in text.splitlines() if line.strip()]
+    if not frames:
+        return "unknown location"
+    parsed = []
+    for frame in frames:
+        # traced frames read "file.py(12): fn"; scripted ranges read "file.py:12:4"
+        if "(" in frame and frame.endswith(")") is False and "): " in frame:
+            path, _, rest = frame.partition("(")
+            line, _, fn = rest.partition("): ")
+            parsed.append((path, line, fn))
+        else:
+            parsed.append((frame, "", ""))
+    def inside_torch(path: str) -> bool:
+        normalized = path.replace("\\", "/")
+        return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+    user = [p for p in parsed if p[1] and not inside_torch(p[0])]
+    path, line, fn = user[0] if user else parsed[0]
+    if not line:
+        return path
+    return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"

@@ -1,0 +1,202 @@
+"""The symbolic registry: op name x opset -> symbolic function.
+
+The floor rule (the symbolic for target opset N is the one registered at the highest opset
+<= N) is one pure function, :func:`pick`. Custom symbolics live in their own table and win
+over built-ins at every target they cover, whatever opset the built-in was registered at:
+torch's exporter lets a built-in registered at a higher opset shadow a user's symbolic,
+which silently drops the user's intent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import beartype
+
+from exporter import arguments
+
+__all__ = [
+    "MIN_OPSET",
+    "SymbolicFunction",
+    "Registry",
+    "REGISTRY",
+    "pick",
+    "onnx_symbolic",
+    "register_custom_op_symbolic",
+    "unregister_custom_op_symbolic",
+]
+
+MIN_OPSET = 9
+
+_OP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
+
+
+def pick(target: int, available: Sequence[int]) -> int | None:
+    """The highest opset in ``available`` that is <= ``target``, or None."""
+    best = None
+    for opset in available:
+        if opset <= target and (best is None or opset > best):
+            best = opset
+    return best
+
+
+@dataclasses.dataclass(frozen=True)
+class SymbolicFunction:
+    """A registered symbolic with its argument spec read once at registration."""
+
+    name: str
+    opset: int
+    function: Callable[..., Any]  # beartype-checked
+    params: tuple[arguments.ParamSpec, ...]
+    custom: bool = False
+
+    @property
+    def takes_raw_inputs(self) -> bool:
+        """Schema-less ops (prim::*) get their inputs positionally, unconverted."""
+        return any(p.variadic for p in self.params)
+
+
+def _check_name(name: str) -> None:
+    if not _OP_NAME.match(name):
+        raise ValueError(
+            f"invalid op name {name!r}: expected 'namespace::name' or 'namespace::name.overload'"
+        )
+
+
+def _check_opset(opset: int) -> None:
+    if not isinstance(opset, int) or opset < MIN_OPSET:
+        raise ValueError(f"symbolics are registered at opset {MIN_OPSET} or higher, got {opset!r}")
+
+
+class Registry:
+    """Thread-safe tables of built-in and custom symbolics.
+
+    Writers take a lock and publish new dictionaries; readers never lock, so a concurrent
+    export sees either the old or the new table, never a half-written one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._builtin: dict[str, dict[int, SymbolicFunction]] = {}
+        self._custom: dict[str, dict[int, SymbolicFunction]] = {}
+
+    # -- writing -------------------------------------------------------------------------
+    def _make(self, name: str, opset: int, fn: Callable[..., Any], custom: bool) -> SymbolicFunction:
+        _check_name(name)
+        _check_opset(opset)
+        if not callable(fn):
+            raise TypeError(f"symbolic for {name} must be callable, got {fn!r}")
+        params = arguments.read_param_specs(fn)
+        return SymbolicFunction(name, opset, beartype.beartype(fn), params, custom)
+
+    def register(self, name: str, opset: int, fn: Callable[..., Any]) -> SymbolicFunction:
+        """Register a built-in; registering the same (name, opset) twice is an error."""
+        entry = self._make(name, opset, fn, custom=False)
+        with self._lock:
+            versions = dict(self._builtin.get(name, {}))
+            if opset in versions:
+                other = versions[opset].function
+                raise ValueError(
+                    f"{name} is already registered at opset {opset} "
+                    f"(by {getattr(other, '__module__', '?')}.{getattr(other, '__qualname__', '?')})"
+                )
+            versions[opset] = entry
+            table = dict(self._builtin)
+            table[name] = versions
+            self._builtin = table
+        return entry
+
+    def register_custom(self, name: str, opset: int, fn: Callable[..., Any]) -> None:
+        """Register (or replace) a user's symbolic; it wins over built-ins from ``opset`` up."""
+        entry = self._make(name, opset, fn, custom=True)
+        with self._lock:
+            table = dict(self._custom)
+            versions = dict(table.get(name, {}))
+            versions[opset] = entry
+            table[name] = versions
+            self._custom = table
+
+    def unregister_custom(self, name: str, opset: int) -> None:
+        with self._lock:
+            versions = dict(self._custom.get(name, {}))
+            if opset not in versions:
+                raise KeyError(f"no custom symbolic for {name} at opset {opset}")
+            del versions[opset]
+            table = dict(self._custom)
+            if versions:
+                table[name] = versions
+            else:
+                del table[name]
+            self._custom = table
+
+    @contextlib.contextmanager
+    def scoped_custom(self, name: str, opset: int, fn: Callable[..., Any]) -> Iterator[None]:
+        """Register a custom symbolic for the duration of a ``with`` block (tests)."""
+        previous = self._custom.get(name, {}).get(opset)
+        self.register_custom(name, opset, fn)
+        try:
+            yield
+        finally:
+            if previous is None:
+                self.unregister_custom(name, opset)
+            else:
+                with self._lock:
+                    table = dict(self._custom)
+                    versions = dict(table.get(name, {}))
+                    versions[opset] = previous
+                    table[name] = versions
+                    self._custom = table
+
+    # -- reading -------------------------------------------------------------------------
+    def lookup(self, name: str, opset: int, overload: str = "") -> SymbolicFunction | None:
+        """The symbolic for ``name`` (trying ``name.overload`` first) at target ``opset``."""
+        candidates = [f"{name}.{overload}", name] if overload else [name]
+        for table in (self._custom, self._builtin):
+            for candidate in candidates:
+                versions = table.get(candidate)
+                if versions:
+                    chosen = pick(opset, versions.keys())
+                    if chosen is not None:
+                        return versions[chosen]
+        return None
+
+    def opsets(self, name: str, overload: str = "") -> tuple[int, ...]:
+        """Every opset at which ``name`` (or ``name.overload``) has a symbolic."""
+        found: set[int] = set()
+        for table in (self._custom, self._builtin):
+            for candidate in ([f"{name}.{overload}", name] if overload else [name]):
+                found.update(table.get(candidate, {}).keys())
+        return tuple(sorted(found))
+
+    def names(self) -> list[str]:
+        return sorted(set(self._builtin) | set(self._custom))
+
+    def builtin_opsets(self, name: str) -> tuple[int, ...]:
+        return tuple(sorted(self._builtin.get(name, {})))
+
+
+REGISTRY = Registry()
+
+
+def onnx_symbolic(name: str, opset: int = MIN_OPSET) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the built-in symbolic of ``name`` from ``opset`` on."""
+
+    def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
+        REGISTRY.register(name, opset, fn)
+        return fn
+
+    return decorator
+
+
+def register_custom_op_symbolic(name: str, fn: Callable[..., Any], opset: int) -> None:
+    """Register ``fn`` for ``name`` at every target opset >= ``opset``, ahead of built-ins."""
+    REGISTRY.register_custom(name, opset, fn)
+
+
+def unregister_custom_op_symbolic(name: str, opset: int) -> None:
+    REGISTRY.unregister_custom(name, opset)

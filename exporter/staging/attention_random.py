@@ -1,0 +1,3 @@
+"""Staging batch: attention_random symbolics (merged into symbolic_opset9.py and later opset modules)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Staging batch: recurrent symbolics (merged into symbolic_opset9.py and later opset modules)."""
+
+from __future__ import annotations

@@ -1,0 +1,76 @@
+"""Dtype tables between TorchScript, torch and ONNX, and zero-copy initializer tensors.
+
+TorchScript graphs carry dtypes as ``ScalarType`` integers (``aten::to(x, 6)`` is float32),
+so the integer table is the one the argument conversion needs most.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import torch
+from onnx_ir.tensor_adapters import TorchTensor, from_torch_dtype, to_torch_dtype
+
+__all__ = [
+    "TorchTensor",
+    "SCALAR_TYPE_TO_DTYPE",
+    "DTYPE_TO_SCALAR_TYPE",
+    "from_torch_dtype",
+    "to_torch_dtype",
+    "scalar_type_to_dtype",
+    "is_floating",
+    "is_integer",
+    "FLOATING_IR_TYPES",
+    "INTEGER_IR_TYPES",
+]
+
+# c10::ScalarType enumeration order; the integers are what TorchScript constants hold.
+SCALAR_TYPE_TO_DTYPE: dict[int, torch.dtype] = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float16,
+    6: torch.float32,
+    7: torch.float64,
+    8: torch.complex32,
+    9: torch.complex64,
+    10: torch.complex128,
+    11: torch.bool,
+    12: torch.qint8,
+    13: torch.quint8,
+    14: torch.qint32,
+    15: torch.bfloat16,
+}
+DTYPE_TO_SCALAR_TYPE: dict[torch.dtype, int] = {v: k for k, v in SCALAR_TYPE_TO_DTYPE.items()}
+
+FLOATING_IR_TYPES = frozenset(
+    {ir.DataType.FLOAT, ir.DataType.FLOAT16, ir.DataType.DOUBLE, ir.DataType.BFLOAT16}
+)
+INTEGER_IR_TYPES = frozenset(
+    {
+        ir.DataType.INT8,
+        ir.DataType.INT16,
+        ir.DataType.INT32,
+        ir.DataType.INT64,
+        ir.DataType.UINT8,
+        ir.DataType.UINT16,
+        ir.DataType.UINT32,
+        ir.DataType.UINT64,
+    }
+)
+
+
+def scalar_type_to_dtype(scalar_type: int) -> torch.dtype:
+    try:
+        return SCALAR_TYPE_TO_DTYPE[scalar_type]
+    except KeyError:
+        raise ValueError(f"unknown TorchScript ScalarType {scalar_type}") from None
+
+
+def is_floating(dtype: ir.DataType | None) -> bool:
+    return dtype in FLOATING_IR_TYPES
+
+
+def is_integer(dtype: ir.DataType | None) -> bool:
+    return dtype in INTEGER_IR_TYPES

@@ -1,0 +1,65 @@
+"""Shared test helpers: export to memory, run in onnxruntime, compare with eager torch."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+import pytest
+import torch
+
+import exporter
+from exporter.capture import flatten, split_args
+from exporter.verify import run_onnxruntime
+
+NEWEST = exporter.max_opset()
+# 9 (the base), every opset where a helper changes an ONNX signature, and the newest.
+OPSETS = sorted({9, 10, 11, 12, 13, 17, 18, 20, NEWEST})
+
+
+def export_to_bytes(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, ir.Model]:
+    buffer = io.BytesIO()
+    onnx_model = exporter.export(model, args, buffer, **kwargs)
+    return buffer.getvalue(), onnx_model
+
+
+def assert_matches_torch(
+    model: Any,
+    args: Any,
+    *,
+    opset: int,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    other_inputs: Sequence[Any] = (),
+    **export_kwargs: Any,
+) -> ir.Model:
+    """Export at ``opset``, run in onnxruntime on ``args`` (and ``other_inputs``), and
+    compare dtype, shape and values with eager torch."""
+    data, onnx_model = export_to_bytes(model, args, opset_version=opset, **export_kwargs)
+    for example in [args, *other_inputs]:
+        positional, kwargs = split_args(example)
+        with torch.no_grad():
+            expected = model(*positional, **kwargs)
+        expected_flat = flatten(expected, "out")[0]
+        flat_inputs: list[torch.Tensor] = []
+        for value in list(positional) + list(kwargs.values()):
+            flat_inputs.extend(flatten(value, "")[0])
+        actual = run_onnxruntime(data, flat_inputs)
+        assert len(actual) == len(expected_flat)
+        for want, got in zip(expected_flat, actual):
+            want_np = want.detach().numpy()
+            assert got.dtype == want_np.dtype, f"dtype {got.dtype} != torch {want_np.dtype}"
+            assert got.shape == want_np.shape, f"shape {got.shape} != torch {want_np.shape}"
+            if want_np.dtype == np.bool_ or np.issubdtype(want_np.dtype, np.integer):
+                np.testing.assert_array_equal(got, want_np)
+            else:
+                np.testing.assert_allclose(got, want_np, rtol=rtol, atol=atol, equal_nan=True)
+    return onnx_model
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    torch.manual_seed(0)
