@@ -1,0 +1,126 @@
+"""Errors name the op, the argument, the opset and the user's source line."""
+
+from __future__ import annotations
+
+import io
+
+import onnx_ir as ir
+import pytest
+import torch
+
+import exporter
+from exporter.graph_context import GraphContext
+from exporter.registry import REGISTRY
+
+
+class TwoUnsupported(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.special.bessel_j0(x)  # line A
+        z = torch.special.bessel_j1(x)
+        return y + z + torch.special.bessel_j0(z)
+
+
+def test_every_unsupported_op_is_listed_once_with_counts_and_lines() -> None:
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(TwoUnsupported(), (torch.randn(3),), io.BytesIO(), opset_version=17)
+    message = str(info.value)
+    assert "2 operator(s) cannot be exported at opset 17" in message
+    assert "aten::special_bessel_j0 (x2)" in message
+    assert "aten::special_bessel_j1 (x1)" in message
+    line = next(i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith("# line A"))
+    assert f"test_errors.py:{line} (in forward)" in message
+    assert '@exporter.onnx_symbolic("aten::special_bessel_j0", opset=17)' in message
+    assert {op.name for op in info.value.ops} == {"aten::special_bessel_j0", "aten::special_bessel_j1"}
+
+
+def test_unsupported_below_first_opset_names_the_opset() -> None:
+    def only_at_15(g: GraphContext, self: ir.Value) -> ir.Value:
+        return g.op("Identity", self)
+
+    with REGISTRY.scoped_custom("aten::special_bessel_j0", 15, only_at_15):
+        model = torch.nn.Module()
+        model.forward = lambda x: torch.special.bessel_j0(x)  # type: ignore[method-assign]
+        with pytest.raises(exporter.UnsupportedOperatorError, match="supported from opset 15"):
+            exporter.export(model, (torch.randn(3),), io.BytesIO(), opset_version=13)
+        exporter.export(model, (torch.randn(3),), io.BytesIO(), opset_version=15)
+
+
+def test_failing_symbolic_is_wrapped_with_op_arguments_opset_and_line() -> None:
+    def broken(g: GraphContext, self: ir.Value) -> ir.Value:
+        raise RuntimeError("boom")
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(x)
+
+    with REGISTRY.scoped_custom("aten::relu", 9, broken):
+        with pytest.raises(exporter.SymbolicError) as info:
+            exporter.export(Model(), (torch.randn(2, 3),), io.BytesIO(), opset_version=13)
+    message = str(info.value)
+    assert message.startswith("aten::relu at opset 13 (")
+    assert "test_errors.py" in message and "RuntimeError: boom" in message
+    assert "self=Value(FLOAT, [2,3])" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_unhandled_non_default_argument_is_an_error() -> None:
+    def ignores_approximate(g: GraphContext, self: ir.Value) -> ir.Value:
+        return g.op("Identity", self)
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.gelu(x, approximate="tanh")
+
+    with REGISTRY.scoped_custom("aten::gelu", 9, ignores_approximate):
+        with pytest.raises(exporter.SymbolicError, match="argument approximate='tanh' is not handled"):
+            exporter.export(Model(), (torch.randn(2),), io.BytesIO())
+
+
+def test_wrong_return_type_is_caught_at_the_symbolic() -> None:
+    def returns_int(g: GraphContext, self: ir.Value) -> ir.Value:
+        return 3  # type: ignore[return-value]
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(x)
+
+    with REGISTRY.scoped_custom("aten::tanh", 9, returns_int):
+        with pytest.raises(exporter.SymbolicError, match="aten::tanh.*return"):
+            exporter.export(Model(), (torch.randn(2),), io.BytesIO())
+
+
+def test_symbolic_returning_wrong_dtype_is_caught() -> None:
+    def wrong_dtype(g: GraphContext, self: ir.Value) -> ir.Value:
+        return g.op("Cast", self, to=ir.DataType.DOUBLE)
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.sigmoid(x)
+
+    with REGISTRY.scoped_custom("aten::sigmoid", 9, wrong_dtype):
+        with pytest.raises(exporter.SymbolicError, match="returned DOUBLE where torch computes FLOAT"):
+            exporter.export(Model(), (torch.randn(2),), io.BytesIO())
+
+
+def test_bad_model_type_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="model must be"):
+        exporter.export(42, (torch.randn(2),), io.BytesIO())
+
+
+def test_bad_training_value() -> None:
+    with pytest.raises(ValueError, match="training must be"):
+        exporter.export(torch.nn.ReLU(), (torch.randn(2),), io.BytesIO(), training="yes")
+
+
+def test_verify_catches_a_wrong_symbolic() -> None:
+    def wrong_relu(g: GraphContext, self: ir.Value) -> ir.Value:
+        return g.op("Abs", self)
+
+    model = torch.nn.ReLU()
+    x = torch.randn(10)
+    with REGISTRY.scoped_custom("aten::relu", 9, wrong_relu):
+        data = io.BytesIO()
+        exporter.export(model, (x,), data)
+    report = exporter.verify(model, (x,), data.getvalue())
+    assert not report.passed and report.max_abs_diff > 0.01
+    assert exporter.verify(model, (x,), exporter.export(model, (x,), io.BytesIO())).passed
