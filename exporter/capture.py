@@ -168,7 +168,6 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
     if isinstance(model, torch.jit.ScriptModule):
         graph, params = torch._C._jit_pass_lower_graph(model.graph, model._c)
-        schema_args = [a.name for a in model.forward.schema.arguments][1:]
         by_storage = {}
         for key, value in model.state_dict().items():
             by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)
@@ -180,11 +179,16 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
     else:
         graph = model.graph.copy()
         params, param_names = [], []
-        schema_args = [a.name for a in model.schema.arguments]
+    schema = model.forward.schema if isinstance(model, torch.jit.ScriptModule) else model.schema
+    schema_params = schema.arguments[1:] if isinstance(model, torch.jit.ScriptModule) else schema.arguments
     call = list(args)
-    for name in schema_args[len(args):]:
-        if name in kwargs:
-            call.append(kwargs.pop(name))
+    for param in schema_params[len(args):]:
+        if param.name in kwargs:
+            call.append(kwargs.pop(param.name))
+        elif param.has_default_value():
+            call.append(param.default_value)
+        else:
+            raise TypeError(f"missing argument {param.name!r} of the scripted forward")
     if kwargs:
         raise TypeError(f"unexpected keyword arguments for the scripted forward: {sorted(kwargs)}")
     torch._C._jit_pass_inline(graph)
@@ -193,11 +197,24 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
     input_names: list[str] = []
     flat_inputs: list[torch.Tensor] = []
-    for name, value in zip(schema_args, call):
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"scripted input {name!r}: only tensor inputs are supported, got {type(value).__name__}")
-        flat_inputs.append(value)
-        input_names.append(name)
+    graph_inputs = list(graph.inputs())
+    # Non-tensor arguments (ints, floats, bools, None) are baked in as constants, like tracing does.
+    for index in reversed(range(user_count)):
+        value = call[index]
+        if isinstance(value, torch.Tensor):
+            continue
+        if isinstance(value, (list, tuple, dict)) and any(isinstance(v, torch.Tensor) for v in flatten(value, "")[0]):
+            raise TypeError(
+                f"scripted input {schema_params[index].name!r}: nested tensor inputs are not supported yet"
+            )
+        with graph.insert_point_guard(next(iter(graph.nodes()))):
+            constant = graph.insertConstant(value)
+        graph_inputs[index].replaceAllUsesWith(constant)
+        graph.eraseInput(index)
+    for param, value in zip(schema_params, call):
+        if isinstance(value, torch.Tensor):
+            flat_inputs.append(value)
+            input_names.append(param.name)
     graph = torch._C._propagate_and_assign_input_shapes(
         graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
     )

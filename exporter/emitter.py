@@ -84,27 +84,69 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
 
 
 class _Emitter:
-    def __init__(self, builder: GraphBuilder, registry: Registry, static_shapes: bool) -> None:
+    def __init__(
+        self,
+        builder: GraphBuilder,
+        registry: Registry,
+        static_shapes: bool,
+        parent: _Emitter | None = None,
+    ) -> None:
         self.builder = builder
         self.registry = registry
         self.static_shapes = static_shapes
+        self.parent = parent
         self.env: dict[int, Any] = {}
 
     # -- values ----------------------------------------------------------------------------
     def lookup(self, value: torch._C.Value) -> Any:
-        try:
-            return self.env[value.unique()]
-        except KeyError:
-            raise ExporterError(
-                f"internal error: value %{value.debugName()} used before it was emitted"
-            ) from None
+        key = value.unique()
+        emitter: _Emitter | None = self
+        while emitter is not None:
+            if key in emitter.env:
+                return emitter.env[key]
+            emitter = emitter.parent
+        raise ExporterError(f"internal error: value %{value.debugName()} used before it was emitted")
 
-    def bind(self, value: torch._C.Value, obj: Any) -> None:
+    def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj
         if isinstance(obj, ir.Value):
-            self._stamp(value, obj)
+            self._stamp(value, obj, static=static)
 
-    def _stamp(self, ts_value: torch._C.Value, value: ir.Value) -> None:
+    # -- blocks (control flow) ---------------------------------------------------------------
+    def inline_block(self, block: torch._C.Block, inputs: Sequence[Any]) -> list[Any]:
+        """Emit a block into the current graph (a branch decided at export time, an unrolled
+        loop iteration); returns what its outputs became."""
+        for param, obj in zip(block.inputs(), inputs):
+            self.env[param.unique()] = obj
+        self.emit_block(block)
+        return [self.lookup(v) for v in block.outputs()]
+
+    def subgraph(self, block: torch._C.Block, inputs: Sequence[ir.Value], name: str) -> ir.Graph:
+        """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``.
+
+        Values of enclosing graphs are referenced directly (ONNX outer-scope capture). An
+        output that is not computed inside the subgraph gets an Identity, since a subgraph
+        output must be produced by the subgraph.
+        """
+        graph = ir.Graph(list(inputs), [], nodes=[], name=name)
+        builder = GraphBuilder(graph, self.builder.options, parent=self.builder)
+        child = _Emitter(builder, self.registry, self.static_shapes, parent=self)
+        for param, value in zip(block.inputs(), inputs):
+            child.env[param.unique()] = value
+        child.emit_block(block)
+        for ts_value in block.outputs():
+            obj = child.lookup(ts_value)
+            if not isinstance(obj, ir.Value):
+                if obj is None:
+                    raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
+                obj = builder.constant(obj)
+            if obj.producer() is None or obj.producer().graph is not graph:
+                source = obj
+                (obj,) = builder.add_node("Identity", [source], {})
+            graph.outputs.append(obj)
+        return graph
+
+    def _stamp(self, ts_value: torch._C.Value, value: ir.Value, *, static: bool = True) -> None:
         ts_type = ts_value.type()
         if isinstance(ts_type, torch._C.TensorType):
             torch_dtype = ts_type.dtype()
@@ -119,7 +161,7 @@ class _Emitter:
             if value.shape is None:
                 rank = ts_type.dim()
                 if rank is not None:
-                    sizes = ts_type.varyingSizes() if self.static_shapes else None
+                    sizes = ts_type.varyingSizes() if self.static_shapes and static else None
                     if sizes is not None and all(s is not None for s in sizes):
                         value.shape = ir.Shape(sizes)
                     else:
@@ -149,11 +191,11 @@ class _Emitter:
                 [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
                 self.builder.options.opset,
             )
-        g = GraphContext(self.builder, node)
-        g._emitter = self  # for sub-blocks (control flow)
+        g = GraphContext(self.builder, node, emitter=self)
         try:
             result = self._call(g, symbolic, schema, inputs)
-            self._bind_outputs(node, result)
+            # Outputs of control flow depend on the branch or trip count: no static shapes.
+            self._bind_outputs(node, result, static=not list(node.blocks()))
         except ExporterError:
             raise
         except Exception as error:  # noqa: BLE001 - re-raised with context
@@ -196,11 +238,13 @@ class _Emitter:
                 )
         return symbolic.function(g, **kwargs)
 
-    def _bind_outputs(self, node: torch._C.Node, result: Any) -> None:
+    def _bind_outputs(self, node: torch._C.Node, result: Any, *, static: bool = True) -> None:
         outputs = list(node.outputs())
+        if not outputs:
+            return
         if len(outputs) == 1:
             try:
-                self.bind(outputs[0], result)
+                self.bind(outputs[0], result, static=static)
             except _TypeMismatch as error:
                 raise TypeError(str(error)) from None
             return
@@ -208,7 +252,7 @@ class _Emitter:
             raise TypeError(f"the symbolic returned {result!r}; the node has {len(outputs)} outputs")
         for ts_value, obj in zip(outputs, result):
             try:
-                self.bind(ts_value, obj)
+                self.bind(ts_value, obj, static=static)
             except _TypeMismatch as error:
                 raise TypeError(f"output {ts_value.debugName()}: {error}") from None
 
@@ -219,6 +263,7 @@ class _Emitter:
             not kind.startswith("aten::")
             or kind in _NO_FOLD
             or kind.endswith("_")
+            or schema.is_mutable
             or node.isNondeterministic()
             or list(node.blocks())
             or any(_is_dynamic(obj) for obj in inputs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
-from exporter.type_inference import infer
+from exporter.type_inference import infer, infer_with_onnx
 
 __all__ = ["GraphContext", "GraphBuilder", "ExportOptions", "source_location"]
 
@@ -40,12 +41,18 @@ class ExportOptions:
 class GraphBuilder:
     """One ONNX graph being built: nodes, shared constants, unique names."""
 
-    def __init__(self, graph: ir.Graph, options: ExportOptions) -> None:
+    def __init__(self, graph: ir.Graph, options: ExportOptions, parent: GraphBuilder | None = None) -> None:
         self.graph = graph
         self.options = options
+        self.parent = parent
         self._constants: dict[tuple[Any, ...], ir.Value] = {}
         self._transposed: dict[int, ir.Value] = {}
-        self._name_counts: dict[str, int] = {}
+        # Names are unique across the main graph and its subgraphs: one counter for all.
+        self._name_counts: dict[str, int] = parent._name_counts if parent is not None else {}
+
+    @property
+    def root(self) -> GraphBuilder:
+        return self.parent.root if self.parent is not None else self
 
     def unique_name(self, base: str) -> str:
         count = self._name_counts.get(base, 0)
@@ -68,6 +75,7 @@ class GraphBuilder:
         self.graph.append(node)
         if not domain:
             infer(op_type, inputs, attributes, node.outputs)
+            infer_with_onnx(node, self.options.opset)
         return list(node.outputs)
 
     def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
@@ -89,7 +97,7 @@ class GraphBuilder:
                 type=ir.TensorType(ir_tensor.dtype),
                 const_value=ir_tensor,
             )
-            self.graph.register_initializer(out)
+            self.root.graph.register_initializer(out)
         else:
             (out,) = self.add_node("Constant", [], {"value": ir_tensor})
             out.const_value = ir_tensor
@@ -106,7 +114,8 @@ class GraphBuilder:
         The new tensor is a torch view of the same storage: bytes are only rearranged when
         the file is written, so export keeps one copy of the weights in memory.
         """
-        cached = self._transposed.get(id(weight))
+        root = self.root
+        cached = root._transposed.get(id(weight))
         if cached is not None:
             return cached
         source = weight.const_value
@@ -119,8 +128,8 @@ class GraphBuilder:
             type=ir.TensorType(source.dtype),
             const_value=tensors.TorchTensor(view, name=name),
         )
-        self.graph.register_initializer(out)
-        self._transposed[id(weight)] = out
+        root.graph.register_initializer(out)
+        root._transposed[id(weight)] = out
         return out
 
 
@@ -184,10 +193,11 @@ def _to_attr(name: str, value: Any) -> ir.Attr:
 class GraphContext:
     """What a symbolic function sees: op creation, constants, the opset and the source node."""
 
-    def __init__(self, builder: GraphBuilder, node: torch._C.Node | None) -> None:
+    def __init__(self, builder: GraphBuilder, node: torch._C.Node | None, emitter: Any = None) -> None:
         self._builder = builder
         self.node = node
         self._scope = _scope_of(node)
+        self._emitter = emitter
 
     @property
     def opset(self) -> int:
@@ -232,6 +242,14 @@ class GraphContext:
         """``weight`` (a 2-D initializer) transposed without a Transpose node or a copy."""
         return self._builder.transposed_initializer(weight)
 
+    def subgraph(self, block: torch._C.Block, inputs: Sequence[ir.Value], name: str = "subgraph") -> ir.Graph:
+        """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph."""
+        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name))
+
+    def inline_block(self, block: torch._C.Block, inputs: Sequence[Any] = ()) -> list[Any]:
+        """Emit a block into the current graph; returns its outputs (Values or constants)."""
+        return self._emitter.inline_block(block, inputs)
+
     def list_to_value(self, items: Sequence[Any]) -> ir.Value:
         """A 1-D int64 tensor from a list of ints and 0-d/1-element values (dynamic shapes)."""
         if all(not isinstance(x, ir.Value) for x in items):
@@ -266,29 +284,48 @@ def _scope_of(node: torch._C.Node | None) -> str:
     return "/" + path.replace(".", "/").strip("/") if path else ""
 
 
+_SCRIPTED_FRAME = re.compile(r'File "(?P<path>.+)", line (?P<line>\d+)')
+
+
 def source_location(node: torch._C.Node | None) -> str:
-    """The user's file:line for a TorchScript node, skipping frames inside torch itself."""
+    """The user's file:line for a TorchScript node, skipping frames inside torch itself.
+
+    Traced nodes carry a Python stack ("file.py(12): fn" per frame); scripted nodes carry
+    the compiled source with the expression marked ('File "file.py", line 12' ... "<--- HERE").
+    """
     if node is None:
         return "unknown location"
     try:
         text = node.sourceRange()
     except Exception:  # noqa: BLE001 - some nodes have no range
         return "unknown location"
-    frames = [line.strip() for line in text.splitlines() if line.strip()]
+    frames = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not frames:
         return "unknown location"
+    scripted = _SCRIPTED_FRAME.search(frames[0])
+    if scripted:
+        code = ""
+        for index, line in enumerate(frames):
+            if "<--- HERE" in line and index > 0:
+                code = frames[index - 1].strip()
+                break
+        location = f"{scripted.group('path')}:{scripted.group('line')}"
+        return f"{location} ({code})" if code else location
     parsed = []
     for frame in frames:
-        # traced frames read "file.py(12): fn"; scripted ranges read "file.py:12:4"
-        if "(" in frame and frame.endswith(")") is False and "): " in frame:
+        frame = frame.strip()
+        # traced frames read "file.py(12): fn"
+        if "): " in frame and "(" in frame:
             path, _, rest = frame.partition("(")
             line, _, fn = rest.partition("): ")
             parsed.append((path, line, fn))
         else:
             parsed.append((frame, "", ""))
+
     def inside_torch(path: str) -> bool:
         normalized = path.replace("\\", "/")
         return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+
     user = [p for p in parsed if p[1] and not inside_torch(p[0])]
     path, line, fn = user[0] if user else parsed[0]
     if not line:

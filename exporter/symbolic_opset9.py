@@ -1547,3 +1547,200 @@ def prim_list_unpack(g: GraphContext, *inputs: object) -> object:
 def prim_tuple_unpack(g: GraphContext, *inputs: object) -> object:
     """prim::TupleUnpack(tuple) -> (...)"""
     return _unpack(g, inputs[0])
+
+
+# ============================================================================================
+# Control flow and TorchScript builtins (scripted models)
+# ============================================================================================
+
+_UNROLL_LIMIT = 256
+
+
+def _raises(block: torch._C.Block) -> bool:
+    return any(node.kind() == "prim::RaiseException" for node in block.nodes())
+
+
+def _as_bool_value(g: GraphContext, condition: Value) -> Value:
+    if h.rank_of(condition) not in (0, None):
+        condition = g.op("Reshape", condition, g.constant(torch.tensor([], dtype=torch.int64)))
+    return h.cast(g, condition, ir.DataType.BOOL)
+
+
+@onnx_symbolic("prim::If")
+def prim_if(g: GraphContext, *inputs: object) -> object:
+    """prim::If(bool cond) with two blocks -> ONNX If.
+
+    A condition known at export time emits only the taken branch. A branch that only raises
+    (a scripted argument check) cannot be expressed in ONNX; the other branch is taken, as
+    it is for every input the model accepts.
+    """
+    (condition,) = inputs
+    then_block, else_block = list(g.node.blocks())
+    outputs = g.node.outputsSize()
+    if isinstance(condition, (bool, int)) or (isinstance(condition, torch.Tensor) and condition.numel() == 1):
+        taken = then_block if bool(condition) else else_block
+        result = g.inline_block(taken)
+    elif _raises(then_block) or _raises(else_block):
+        result = g.inline_block(else_block if _raises(then_block) else then_block)
+    else:
+        assert isinstance(condition, Value)
+        then_graph = g.subgraph(then_block, [], "then_branch")
+        else_graph = g.subgraph(else_block, [], "else_branch")
+        if outputs == 0:
+            return None
+        values = g.op(
+            "If", _as_bool_value(g, condition), then_branch=then_graph, else_branch=else_graph, num_outputs=outputs
+        )
+        return values
+    if outputs == 0:
+        return None
+    return result[0] if outputs == 1 else tuple(result)
+
+
+def _is_for_loop(body: torch._C.Block) -> bool:
+    condition = list(body.outputs())[0]
+    node = condition.node()
+    return node.kind() == "prim::Constant" and node.output().toIValue() is True
+
+
+@onnx_symbolic("prim::Loop")
+def prim_loop(g: GraphContext, *inputs: object) -> object:
+    """prim::Loop(int max_trip_count, bool cond, *carried) -> ONNX Loop, or an unrolled copy.
+
+    A for loop with a trip count known at export time is unrolled (up to 256 iterations):
+    lists appended to, values changing shape between iterations and Python-level state all
+    stay exact, and the graph has no Loop to schedule. Otherwise the body becomes an ONNX
+    Loop whose carried values are the loop's.
+    """
+    trip_count, condition, *carried = inputs
+    (body,) = list(g.node.blocks())
+    count = g.node.outputsSize()
+    if (
+        isinstance(trip_count, int)
+        and condition is True
+        and _is_for_loop(body)
+        and trip_count <= _UNROLL_LIMIT
+    ):
+        state = list(carried)
+        for iteration in range(trip_count):
+            outputs = g.inline_block(body, [iteration, *state])
+            state = outputs[1:]
+        return state[0] if count == 1 else (tuple(state) if count else None)
+    if any(isinstance(c, (list, tuple)) for c in carried):
+        raise ValueError(
+            "a loop that carries a list needs a trip count known at export time (it is then unrolled)"
+        )
+    trip = g.constant(trip_count if isinstance(trip_count, int) else _INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
+    cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
+    initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
+    iteration = ir.Value(name=None, type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    cond_in = ir.Value(name=None, type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    carried_in = [
+        ir.Value(
+            name=None,
+            type=ir.TensorType(v.dtype) if v.dtype is not None else None,
+            shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
+        )
+        for v in initial
+    ]
+    body_graph = g.subgraph(body, [iteration, *carried_in], "loop_body")
+    # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
+    body_graph.inputs.insert(1, cond_in)
+    if body_graph.outputs[0].dtype != ir.DataType.BOOL:
+        raise ValueError("the loop condition must be a bool")
+    if count == 0:
+        return None
+    results = g.op("Loop", trip, cond, *initial, body=body_graph, num_outputs=count)
+    return results if count > 1 else results
+
+
+@onnx_symbolic("prim::RaiseException")
+def prim_raise_exception(g: GraphContext, *inputs: object) -> object:
+    """prim::RaiseException(str msg, str? cls): only reached in a branch decided at export
+    time to raise, which means the example input itself would have raised."""
+    raise ValueError(f"the scripted model raises here for the example inputs: {inputs[0]!r}")
+
+
+@onnx_symbolic("prim::Uninitialized")
+def prim_uninitialized(g: GraphContext, *inputs: object) -> object:
+    """prim::Uninitialized() -> Any: a placeholder on paths that raise; never read."""
+    return None
+
+
+@onnx_symbolic("prim::unchecked_cast")
+def prim_unchecked_cast(g: GraphContext, *inputs: object) -> object:
+    """prim::unchecked_cast(t x) -> t: a type refinement (Optional[T] -> T), no computation."""
+    return inputs[0]
+
+
+def _identical(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a is b
+
+
+@onnx_symbolic("aten::__is__")
+def aten___is__(g: GraphContext, self: object, obj: object) -> object:
+    """__is__(t1 self, t2 obj) -> bool: `x is None` is decided at export time, since a value
+    in the exported graph is either always present or always absent."""
+    return _identical(self, obj)
+
+
+@onnx_symbolic("aten::__isnot__")
+def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
+    """__isnot__(t1 self, t2 obj) -> bool"""
+    return not _identical(self, obj)
+
+
+@onnx_symbolic("aten::len.t")
+def aten_len_t(g: GraphContext, a: object) -> object:
+    """len.t(t[] a) -> int: lists are Python lists at export time."""
+    if isinstance(a, (list, tuple)):
+        return len(a)
+    if isinstance(a, Value):  # a shape computed at run time
+        return h.dim_size(g, a, 0)
+    raise TypeError(f"len of {type(a).__name__}")
+
+
+@onnx_symbolic("aten::len.Tensor")
+def aten_len_tensor(g: GraphContext, t: Value) -> object:
+    """len.Tensor(Tensor t) -> int"""
+    return h.dim_size(g, t, 0)
+
+
+@onnx_symbolic("aten::__getitem__")
+def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
+    """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
+    if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
+        return list[idx]
+    if isinstance(list, Value) and isinstance(idx, int):  # a shape list computed at run time
+        return g.op("Gather", list, g.constant(idx), axis=0)
+    raise ValueError("indexing a list with an index computed at run time is not supported")
+
+
+@onnx_symbolic("aten::append")
+def aten_append(g: GraphContext, self: object, el: object) -> object:
+    """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): mutates the export-time list."""
+    if not isinstance(self, list):
+        raise ValueError("append to a list built at run time is not supported")
+    self.append(el)
+    return self
+
+
+@onnx_symbolic("aten::__range_length")
+def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step: int | Value) -> object:
+    """__range_length(int lo, int hi, int step) -> int: trip count of range(lo, hi, step)."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (lo, hi, step)]
+    lo_v, hi_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    span = g.op("Sub", hi_v, lo_v)
+    # ceil(span / step) for positive steps, clamped at 0
+    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
+    return g.op("Max", count, g.constant(0)) if g.opset >= 12 else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
+
+
+@onnx_symbolic("aten::__derive_index")
+def aten___derive_index(g: GraphContext, index: int | Value, start: int | Value, step: int | Value) -> object:
+    """__derive_index(int index, int start, int step) -> int: start + index * step."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (index, start, step)]
+    index_v, start_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    return g.op("Add", start_v, g.op("Mul", index_v, step_v))

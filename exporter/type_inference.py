@@ -13,7 +13,7 @@ from typing import Any
 
 import onnx_ir as ir
 
-__all__ = ["infer"]
+__all__ = ["infer", "infer_with_onnx"]
 
 _SAME_AS_FIRST = frozenset(
     {
@@ -83,3 +83,64 @@ def infer(op_type: str, inputs: Sequence[ir.Value | None], attributes: Mapping[s
             batch = _broadcast([ir.Shape(list(a)[:-2]), ir.Shape(list(b)[:-2])])
             if batch is not None:
                 out.shape = ir.Shape([*batch, a[-2], b[-1]])
+
+
+# -- ONNX's own per-node inference, for what the light rules above do not cover -------------
+
+_MAX_DATA_ELEMENTS = 1024
+
+
+def _type_proto(value: ir.Value) -> Any:
+    from onnx import helper
+
+    dims: list[Any] | None = None
+    if value.shape is not None:
+        dims = [d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape]
+    return helper.make_tensor_type_proto(int(value.dtype), dims)
+
+
+def infer_with_onnx(node: ir.Node, opset: int) -> None:
+    """Type ``node``'s outputs with ONNX's inference for its op (used when the light rules
+    leave an output without dtype or shape). Failures leave the outputs as they were."""
+    import onnx
+
+    if all(o.dtype is not None and o.shape is not None for o in node.outputs):
+        return
+    inputs = [v for v in node.inputs if v is not None]
+    if any(v.dtype is None for v in inputs):
+        return
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+        proto = ir.serde.serialize_node(node)
+        types = {v.name: _type_proto(v) for v in inputs}
+        data = {}
+        for v in inputs:
+            tensor = v.const_value
+            if tensor is not None and tensor.size <= _MAX_DATA_ELEMENTS:
+                data[v.name] = ir.serde.serialize_tensor(tensor)
+        result = onnx.shape_inference.infer_node_outputs(
+            schema,
+            proto,
+            types,
+            data,
+            opset_imports=[onnx.helper.make_opsetid(node.domain, opset)],
+        )
+    except Exception:  # noqa: BLE001 - inference is best effort
+        return
+    for output in node.outputs:
+        type_proto = result.get(output.name)
+        if type_proto is None or not type_proto.HasField("tensor_type"):
+            continue
+        tensor_type = type_proto.tensor_type
+        if output.dtype is None and tensor_type.elem_type:
+            output.dtype = ir.DataType(tensor_type.elem_type)
+        if output.shape is None and tensor_type.HasField("shape"):
+            dims: list[Any] = []
+            for dim in tensor_type.shape.dim:
+                if dim.HasField("dim_value"):
+                    dims.append(dim.dim_value)
+                elif dim.HasField("dim_param"):
+                    dims.append(dim.dim_param)
+                else:
+                    dims.append(None)
+            output.shape = ir.Shape(dims)
