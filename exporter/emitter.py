@@ -20,6 +20,7 @@ import torch
 from exporter import arguments, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import GraphBuilder, GraphContext, source_location
+from exporter.passes.scalar_type_analysis import emission_target, emitted_operand, operand_positions
 from exporter.passes.common import schema_of
 from exporter.registry import Registry, SymbolicFunction
 
@@ -185,6 +186,8 @@ class _Emitter:
         schema = schema_of(node)
         if schema is not None and self._try_fold(node, schema, inputs):
             return
+        if schema is not None:
+            inputs = self._harmonize(node, schema, inputs)
         symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
         if symbolic is None:  # find_unsupported ran first; this is a sub-block added later
             raise UnsupportedOperatorError(
@@ -207,6 +210,38 @@ class _Emitter:
                 arguments=_describe_inputs(schema, inputs),
             ) from error
 
+    def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:
+        """Unify operand dtypes the pre-pass could not (scripted graphs with untyped values)."""
+        kind = node.kind()
+        positions = operand_positions(kind, schema)
+        if not positions or not any(isinstance(inputs[p], ir.Value) for p in positions if p < len(inputs)):
+            return inputs
+        operands = {}
+        for position in positions:
+            if position >= len(inputs) or inputs[position] is None:
+                continue
+            operand = emitted_operand(inputs[position], node.inputsAt(position))
+            if operand is None:
+                return inputs
+            operands[position] = operand
+        arg_names = [a.name for a in schema.arguments]
+        true_division = kind in ("aten::div", "aten::true_divide") and (
+            "rounding_mode" not in arg_names or inputs[arg_names.index("rounding_mode")] is None
+        )
+        target = emission_target(kind, node, operands, true_division)
+        target_ir = tensors.from_torch_dtype(target)
+        result = list(inputs)
+        for position in operands:
+            obj = inputs[position]
+            if isinstance(obj, ir.Value):
+                if obj.dtype != target_ir:
+                    (result[position],) = self.builder.add_node("Cast", [obj], {"to": target_ir})
+            elif isinstance(obj, torch.Tensor):
+                result[position] = obj.to(target)
+            else:
+                result[position] = torch.tensor(obj, dtype=target)
+        return result
+
     def _call(
         self,
         g: GraphContext,
@@ -219,6 +254,12 @@ class _Emitter:
                 raise TypeError(f"{symbolic.name} has no schema; its symbolic must take *inputs")
             return symbolic.function(g, *inputs)
         by_name = {arg.name: (arg, obj) for arg, obj in zip(schema.arguments, inputs)}
+        wanted = {spec.name for spec in symbolic.params}
+        if "a" in by_name and "self" not in by_name and "a" not in wanted and "self" in wanted:
+            # Scalar overloads of binary ops (add.int(int a, int b)) share the tensor symbolic.
+            by_name["self"] = by_name.pop("a")
+            if "b" in by_name:
+                by_name["other"] = by_name.pop("b")
         kwargs = {}
         for spec in symbolic.params:
             if spec.name in by_name:

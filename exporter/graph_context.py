@@ -72,6 +72,10 @@ class GraphBuilder:
         attrs = [_to_attr(name, value) for name, value in attributes.items() if value is not None]
         name = self.unique_name(f"{scope}/{op_type}" if scope else f"/{op_type}")
         node = ir.Node(domain, op_type, inputs, attrs, num_outputs=num_outputs, name=name)
+        # Value names derive from the (model-wide unique) node name, so subgraphs never
+        # reuse a name of an enclosing graph (ONNX requires SSA across scopes).
+        for index, output in enumerate(node.outputs):
+            output.name = f"{name}_output_{index}"
         self.graph.append(node)
         if not domain:
             infer(op_type, inputs, attributes, node.outputs)
@@ -241,6 +245,10 @@ class GraphContext:
     def transposed_initializer(self, weight: ir.Value) -> ir.Value:
         """``weight`` (a 2-D initializer) transposed without a Transpose node or a copy."""
         return self._builder.transposed_initializer(weight)
+
+    def unique_name(self, base: str) -> str:
+        """A value or node name not used anywhere else in the model (subgraphs included)."""
+        return self._builder.unique_name(base)
 
     def subgraph(self, block: torch._C.Block, inputs: Sequence[ir.Value], name: str = "subgraph") -> ir.Graph:
         """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph."""

@@ -1633,11 +1633,11 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     trip = g.constant(trip_count if isinstance(trip_count, int) else _INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
     initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
-    iteration = ir.Value(name=None, type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
-    cond_in = ir.Value(name=None, type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    iteration = ir.Value(name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    cond_in = ir.Value(name=g.unique_name("loop_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
     carried_in = [
         ir.Value(
-            name=None,
+            name=g.unique_name("loop_carried"),
             type=ir.TensorType(v.dtype) if v.dtype is not None else None,
             shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
         )

@@ -56,6 +56,72 @@ def _view_base_read_later(node: torch._C.Node, target: torch._C.Value) -> bool:
     return False
 
 
+def _ancestor_in(node: torch._C.Node, block: torch._C.Block) -> torch._C.Node | None:
+    """The node of ``block`` that contains ``node`` (itself, or the If/Loop around it)."""
+    while node is not None:
+        owner_block = node.owningBlock()
+        if owner_block == block:
+            return node
+        node = owner_block.owningNode()
+    return None
+
+
+def _replace_reads_after(
+    value: torch._C.Value, block: torch._C.Block, after: torch._C.Node, new: torch._C.Value
+) -> None:
+    """Make reads of ``value`` in ``block`` that come after ``after`` read ``new`` instead
+    (including reads nested in later If/Loop nodes and the block's own return)."""
+    for use in list(value.uses()):
+        user = use.user
+        if user == after:
+            continue
+        if user.kind() == "prim::Return" and user.owningBlock() == block:
+            user.replaceInput(use.offset, new)
+            continue
+        anchor = _ancestor_in(user, block)
+        if anchor is not None and anchor != after and anchor.isAfter(after):
+            user.replaceInput(use.offset, new)
+
+
+def _defined_in(value: torch._C.Value, block: torch._C.Block) -> bool:
+    if value.node().kind() == "prim::Param":
+        return any(value == param for param in block.inputs()) or block.owningNode() is None
+    return value.node().owningBlock() == block
+
+
+def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value) -> None:
+    """Make the mutation of ``target`` by ``node`` (whose functional result is ``new``)
+    visible to every later read, also outside the If/Loop blocks the mutation sits in:
+    the new value leaves an If as an extra output (the other branch passes the old value
+    through) and a Loop as an extra loop-carried value."""
+    block = node.owningBlock()
+    current, anchor = new, node
+    while not _defined_in(target, block):
+        _replace_reads_after(target, block, anchor, current)
+        owner = block.owningNode()
+        if owner.kind() == "prim::If":
+            for branch in owner.blocks():
+                branch.registerOutput(current if branch == block else target)
+            out = owner.addOutput()
+            out.setType(target.type())
+        elif owner.kind() == "prim::Loop":
+            param = block.addInputToBlock()
+            param.setType(target.type())
+            # reads before the mutation see the previous iteration's value
+            for use in list(target.uses()):
+                inner = _ancestor_in(use.user, block)
+                if inner is not None and (inner == anchor or not inner.isAfter(anchor)) and use.user != owner:
+                    use.user.replaceInput(use.offset, param)
+            owner.addInput(target)
+            block.registerOutput(current)
+            out = owner.addOutput()
+            out.setType(target.type())
+        else:
+            raise ExporterError(f"in-place write inside a {owner.kind()} block is not supported")
+        current, anchor, block = out, owner, owner.owningBlock()
+    _replace_reads_after(target, block, anchor, current)
+
+
 def remove_inplace(graph: torch._C.Graph) -> None:
     from exporter.graph_context import source_location
 
@@ -70,14 +136,12 @@ def remove_inplace(graph: torch._C.Graph) -> None:
             )
         kind = node.kind()
         functional = _FUNCTIONAL_NAME.get(kind, kind[:-1])
-        inputs = list(node.inputs())
-        # Reads of the target after the mutation must see the new value.
-        new = graph.create(functional, inputs, node.outputsSize())
+        new = graph.create(functional, list(node.inputs()), node.outputsSize())
         new.insertBefore(node)
         new.copyMetadata(node)
         new.output().setType(node.output().type())
-        target.replaceAllUsesAfterNodeWith(node, new.output())
         node.output().replaceAllUsesWith(new.output())
+        _thread_out(target, new, new.output())
         node.destroy()
 
 

@@ -226,3 +226,60 @@ def scalar_type_analysis(graph: torch._C.Graph) -> None:
                     changed = True
             if changed:
                 replace_node(graph, node, kind, inputs)
+
+
+# -- the same promotion at emission time, for graphs whose TorchScript types were incomplete --
+
+
+def operand_positions(kind: str, schema: torch._C.FunctionSchema) -> list[int]:
+    """Positions of the operands that promotion unifies for ``kind`` ([] when none).
+
+    Scalar overloads of binary ops (``aten::add.int(int a, int b)``) name them a and b.
+    """
+    names = _ARITHMETIC.get(kind) or _COMPARISON.get(kind)
+    if names is None:
+        return []
+    arg_names = [a.name for a in schema.arguments]
+    positions = [arg_names.index(n) for n in names if n in arg_names]
+    if not positions and arg_names[:2] == ["a", "b"]:
+        positions = [0, 1]
+    return positions
+
+
+def emitted_operand(obj: object, ts_value: torch._C.Value) -> Operand | None:
+    """Promotion priority of an emitted object: ONNX values by rank, constants as numbers."""
+    import onnx_ir as ir
+
+    if isinstance(obj, bool):
+        return Operand(torch.bool, _NUMBER)
+    if isinstance(obj, int):
+        return Operand(torch.int64, _NUMBER)
+    if isinstance(obj, float):
+        return Operand(torch.float64, _NUMBER)
+    if isinstance(obj, torch.Tensor):
+        return Operand(obj.dtype, _NUMBER if obj.dim() == 0 else _TENSOR)
+    if isinstance(obj, ir.Value):
+        if obj.dtype is None:
+            return None
+        dtype = tensors.to_torch_dtype(obj.dtype)
+        if not isinstance(ts_value.type(), torch._C.TensorType):
+            return Operand(dtype, _NUMBER)  # a TorchScript int/float/bool computed at run time
+        rank = None if obj.shape is None else len(obj.shape)
+        return Operand(dtype, _ZERO_DIM if rank == 0 else _TENSOR)
+    return None
+
+
+def emission_target(
+    kind: str, node: torch._C.Node, operands: dict[int, Operand], true_division: bool
+) -> torch.dtype:
+    """The dtype the operands of ``node`` are computed in."""
+    if kind in _ARITHMETIC:
+        out = _output_dtype(node)
+        if kind in ("aten::masked_fill", "aten::index_put", "aten::fill") and 0 in operands:
+            return operands[0].dtype
+        if out is not None and kind not in ("aten::masked_fill", "aten::index_put", "aten::fill"):
+            return out
+    target = promote(list(operands.values()))
+    if true_division and not (target.is_floating_point or target.is_complex):
+        target = torch.get_default_dtype()
+    return target
