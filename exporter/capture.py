@@ -221,11 +221,22 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
     return Captured(graph, input_names, flat_inputs, param_names, list(params), None)
 
 
+def _has_scripted_child(model: torch.nn.Module) -> bool:
+    return any(isinstance(m, torch.jit.ScriptModule) for m in model.modules() if m is not model)
+
+
 def capture(model: Any, args: Any) -> Captured:
     """Trace or lower ``model`` with ``args`` (torch.onnx.export's calling convention)."""
     positional, kwargs = split_args(args)
     if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return _script(model, positional, kwargs)
+    if isinstance(model, torch.nn.Module) and _has_scripted_child(model):
+        # Tracing a plain function cannot enter a scripted submodule ("not part of the active
+        # trace"); torch.jit.trace registers submodules, and the scripted child's graph (with
+        # its control flow) is then inlined like any scripted model.
+        with torch.no_grad(), _no_attention_fastpath():
+            traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
+        return _script(traced, positional, kwargs)
     if isinstance(model, torch.nn.Module) or callable(model):
         return _trace(model, positional, kwargs)
     raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")

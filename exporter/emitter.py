@@ -141,7 +141,7 @@ class _Emitter:
                 if obj is None:
                     raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
                 obj = builder.constant(obj)
-            if obj.producer() is None or obj.producer().graph is not graph:
+            if obj.producer() is None or obj.producer().graph is not graph or obj in graph.outputs:
                 source = obj
                 (obj,) = builder.add_node("Identity", [source], {})
             graph.outputs.append(obj)

@@ -1,0 +1,239 @@
+"""Scripted models: control flow, Optional values, lists, mutation in blocks, archives.
+
+Every model is compared with eager torch in onnxruntime on input sets that take different
+paths (another branch, another trip count).
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from typing import Optional
+
+import pytest
+import torch
+
+import exporter
+from exporter.verify import run_onnxruntime
+
+OPSETS = [9, 13, 17, 20]
+
+
+def _check(model: torch.nn.Module, examples: list[tuple[torch.Tensor, ...]], opset: int, **kwargs: object) -> bytes:
+    buffer = io.BytesIO()
+    exporter.export(model, examples[0], buffer, opset_version=opset, **kwargs)
+    data = buffer.getvalue()
+    for example in examples:
+        with torch.no_grad():
+            expected = model(*example)
+        expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        actual = run_onnxruntime(data, list(example))
+        assert len(actual) == len(expected)
+        for got, want in zip(actual, expected):
+            assert torch.allclose(torch.from_numpy(got), want, atol=1e-5), (got, want)
+    return data
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            y = torch.relu(x) * 2
+        else:
+            y = x - 1
+        return y + 1
+
+
+class EarlyReturn(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.mean() > 0.5:
+            return x * 10
+        return -x
+
+
+class WhileLoop(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        while y.abs().sum() < 100:
+            y = y * 2
+        return y
+
+
+class ForOverDim(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = torch.zeros_like(x[0])
+        for i in range(x.size(0)):
+            total = total + x[i] * i
+        return total
+
+
+class MutationInBlocks(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = x.clone()
+        if bool(x.sum() > 0):
+            y.add_(1)
+        else:
+            y.mul_(-2)
+        acc = torch.zeros_like(x[0])
+        k = 0
+        while k < x.size(0):
+            acc.add_(y[k])
+            k += 1
+        return y, acc
+
+
+class OptionalArg(torch.nn.Module):
+    def forward(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if bias is None:
+            return x * 2
+        return x + bias
+
+
+class OptionalInternal(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        best: Optional[torch.Tensor] = None
+        for i in range(3):
+            candidate = x * (i + 1)
+            if best is None:
+                best = candidate
+            else:
+                best = torch.where(best > candidate - 1, best, candidate - 1)
+        assert best is not None
+        return best
+
+
+class ListsAndTuples(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        parts: list[torch.Tensor] = []
+        for i in range(4):
+            parts.append(x * i)
+        first, second = parts[0], parts[len(parts) - 1]
+        pair = (first + second, torch.stack(parts).sum(0))
+        a, b = pair
+        return a, b
+
+
+SCRIPTED_CASES = {
+    "branch": (Branchy, [(torch.randn(3, 4).abs(),), (-torch.randn(3, 4).abs(),)]),
+    "early_return": (EarlyReturn, [(torch.full((2, 2), 0.9),), (torch.zeros(2, 2),)]),
+    "while": (WhileLoop, [(torch.ones(2, 2),), (torch.full((2, 2), 10.0),)]),
+    "for_over_dim": (ForOverDim, [(torch.randn(4, 3),)]),
+    "optional_internal": (OptionalInternal, [(torch.randn(5),)]),
+    "lists_and_tuples": (ListsAndTuples, [(torch.randn(2, 3),)]),
+    "mutation_in_blocks": (MutationInBlocks, [(torch.randn(4, 3).abs(),), (-torch.randn(4, 3).abs(),)]),
+}
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", sorted(SCRIPTED_CASES))
+def test_scripted(name: str, opset: int) -> None:
+    cls, examples = SCRIPTED_CASES[name]
+    _check(torch.jit.script(cls()), examples, opset)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_loop_with_dynamic_trip_count(opset: int) -> None:
+    model = torch.jit.script(ForOverDim())
+    buffer = io.BytesIO()
+    exporter.export(model, (torch.randn(4, 3),), buffer, opset_version=opset, dynamic_axes={"x": {0: "n"}})
+    for rows in (2, 4, 7):
+        x = torch.randn(rows, 3)
+        (got,) = run_onnxruntime(buffer.getvalue(), [x])
+        assert torch.allclose(torch.from_numpy(got), model(x), atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_mutation_in_blocks_with_dynamic_trip_count(opset: int) -> None:
+    model = torch.jit.script(MutationInBlocks())
+    buffer = io.BytesIO()
+    exporter.export(model, (torch.randn(4, 3),), buffer, opset_version=opset, dynamic_axes={"x": {0: "n"}})
+    for x in (torch.randn(6, 3).abs(), -torch.randn(2, 3).abs()):
+        got = run_onnxruntime(buffer.getvalue(), [x])
+        for g, w in zip(got, model(x)):
+            assert torch.allclose(torch.from_numpy(g), w, atol=1e-5)
+
+
+def test_optional_argument_present_and_absent() -> None:
+    model = torch.jit.script(OptionalArg())
+    _check(model, [(torch.randn(3), torch.randn(3))], 13)
+    _check(model, [(torch.randn(3),)], 13)
+
+
+class HasScriptedChild(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.gate = torch.jit.script(Branchy())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.gate(self.linear(x))
+
+
+def test_traced_model_with_scripted_child_keeps_control_flow() -> None:
+    model = HasScriptedChild().eval()
+    positive = torch.full((2, 4), 5.0)
+    negative = torch.full((2, 4), -5.0)
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(4))
+        model.linear.bias.zero_()
+    data = _check(model, [(positive,), (negative,)], 13)
+    assert b"If" in data
+
+
+def test_torch_jit_trace_of_model_with_scripted_child() -> None:
+    model = HasScriptedChild().eval()
+    with torch.no_grad():
+        model.linear.weight.copy_(torch.eye(4))
+        model.linear.bias.zero_()
+    traced = torch.jit.trace(model, (torch.randn(2, 4),))
+    _check(traced, [(torch.full((2, 4), 5.0),), (torch.full((2, 4), -5.0),)], 13)
+
+
+def test_jit_saved_archive(tmp_path) -> None:
+    path = tmp_path / "model.pt"
+    torch.jit.save(torch.jit.script(MutationInBlocks()), str(path))
+    loaded = torch.jit.load(str(path))
+    _check(loaded, [(torch.randn(4, 3).abs(),), (-torch.randn(4, 3).abs(),)], 17)
+
+
+class StringOps(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        name = "value_" + str(x.dim())
+        if name.startswith("value_2"):
+            return x * 2
+        return x
+
+
+def test_string_ops_fail_naming_the_construct_and_line() -> None:
+    with pytest.raises(exporter.ExporterError) as info:
+        exporter.export(torch.jit.script(StringOps()), (torch.randn(2, 2, 2),), io.BytesIO())
+    message = str(info.value)
+    assert "aten::str" in message or "aten::add.str" in message or "startswith" in message
+    assert "test_control_flow.py" in message
+
+
+class DictMutation(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        d: dict[str, torch.Tensor] = {}
+        d["a"] = x
+        return d["a"] * 2
+
+
+def test_dict_mutation_fails_clearly() -> None:
+    with pytest.raises(exporter.ExporterError, match="test_control_flow.py"):
+        exporter.export(torch.jit.script(DictMutation()), (torch.randn(2),), io.BytesIO())
+
+
+@torch.jit.ignore
+def python_helper(x):  # noqa: ANN001, ANN201 - TorchScript reads unannotated as Tensor
+    return x * 3
+
+
+class CallsPython(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return python_helper(x) + 1
+
+
+def test_call_to_python_function_fails_naming_it() -> None:
+    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_control_flow.py"):
+        exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())
