@@ -145,6 +145,8 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         t, n = flatten(value, name)
         flat_inputs.extend(t)
         input_names.extend(n)
+    # Tracing runs the model: a model that writes into its inputs must not change the caller's.
+    flat_inputs = [t.detach().clone() for t in flat_inputs]
     param_names, params = unique_state(module) if module is not None else ([], [])
     eager_outputs: list[list[torch.Tensor]] = []
 

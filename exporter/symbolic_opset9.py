@@ -753,6 +753,12 @@ def aten_slice(
         size = self.shape[dim] if self.shape is not None else None
         if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
             return self
+        if step != 1 and g.opset < 10:
+            # Slice-1 has no steps: gather the selected positions instead (static sizes only)
+            if not isinstance(size, int):
+                raise ValueError("a strided slice of a dynamic dim needs opset 10 or higher")
+            positions = list(range(size))[slice(start, end, step)]
+            return g.op("Gather", self, g.constant(positions), axis=dim)
         return h.slice_static(g, self, [dim], [start], [end], [step])
     if g.opset < 10:
         raise ValueError("slicing with bounds computed at run time needs opset 10 or higher")
@@ -779,6 +785,88 @@ def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> V
                 raise ValueError("a negative index on a dynamic dim needs opset 11")
         return g.op("Gather", self, g.constant(index), axis=dim)
     return g.op("Gather", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
+
+
+def _scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Value, axis: int) -> Value:
+    """ScatterElements (Scatter before opset 11: same semantics, older name)."""
+    return g.op("ScatterElements" if g.opset >= 11 else "Scatter", data, indices, updates, axis=axis)
+
+
+@onnx_symbolic("aten::slice_scatter")
+def aten_slice_scatter(
+    g: GraphContext,
+    self: Value,
+    src: Value,
+    dim: int = 0,
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> Value:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    The functional form of a write into a slice (``y[:, 1:3] = v``). With static bounds and
+    step 1 it is a Concat of the untouched parts around ``src`` (a full slice is ``src``
+    itself); other steps scatter along ``dim`` with indices folded at export time.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    size = self.shape[dim] if self.shape is not None else None
+    src = h.cast(g, src, self.dtype) if self.dtype is not None else src
+    if isinstance(size, int) and not isinstance(start, Value) and not isinstance(end, Value):
+        lo = 0 if start is None else (start + size if start < 0 else start)
+        hi = size if end is None else (end + size if end < 0 else end)
+        lo, hi = max(0, min(lo, size)), max(0, min(hi, size))
+        if step == 1:
+            if lo == 0 and hi >= size:
+                return src
+            parts = []
+            if lo > 0:
+                parts.append(h.slice_static(g, self, [dim], [0], [lo]))
+            parts.append(src)
+            if hi < size:
+                parts.append(h.slice_static(g, self, [dim], [hi], [size]))
+            return g.op("Concat", *parts, axis=dim)
+        src_shape = h.static_shape(src)
+        if src_shape is None:
+            raise ValueError("slice_scatter with a step needs a source of static shape")
+        positions = torch.arange(lo, hi, step)[: src_shape[dim]]
+        view = [1] * len(src_shape)
+        view[dim] = len(positions)
+        indices = positions.reshape(view).expand(src_shape).contiguous()
+        return _scatter_elements(g, self, g.constant(indices), src, dim)
+    if g.opset < 11:
+        raise ValueError("slice_scatter with bounds known only at run time needs opset 11 or higher")
+    first = g.list_to_value([0 if start is None else start])
+    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
+    positions = g.op(
+        "Range",
+        h.squeeze(g, first, [0]),
+        h.squeeze(g, g.op("Add", first, g.op("Mul", count, g.constant([step]))), [0]),
+        g.constant(step),
+    )
+    shape = [1] * (rank or 1)
+    shape[dim] = -1
+    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
+    return _scatter_elements(g, self, indices, src, dim)
+
+
+@onnx_symbolic("aten::select_scatter")
+def aten_select_scatter(g: GraphContext, self: Value, src: Value, dim: int, index: int | Value) -> Value:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    The functional form of ``y[i] = v`` / ``y[i].add_(1)``: a one-element slice_scatter.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    expanded = h.unsqueeze(g, src, [dim])
+    if isinstance(index, int):
+        size = self.shape[dim] if self.shape is not None else None
+        if index < 0:
+            if not isinstance(size, int):
+                raise ValueError("a negative index on a dynamic dim is not supported here")
+            index += size
+        return aten_slice_scatter(g, self, expanded, dim, index, index + 1, 1)
+    return aten_slice_scatter(g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1)
 
 
 @onnx_symbolic("aten::embedding")
@@ -970,7 +1058,11 @@ def aten_copy(g: GraphContext, self: Value, src: Value, non_blocking: bool = Fal
     """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor (from copy_):
     src broadcast to self's shape in self's dtype."""
     del non_blocking
-    return g.op("Expand", h.cast(g, src, self.dtype), h.shape_of(g, self))
+    source = h.cast(g, src, self.dtype)
+    target_shape = h.static_shape(self)
+    if target_shape is not None and h.static_shape(source) == target_shape:
+        return source
+    return g.op("Expand", source, h.shape_of(g, self))
 
 
 def _arange(

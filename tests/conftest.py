@@ -41,12 +41,12 @@ def assert_matches_torch(
     data, onnx_model = export_to_bytes(model, args, opset_version=opset, **export_kwargs)
     for example in [args, *other_inputs]:
         positional, kwargs = split_args(example)
+        flat_inputs: list[torch.Tensor] = []
+        for value in list(positional) + list(kwargs.values()):
+            flat_inputs.extend(t.clone() for t in flatten(value, "")[0])  # before eager may mutate them
         with torch.no_grad():
             expected = model(*positional, **kwargs)
         expected_flat = flatten(expected, "out")[0]
-        flat_inputs: list[torch.Tensor] = []
-        for value in list(positional) + list(kwargs.values()):
-            flat_inputs.extend(flatten(value, "")[0])
         actual = run_onnxruntime(data, flat_inputs)
         assert len(actual) == len(expected_flat)
         for want, got in zip(expected_flat, actual):

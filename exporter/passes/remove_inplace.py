@@ -1,19 +1,21 @@
 """Replace in-place aten ops with their functional forms.
 
 ``y = x.add_(1)`` becomes ``y = add(x, 1)``, and every later read of ``x`` reads ``y``: ONNX
-values are immutable, so the mutation must become data flow. A write into a view whose base
-is read afterwards (``x[0].add_(1); return x``) needs the write threaded back into the base;
-that is not done here and is refused with the op and source line rather than exported wrong.
+values are immutable, so the mutation must become data flow. A write into a view (``x[0].add_(1)``,
+``x[:, 1:3] = v``) is written back into the viewed tensor with slice_scatter/select_scatter
+(or the inverse reshape/transpose), and a write inside an If or Loop leaves the block as an
+extra output or loop-carried value.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import torch
 
 from exporter.errors import ExporterError
-from exporter.passes.common import walk
+from exporter.passes.common import schema_of, walk
 
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
 
@@ -33,27 +35,107 @@ def is_inplace(node: torch._C.Node) -> bool:
     return _has_functional(_FUNCTIONAL_NAME.get(kind, kind[:-1]))
 
 
+# Views whose writes can be threaded back into their base, and how.
+_RESHAPING_VIEWS = frozenset(
+    {"aten::view", "aten::reshape", "aten::flatten", "aten::unflatten", "aten::view_as",
+     "aten::reshape_as", "aten::squeeze", "aten::unsqueeze"}
+)
+_IDENTITY_VIEWS = frozenset({"aten::detach", "aten::alias", "aten::contiguous"})
+_NOT_VIEWS = frozenset({"aten::to", "aten::type_as", "aten::expand", "aten::expand_as"})
+
+
 def _is_view(node: torch._C.Node) -> bool:
-    """Whether ``node`` returns an alias of its first input (a view such as select or slice)."""
-    try:
-        schema = node.schema()
-    except RuntimeError:
+    """Whether ``node`` returns an alias of its first input (select, slice, view, ...)."""
+    if node.kind() in _NOT_VIEWS or not node.kind().startswith("aten::"):
+        return False
+    schema = schema_of(node)
+    if schema is None or not schema.returns:
         return False
     text = str(schema)
     head, _, returns = text.partition(" -> ")
-    return "(a)" in returns and "(a!)" not in head and node.kind() not in ("aten::detach",)
+    return "(a)" in returns and "(a!)" not in head
 
 
-def _view_base_read_later(node: torch._C.Node, target: torch._C.Value) -> bool:
-    """Whether a tensor that ``target`` views is read after ``node``."""
-    producer = target.node()
-    while _is_view(producer):
-        base = producer.inputsAt(0)
-        for use in base.uses():
-            if use.user.isAfter(node) and use.user is not producer:
-                return True
-        producer = base.node()
-    return False
+class _Cursor:
+    """Inserts TorchScript nodes one after another, starting after ``anchor``."""
+
+    def __init__(self, graph: torch._C.Graph, anchor: torch._C.Node) -> None:
+        self.graph = graph
+        self.last = anchor
+
+    def constant(self, value: object) -> torch._C.Value:
+        out = self.graph.insertConstant(value)
+        out.node().moveAfter(self.last)
+        self.last = out.node()
+        return out
+
+    def node(
+        self, kind: str, inputs: list[torch._C.Value], like: torch._C.Node, type_: torch._C.Type | None = None
+    ) -> torch._C.Value:
+        node = self.graph.create(kind, inputs, 1)
+        node.insertAfter(self.last)
+        node.copyMetadata(like)
+        if type_ is not None:
+            node.output().setType(type_)
+        self.last = node
+        return node.output()
+
+
+def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -> torch._C.Value:
+    """The base of ``view`` with the view's elements replaced by ``updated``."""
+    from exporter.graph_context import source_location
+
+    kind = view.kind()
+    inputs = list(view.inputs())
+    base = inputs[0]
+    if kind == "aten::slice":
+        out = cursor.node("aten::slice_scatter", [base, updated, *inputs[1:5]], view)
+    elif kind == "aten::select":
+        out = cursor.node("aten::select_scatter", [base, updated, *inputs[1:3]], view)
+    elif kind == "aten::narrow":
+        end = cursor.node("aten::add", [inputs[2], inputs[3]], view, torch._C.IntType.get())
+        out = cursor.node("aten::slice_scatter", [base, updated, inputs[1], inputs[2], end, cursor.constant(1)], view)
+    elif kind in _RESHAPING_VIEWS:
+        sizes = cursor.node("aten::size", [base], view, torch._C.ListType.ofInts())
+        out = cursor.node("aten::reshape", [updated, sizes], view)
+    elif kind == "aten::transpose":
+        out = cursor.node("aten::transpose", [updated, inputs[1], inputs[2]], view)
+    elif kind in ("aten::t", "aten::numpy_T"):
+        out = cursor.node("aten::t", [updated], view) if kind == "aten::t" else cursor.node("aten::numpy_T", [updated], view)
+    elif kind == "aten::permute":
+        dims = inputs[1].toIValue()
+        if dims is None:
+            raise ExporterError(f"permute at {source_location(view)}: writing through it needs constant dims")
+        rank = len(dims)
+        order = [d % rank for d in dims]
+        inverse = sorted(range(rank), key=lambda i: order[i])
+        out = cursor.node("aten::permute", [updated, cursor.constant(inverse)], view)
+    elif kind in _IDENTITY_VIEWS:
+        return updated
+    else:
+        raise ExporterError(
+            f"an in-place write goes through {kind} at {source_location(view)}, whose write-back "
+            "into the viewed tensor is not supported; write into a clone instead"
+        )
+    out.setType(base.type())
+    return out
+
+
+def _functionalize_views(graph: torch._C.Graph, target: torch._C.Value, anchor: torch._C.Node, updated: torch._C.Value) -> None:
+    """Propagate the new value of a view to the tensor it views, level by level.
+
+    ``y[:, 1:3] = v`` records copy_ into slice(slice(y)); the copy's result is written back
+    with slice_scatter into each base in turn, and every later read of a base (and of the
+    intermediate views) sees the written value.
+    """
+    cursor = _Cursor(graph, anchor)
+    value = target
+    while _is_view(value.node()):
+        view = value.node()
+        base = view.inputsAt(0)
+        new_base = _write_back(cursor, view, updated)
+        _thread_out(base, cursor.last, new_base)
+        value, updated = base, new_base
 
 
 def _ancestor_in(node: torch._C.Node, block: torch._C.Block) -> torch._C.Node | None:
@@ -122,18 +204,18 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
     _replace_reads_after(target, block, anchor, current)
 
 
-def remove_inplace(graph: torch._C.Graph) -> None:
-    from exporter.graph_context import source_location
+def _view_root(value: torch._C.Value) -> torch._C.Value:
+    while _is_view(value.node()):
+        value = value.node().inputsAt(0)
+    return value
 
+
+def remove_inplace(graph: torch._C.Graph) -> None:
+    mutated_inputs: list[str] = []
     for node in walk(graph):
         if not is_inplace(node):
             continue
         target = node.inputsAt(0)
-        if _view_base_read_later(node, target):
-            raise ExporterError(
-                f"{node.kind()} at {source_location(node)} writes into a view of a tensor that is "
-                "read afterwards; exporting that write is not supported yet"
-            )
         kind = node.kind()
         functional = _FUNCTIONAL_NAME.get(kind, kind[:-1])
         new = graph.create(functional, list(node.inputs()), node.outputsSize())
@@ -142,7 +224,18 @@ def remove_inplace(graph: torch._C.Graph) -> None:
         new.output().setType(node.output().type())
         node.output().replaceAllUsesWith(new.output())
         _thread_out(target, new, new.output())
+        _functionalize_views(graph, target, new, new.output())
+        root = _view_root(target)
+        if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
+            mutated_inputs.append(root.debugName())
         node.destroy()
+    torch._C._jit_pass_dce(graph)
+    if mutated_inputs:
+        warnings.warn(
+            f"the model writes in place into its input(s) {sorted(set(mutated_inputs))}; ONNX inputs "
+            "are immutable, so the updated values are visible only through outputs that return them",
+            stacklevel=2,
+        )
 
 
 def check_no_inplace(graph: torch._C.Graph) -> list[torch._C.Node]:

@@ -67,12 +67,38 @@ def test_special_inplace_names() -> None:
     assert {"aten::copy", "aten::zero"} <= set(_kinds(graph))
 
 
-def test_write_through_a_view_read_later_is_refused() -> None:
+def test_write_through_a_view_is_written_back_into_the_base() -> None:
     def fn(x: torch.Tensor) -> torch.Tensor:
         y = x.clone()
         y[0].add_(1)
+        y[:, 1:2] = 0.0
         return y
 
     graph = _graph(fn, torch.randn(3, 2))
-    with pytest.raises(ExporterError, match="writes into a view"):
+    remove_inplace(graph)
+    assert check_no_inplace(graph) == []
+    kinds = _kinds(graph)
+    assert "aten::select_scatter" in kinds and "aten::slice_scatter" in kinds
+    returned = list(graph.outputs())[0].node()
+    assert returned.kind() == "aten::slice_scatter"
+
+
+def test_write_through_an_unsupported_view_is_refused() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.diagonal().add_(1)
+        return y
+
+    graph = _graph(fn, torch.randn(3, 3))
+    with pytest.raises(ExporterError, match="aten::diagonal"):
+        remove_inplace(graph)
+
+
+def test_mutating_a_graph_input_warns() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        return x + 1
+
+    graph = _graph(fn, torch.randn(3))
+    with pytest.warns(UserWarning, match="writes in place into its input"):
         remove_inplace(graph)
