@@ -14,17 +14,20 @@ from exporter.staging import (  # noqa: F401 - registration of batches being mer
     reductions,
     shape,
 )
-from exporter.api import TrainingMode, export
+from exporter.api import TrainingMode, VerificationError, export
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOperatorError
 from exporter.graph_context import GraphContext
 from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
 from exporter.registry import onnx_symbolic, register_custom_op_symbolic, unregister_custom_op_symbolic
+from exporter.report import ExportReport
 from exporter.verify import VerificationReport, verify
 
 __all__ = [
     "export",
     "verify",
     "VerificationReport",
+    "VerificationError",
+    "ExportReport",
     "onnx_symbolic",
     "register_custom_op_symbolic",
     "unregister_custom_op_symbolic",

@@ -13,12 +13,15 @@ import onnx_ir as ir
 import torch
 
 from exporter import passes, serialization
+from exporter.cleanup import cleanup
+from exporter.errors import ExporterError
+from exporter.report import ExportReport, PhaseTimer
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
 
-__all__ = ["export", "TrainingMode"]
+__all__ = ["export", "TrainingMode", "VerificationError"]
 
 logger = logging.getLogger("exporter")
 
@@ -58,6 +61,10 @@ def _model_mode(model: Any, mode: TrainingMode) -> Iterator[bool]:
             module.training = flag
 
 
+class VerificationError(ExporterError):
+    """export(..., verify=True) found onnxruntime disagreeing with eager torch."""
+
+
 def export(
     model: torch.nn.Module | torch.jit.ScriptModule | torch.jit.ScriptFunction,
     args: Any,
@@ -73,33 +80,60 @@ def export(
     dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None = None,
     keep_initializers_as_inputs: bool = False,
     custom_opsets: Mapping[str, int] | None = None,
-) -> ir.Model:
+    verify: bool = False,
+    report: bool = False,
+) -> ir.Model | ExportReport:
     """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch.onnx.export.
 
-    Returns the ``onnxscript.ir`` model that was written. Nothing is written at ``f`` unless
-    the whole export succeeds.
+    Returns the ``onnxscript.ir`` model that was written, or with ``report=True`` an
+    :class:`ExportReport` (time per phase, node counts, weights; ``.model`` is the model).
+    With ``verify=True`` the model is run in onnxruntime and compared with eager torch
+    before anything is written. Nothing is written at ``f`` unless the export succeeds.
     """
     opset = check_opset(opset_version)
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     del do_constant_folding  # shape arithmetic on constants is always folded during emission
-    with _model_mode(model, mode) as is_training:
+    timer = PhaseTimer()
+    with timer.phase("capture"), _model_mode(model, mode) as is_training:
         captured = capture(model, args)
-    passes.run_all(captured.graph)
-    onnx_model = assemble(
-        captured,
-        REGISTRY,
-        opset=opset,
-        input_names=input_names,
-        output_names=output_names,
-        dynamic_axes=axes,
-        export_params=export_params,
-        keep_initializers_as_inputs=keep_initializers_as_inputs,
-        training=is_training,
-        custom_opsets=custom_opsets,
-    )
+    with timer.phase("passes"):
+        passes.run_all(captured.graph)
+    with timer.phase("emission"):
+        onnx_model = assemble(
+            captured,
+            REGISTRY,
+            opset=opset,
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=axes,
+            export_params=export_params,
+            keep_initializers_as_inputs=keep_initializers_as_inputs,
+            training=is_training,
+            custom_opsets=custom_opsets,
+        )
+    with timer.phase("cleanup"):
+        cleanup(onnx_model)
     if verbose:
         print(onnx_model)
-    serialization.save(onnx_model, f)
-    logger.info("exported %s nodes at opset %s", len(onnx_model.graph), opset)
+    if verify:
+        with timer.phase("verify"):
+            _verify_before_writing(model, args, onnx_model, mode)
+    with timer.phase("save"):
+        serialization.save(onnx_model, f)
+    logger.info("exported %s nodes at opset %s in %.3f s", len(onnx_model.graph), opset, sum(timer.seconds.values()))
+    if report:
+        return ExportReport.build(onnx_model, opset, timer)
     return onnx_model
+
+
+def _verify_before_writing(model: Any, args: Any, onnx_model: ir.Model, mode: TrainingMode) -> None:
+    from exporter.verify import verify as run_verification
+
+    with _model_mode(model, mode):
+        try:
+            result = run_verification(model, args, onnx_model)
+        except ValueError as error:  # weights as inputs (export_params=False) cannot be fed
+            raise ValueError(f"verify=True cannot run this model: {error}") from error
+    if not result.passed:
+        raise VerificationError(f"onnxruntime disagrees with eager torch:\n{result}")

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import onnx_ir as ir
-import onnx_ir.passes.common as common_passes
 import torch
 
 from exporter import tensors
@@ -150,7 +149,6 @@ def assemble(
                 value.shape = ir.Shape(dims)
 
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
-    common_passes.RemoveUnusedNodesPass()(model)
     _add_opset_imports(model, custom_opsets or {})
     return model
 

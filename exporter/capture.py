@@ -217,10 +217,26 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
         if isinstance(value, torch.Tensor):
             flat_inputs.append(value)
             input_names.append(param.name)
+    # Run the model once: inputs that do not fit fail here, with the model's own message,
+    # instead of producing a graph that fails in onnxruntime.
+    try:
+        with torch.no_grad():
+            outputs = model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
+    except Exception as error:
+        raise ValueError(f"the model raised on the example inputs: {_short(error)}") from error
     graph = torch._C._propagate_and_assign_input_shapes(
         graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
     )
-    return Captured(graph, input_names, flat_inputs, param_names, list(params), None)
+    return Captured(graph, input_names, flat_inputs, param_names, list(params), flatten(outputs, "output")[0])
+
+
+def _short(error: BaseException) -> str:
+    """A TorchScript error without its embedded interpreter traceback: the last line says it."""
+    text = str(error)
+    if "Traceback of TorchScript" in text:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1]
+    return f"{type(error).__name__}: {text}"
 
 
 def _has_scripted_child(model: torch.nn.Module) -> bool:

@@ -29,7 +29,7 @@ def max_opset() -> int:
     from onnx import helper
 
     best = MIN_OPSET
-    for opset in range(MIN_OPSET, onnx_max + 1):
+    for opset in range(onnx_max, MIN_OPSET - 1, -1):  # newest first: usually 2-3 probes
         node = helper.make_node("Identity", ["x"], ["y"])
         value = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
         out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
@@ -43,8 +43,9 @@ def max_opset() -> int:
             options.log_severity_level = 4
             onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         except Exception:  # noqa: BLE001 - an unsupported opset is the answer we probe for
-            break
+            continue
         best = opset
+        break
     return best
 
 
