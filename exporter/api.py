@@ -49,13 +49,14 @@ def _model_mode(model: Any, mode: TrainingMode) -> Iterator[bool]:
     if not isinstance(model, torch.nn.Module):
         yield False
         return
-    flags = {m: m.training for m in model.modules()}
-    if mode is TrainingMode.EVAL:
-        model.train(False)
-    elif mode is TrainingMode.TRAINING:
-        model.train(True)
+    flags = {m: m.training for m in model.modules() if hasattr(m, "training")}
+    if hasattr(model, "training"):  # frozen script modules have no training flag
+        if mode is TrainingMode.EVAL:
+            model.train(False)
+        elif mode is TrainingMode.TRAINING:
+            model.train(True)
     try:
-        yield model.training
+        yield getattr(model, "training", False)
     finally:
         for module, flag in flags.items():
             module.training = flag

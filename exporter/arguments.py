@@ -191,7 +191,8 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
         raise ArgumentError(f"expected a constant list of {item_kind.value}, got {_describe(obj)}")
     if kind is Kind.VALUES:
         if isinstance(obj, (list, tuple)):
-            return [_convert_one(g, item, Kind.VALUE) for item in obj]
+            # Tensor?[] (aten::index, index_put) holds None for full slices
+            return [None if item is None else _convert_one(g, item, Kind.VALUE) for item in obj]
         raise ArgumentError(f"expected a list of tensors, got {_describe(obj)}")
     raise AssertionError(kind)
 

@@ -169,7 +169,15 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 
 def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
     if isinstance(model, torch.jit.ScriptModule):
-        graph, params = torch._C._jit_pass_lower_graph(model.graph, model._c)
+        try:
+            graph, params = torch._C._jit_pass_lower_graph(model.graph, model._c)
+        except RuntimeError as error:
+            if "Unknown type" not in str(error):
+                raise
+            # Non-tensor attributes (bools, ints) cannot become graph inputs: freezing inlines
+            # them as constants while keeping the parameters as attributes.
+            frozen = torch._C._freeze_module(model._c, preserveParameters=True)
+            graph, params = torch._C._jit_pass_lower_graph(frozen._get_method("forward").graph, frozen)
         by_storage = {}
         for key, value in model.state_dict().items():
             by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)

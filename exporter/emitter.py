@@ -303,10 +303,10 @@ class _Emitter:
         if (
             not kind.startswith("aten::")
             or kind in _NO_FOLD
-            or kind.endswith("_")
+            or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
-            or node.isNondeterministic()
             or list(node.blocks())
+            or _is_nondeterministic(node)
             or any(_is_dynamic(obj) for obj in inputs)
         ):
             return False
@@ -333,6 +333,14 @@ class _Emitter:
             return False
         for ts_value, obj in zip(outputs, results):
             self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
+        return True
+
+
+def _is_nondeterministic(node: torch._C.Node) -> bool:
+    """Node.isNondeterministic() asserts on some schemas (native_dropout with train=None)."""
+    try:
+        return node.isNondeterministic()
+    except RuntimeError:
         return True
 
 

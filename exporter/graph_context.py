@@ -221,12 +221,16 @@ class GraphContext:
         *inputs: ir.Value | None,
         domain: str = "",
         num_outputs: int = 1,
+        attrs: dict[str, Any] | None = None,
         **attributes: Any,
     ) -> Any:
         """Append an ONNX node; attribute types follow the Python values.
 
-        Returns one value, or a tuple of ``num_outputs`` values.
+        Returns one value, or a tuple of ``num_outputs`` values. Attributes whose names
+        collide with this method's own keywords (Split's ``num_outputs``) go in ``attrs``.
         """
+        if attrs:
+            attributes = {**attributes, **attrs}
         for index, value in enumerate(inputs):
             if value is not None and not isinstance(value, ir.Value):
                 raise TypeError(

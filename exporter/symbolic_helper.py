@@ -31,6 +31,7 @@ __all__ = [
     "dim_size",
     "clip",
     "softmax",
+    "where",
     "ir_dtype",
     "is_floating",
     "matmul_transposed_last",
@@ -163,13 +164,14 @@ def clip(g: GraphContext, x: Value, low: Value | float | None, high: Value | flo
             return None
         return cast_like(g, b, x) if isinstance(b, Value) else scalar_like(g, b, x)
 
-    floating = is_floating(x)
+    # onnxruntime's Clip kernels: float/float16 only before opset 12, most numeric types after
+    clip_kernel = x.dtype in (ir.DataType.FLOAT, ir.DataType.FLOAT16)
     scalar_bounds = all(
         not isinstance(b, Value) or (b.shape is not None and len(b.shape) == 0) for b in (low, high)
     )
-    if scalar_bounds and (g.opset >= 12 or (g.opset >= 11 and floating)):
+    if scalar_bounds and (g.opset >= 12 or (g.opset >= 11 and clip_kernel)):
         return g.op("Clip", x, bound(low), bound(high))
-    if floating and g.opset < 11 and not isinstance(low, Value) and not isinstance(high, Value):
+    if clip_kernel and g.opset < 11 and not isinstance(low, Value) and not isinstance(high, Value):
         attrs = {}
         if low is not None:
             attrs["min"] = float(low)
@@ -183,6 +185,13 @@ def clip(g: GraphContext, x: Value, low: Value | float | None, high: Value | flo
     if high_v is not None:
         out = g.op("Where", g.op("Greater", out, high_v), high_v, out)
     return out
+
+
+def where(g: GraphContext, condition: Value, x: Value, y: Value) -> Value:
+    """Where, except for bool data, which onnxruntime's Where has no kernel for."""
+    if x.dtype == ir.DataType.BOOL:
+        return g.op("Or", g.op("And", condition, x), g.op("And", g.op("Not", condition), y))
+    return g.op("Where", condition, x, y)
 
 
 def softmax(g: GraphContext, x: Value, dim: int, *, log: bool = False, rank: int | None = None) -> Value:

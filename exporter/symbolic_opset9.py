@@ -373,13 +373,13 @@ def aten_le(g: GraphContext, self: Value, other: Value) -> Value:
 @onnx_symbolic("aten::where")
 def aten_where(g: GraphContext, condition: Value, self: Value, other: Value) -> Value:
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
-    return g.op("Where", h.cast(g, condition, ir.DataType.BOOL), self, other)
+    return h.where(g, h.cast(g, condition, ir.DataType.BOOL), self, other)
 
 
 @onnx_symbolic("aten::masked_fill")
 def aten_masked_fill(g: GraphContext, self: Value, mask: Value, value: Value) -> Value:
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
-    return g.op("Where", h.cast(g, mask, ir.DataType.BOOL), h.cast(g, value, self.dtype), self)
+    return h.where(g, h.cast(g, mask, ir.DataType.BOOL), h.cast(g, value, self.dtype), self)
 
 
 @onnx_symbolic("aten::clamp")
@@ -1836,3 +1836,80 @@ def aten___derive_index(g: GraphContext, index: int | Value, start: int | Value,
     values = [v if isinstance(v, Value) else g.constant(v) for v in (index, start, step)]
     index_v, start_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
     return g.op("Add", start_v, g.op("Mul", index_v, step_v))
+
+
+# -- export-time facts: what scripted library code asks about its environment ----------------
+# nn.TransformerEncoderLayer and nn.MultiheadAttention, scripted, check devices, autocast,
+# grad mode and nesting before choosing a fused path. In an exported inference graph these
+# are constants: CPU, no autocast, no grad, not nested. The composite path is then taken.
+
+
+@onnx_symbolic("aten::is_autocast_enabled")
+def aten_is_autocast_enabled(g: GraphContext) -> object:
+    """is_autocast_enabled() -> bool: an exported graph never autocasts."""
+    return False
+
+
+@onnx_symbolic("aten::is_grad_enabled")
+def aten_is_grad_enabled(g: GraphContext) -> object:
+    """is_grad_enabled() -> bool: an exported graph computes no gradients."""
+    return False
+
+
+@onnx_symbolic("prim::requires_grad")
+def prim_requires_grad(g: GraphContext, *inputs: object) -> object:
+    """prim::requires_grad(Tensor a) -> bool"""
+    return False
+
+
+@onnx_symbolic("prim::is_nested")
+def prim_is_nested(g: GraphContext, *inputs: object) -> object:
+    """prim::is_nested(Tensor a) -> bool: nested tensors have no ONNX form."""
+    return False
+
+
+@onnx_symbolic("prim::type")
+def prim_type(g: GraphContext, *inputs: object) -> object:
+    """prim::type(Device self) -> str: the device type; ONNX graphs are device independent."""
+    (device,) = inputs
+    return device.type if isinstance(device, torch.device) else "cpu"
+
+
+@onnx_symbolic("aten::warn")
+def aten_warn(g: GraphContext, *inputs: object) -> object:
+    """warn(str message, int stacklevel=2) -> (): warnings are dropped from the graph."""
+    return None
+
+
+@onnx_symbolic("aten::format")
+def aten_format(g: GraphContext, *inputs: object) -> object:
+    """format(str self, ...) -> str: strings only feed messages; a run-time value prints as '?'."""
+    template, *values = inputs
+    try:
+        return str(template).format(*("?" if isinstance(v, Value) else v for v in values))
+    except (IndexError, KeyError, ValueError):
+        return str(template)
+
+
+@onnx_symbolic("aten::__contains__")
+def aten___contains__(g: GraphContext, *inputs: object) -> object:
+    """__contains__.*(list or dict, item) -> bool: decided on export-time containers."""
+    container, item = inputs
+    if isinstance(item, Value) or any(isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])):
+        raise ValueError("`in` on values computed at run time is not supported")
+    return item in container
+
+
+@onnx_symbolic("prim::TupleIndex")
+def prim_tuple_index(g: GraphContext, *inputs: object) -> object:
+    """prim::TupleIndex(Any tup, int i) -> Any"""
+    container, index = inputs
+    if not isinstance(index, int):
+        raise ValueError("indexing a tuple with a run-time index is not supported")
+    return container[index]
+
+
+@onnx_symbolic("aten::len.str")
+def aten_len_str(g: GraphContext, s: str) -> object:
+    """len.str(str s) -> int"""
+    return len(s)

@@ -237,3 +237,11 @@ class CallsPython(torch.nn.Module):
 def test_call_to_python_function_fails_naming_it() -> None:
     with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_control_flow.py"):
         exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())
+
+
+@pytest.mark.parametrize("opset", [9, 17])
+def test_scripted_transformer_encoder_layer(opset: int) -> None:
+    """Scripted library code asks about devices, autocast and grad mode before choosing a
+    fused path; those are export-time constants, so the composite path is exported."""
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True).eval()
+    _check(torch.jit.script(layer), [(torch.randn(2, 5, 16),)], opset)

@@ -20,7 +20,17 @@ from exporter.passes.common import schema_of, walk
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
 
 # In-place ops whose functional form is not the name without the trailing underscore.
-_FUNCTIONAL_NAME = {"aten::copy_": "aten::copy", "aten::zero_": "aten::zero"}
+_FUNCTIONAL_NAME = {
+    "aten::copy_": "aten::copy",
+    "aten::zero_": "aten::zero",
+    # aten::normal has no (self, mean, std) overload; Tensor.normal_ functionalizes to this
+    "aten::normal_": "aten::normal_functional",
+    "aten::__iand__": "aten::__and__",
+    "aten::__ior__": "aten::__or__",
+    "aten::__ixor__": "aten::__xor__",
+    "aten::__ilshift__": "aten::__lshift__",
+    "aten::__irshift__": "aten::__rshift__",
+}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -30,6 +40,8 @@ def _has_functional(kind: str) -> bool:
 
 def is_inplace(node: torch._C.Node) -> bool:
     kind = node.kind()
+    if kind in _FUNCTIONAL_NAME:
+        return _has_functional(_FUNCTIONAL_NAME[kind])
     if not kind.startswith("aten::") or not kind.endswith("_") or kind.endswith("__"):
         return False
     return _has_functional(_FUNCTIONAL_NAME.get(kind, kind[:-1]))
