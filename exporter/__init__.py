@@ -4,16 +4,20 @@ Public API only. Importing the package imports every symbolic module once; that 
 place registration happens.
 """
 
-from exporter import symbolic_opset9, symbolic_opset10  # noqa: F401 - registration
-from exporter.staging import (  # noqa: F401 - registration of batches being merged
-    attention_random,
-    elementwise,
-    indexing,
-    normalization,
-    recurrent,
-    reductions,
-    shape,
+from exporter import (  # noqa: F401 - registration, once, in opset order
+    symbolic_opset9,
+    symbolic_opset10,
+    symbolic_opset11,
+    symbolic_opset12,
+    symbolic_opset14,
+    symbolic_opset16,
+    symbolic_opset17,
+    symbolic_opset18,
+    symbolic_opset20,
+    symbolic_opset21,
+    symbolic_opset23,
 )
+from exporter.staging import quantized  # noqa: F401 - registration of a batch being merged
 from exporter.api import TrainingMode, VerificationError, export
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOperatorError
 from exporter.graph_context import GraphContext

@@ -235,6 +235,7 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
     graph = torch._C._propagate_and_assign_input_shapes(
         graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
     )
+    _fix_index_dtypes(graph)
     return Captured(graph, input_names, flat_inputs, param_names, list(params), flatten(outputs, "output")[0])
 
 
@@ -277,3 +278,17 @@ def name_inputs(names: Sequence[str]) -> list[str]:
         seen[name] = count + 1
         out.append(name if count == 0 else f"{name}_{count}")
     return out
+
+
+# torch's legacy shape propagation types the index outputs of these ops as Float.
+_INDEX_OUTPUTS = frozenset({"aten::argmax", "aten::argmin"})
+
+
+def _fix_index_dtypes(block: torch._C.Graph | torch._C.Block) -> None:
+    for node in block.nodes():
+        for sub in node.blocks():
+            _fix_index_dtypes(sub)
+        if node.kind() in _INDEX_OUTPUTS:
+            out = node.output()
+            if isinstance(out.type(), torch._C.TensorType):
+                out.setType(out.type().with_dtype(torch.int64))

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import onnx_ir as ir
 
+from collections.abc import Sequence
+from exporter import tensors
+import math
+import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
+from exporter.symbolic_opset9 import (  # noqa: F401 - helpers of the base lowering
+    Value,
+)
 
 Value = ir.Value
 
@@ -32,3 +39,10 @@ def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
         quotient = g.op("Floor", g.op("Div", self, other))
         return g.op("Sub", self, g.op("Mul", quotient, other))
     return g.op("Mod", self, other, fmod=0)
+
+
+@onnx_symbolic("aten::fmod", opset=10)
+def aten_fmod_10(g: GraphContext, self: Value, other: Value) -> Value:
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor: Mod with fmod=1 takes the dividend's
+    sign (C fmod), exactly, for every dtype."""
+    return g.op("Mod", self, h.cast(g, other, self.dtype), fmod=1)

@@ -153,7 +153,10 @@ def _operand(value: torch._C.Value) -> Operand | None:
 
 
 def _output_dtype(node: torch._C.Node) -> torch.dtype | None:
-    out_type = node.output().type()
+    outputs = list(node.outputs())
+    if len(outputs) != 1:  # max.dim / min.dim: (values, indices), nothing to promote
+        return None
+    out_type = outputs[0].type()
     if isinstance(out_type, torch._C.TensorType):
         return out_type.dtype()
     return None
