@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -252,8 +253,18 @@ def _has_scripted_child(model: torch.nn.Module) -> bool:
     return any(isinstance(m, torch.jit.ScriptModule) for m in model.modules() if m is not model)
 
 
+# Tracing sets process-wide torch state (the module-name map for scopes, the attention
+# fast-path switch); exports in different threads take turns here and run the rest in parallel.
+_CAPTURE_LOCK = threading.Lock()
+
+
 def capture(model: Any, args: Any) -> Captured:
     """Trace or lower ``model`` with ``args`` (torch.onnx.export's calling convention)."""
+    with _CAPTURE_LOCK:
+        return _capture(model, args)
+
+
+def _capture(model: Any, args: Any) -> Captured:
     positional, kwargs = split_args(args)
     if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return _script(model, positional, kwargs)

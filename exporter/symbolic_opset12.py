@@ -68,3 +68,17 @@ def aten_einsum_12(
     if is_bool:
         out = h.cast(g, out, ir.DataType.BOOL)
     return out
+
+
+@onnx_symbolic("aten::dropout", opset=12)
+def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
+    """dropout(Tensor input, float p, bool train) -> Tensor
+
+    From opset 12 Dropout takes training_mode, so a model exported with
+    TrainingMode.TRAINING drops (and rescales by 1/(1-p)) like torch.
+    """
+    if not train or p == 0:
+        return input
+    ratio = g.constant(p, input.dtype if input.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16) else ir.DataType.FLOAT)
+    output, _ = g.op("Dropout", input, ratio, g.constant(True), num_outputs=2)
+    return output
