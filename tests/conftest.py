@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,18 @@ from exporter.capture import flatten, split_args
 from exporter.verify import run_onnxruntime
 
 NEWEST = exporter.max_opset()
+
+
+class Wrap(torch.nn.Module):
+    """A module around a function of tensors, so op tests can trace plain functions."""
+
+    def __init__(self, fn: Callable[..., object]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: torch.Tensor) -> object:
+        return self.fn(*args)
+
 # 9 (the base), every opset where a helper changes an ONNX signature, and the newest.
 OPSETS = sorted({9, 10, 11, 12, 13, 17, 18, 20, NEWEST})
 

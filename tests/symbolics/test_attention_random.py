@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes
 from exporter.registry import REGISTRY
 from exporter.symbolic_opset9 import aten_scaled_dot_product_attention_gqa
 from exporter.verify import run_onnxruntime
@@ -34,15 +34,6 @@ REDUCED_OPSETS = sorted({9, 13, 18, NEWEST})
 def _opset_grid(names: list[str], full: int) -> list[tuple[str, int]]:
     """(case, opset) pairs: the first ``full`` cases at every opset, the rest at REDUCED_OPSETS."""
     return [(name, opset) for i, name in enumerate(names) for opset in (OPSETS if i < full else REDUCED_OPSETS)]
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 # ============================================================================================
@@ -266,8 +257,6 @@ def _x10k(dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor
 
 def _const(value: float, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.full(N, value, dtype=dtype),)
-
-
 
 
 RANDOM_CASES = [

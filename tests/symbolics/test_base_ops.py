@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import OPSETS, assert_matches_torch
+from conftest import OPSETS, Wrap, assert_matches_torch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,15 +24,6 @@ class Case:
     min_opset: int = 9
     atol: float = 1e-5
     rtol: float = 1e-4
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes
 from exporter.verify import run_onnxruntime
 
 NAN, INF = float("nan"), float("inf")
@@ -32,15 +32,6 @@ class Case:
     rtol: float = 1e-4
     # Lowerings that never branch on the opset (directly or in a helper) run at the ends only.
     opsets: tuple[int, ...] = tuple(OPSETS)
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def f32(*shape: int, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch
 from exporter.errors import ExporterError, UnsupportedOperatorError
 
 Inputs = Callable[[], tuple[torch.Tensor, ...]]
@@ -29,15 +29,6 @@ class Case:
     min_opset: int = 9
     atol: float = 1e-5
     rtol: float = 1e-4
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def f32(*shape: int) -> Inputs:

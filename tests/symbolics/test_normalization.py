@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes
 from exporter.errors import ExporterError
 from exporter.registry import REGISTRY
 from exporter import symbolic_opset9 as normalization
@@ -36,15 +36,6 @@ class Case:
     atol: float = 1e-5
     rtol: float = 1e-4
     marks: tuple[pytest.MarkDecorator, ...] = ()
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def rand(*shapes: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:

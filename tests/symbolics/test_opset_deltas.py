@@ -8,16 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, assert_matches_torch
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn) -> None:  # noqa: ANN001
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        return self.fn(*args)
+from conftest import NEWEST, Wrap, assert_matches_torch
 
 
 def _ops(model) -> collections.Counter[str]:  # noqa: ANN001

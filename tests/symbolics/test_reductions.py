@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch
 from exporter.errors import SymbolicError, UnsupportedOperatorError
 
 
@@ -27,15 +27,6 @@ class Case:
     atol: float = 1e-5
     rtol: float = 1e-4
     xfail: str | None = None
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def f32(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:

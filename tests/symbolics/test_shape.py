@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,15 +31,6 @@ class Case:
     script: bool = False  # export torch.jit.script(fn) instead of tracing
     xfail: dict[int, str] | None = None  # opset -> reason
     others: Callable[[], list[tuple[torch.Tensor, ...]]] | None = None  # more inputs (other sizes)
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> object:
-        return self.fn(*args)
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
