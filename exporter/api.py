@@ -94,7 +94,6 @@ def export(
     opset = check_opset(opset_version)
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
-    del do_constant_folding  # shape arithmetic on constants is always folded during emission
     timer = PhaseTimer()
     with timer.phase("capture"), _model_mode(model, mode) as is_training:
         captured = capture(model, args)
@@ -114,7 +113,8 @@ def export(
             custom_opsets=custom_opsets,
         )
     with timer.phase("cleanup"):
-        cleanup(onnx_model)
+        # Shape arithmetic on constants is always folded during emission; this folds weights.
+        cleanup(onnx_model, fold_constants=do_constant_folding and not is_training)
     if verbose:
         print(onnx_model)
     if verify:

@@ -118,3 +118,26 @@ def test_concurrent_exports_in_threads() -> None:
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         assert all(pool.map(run, models))
+
+
+@pytest.mark.parametrize("opset", [9, 17])
+def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, bias=False), torch.nn.BatchNorm2d(4),
+    ).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.normal_()
+                module.running_var.uniform_(0.5, 2)
+                module.weight.normal_()
+                module.bias.normal_()
+    x = torch.randn(2, 3, 10, 10)
+    from conftest import assert_matches_torch
+
+    folded = assert_matches_torch(model, (x,), opset=opset, atol=1e-5)
+    assert [n.op_type for n in folded.graph] == ["Conv", "Relu", "Conv"]
+    assert sorted(folded.graph.initializers) == ["0.bias", "0.weight", "3.weight", "4.bias"]
+    kept = assert_matches_torch(model, (x,), opset=opset, atol=1e-5, do_constant_folding=False)
+    assert [n.op_type for n in kept.graph].count("BatchNormalization") == 2

@@ -173,7 +173,7 @@ def test_model_raising_in_forward_says_so() -> None:
 def test_model_over_2gib_exports_with_external_data(tmp_path) -> None:
     """Writes ~2.1 GB: run with `bash scripts/test.sh -m slow`."""
     layers = [torch.nn.Linear(16384, 16384, bias=False) for _ in range(2)]  # 2 x 1 GiB
-    model = torch.nn.Sequential(*layers).eval()
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(16384, 64)).eval()  # and a bit more
     path = tmp_path / "big.onnx"
     x = torch.randn(1, 16384)
     exporter.export(model, (x,), path)
