@@ -171,7 +171,11 @@ def test_model_raising_in_forward_says_so() -> None:
 
 @pytest.mark.slow
 def test_model_over_2gib_exports_with_external_data(tmp_path) -> None:
-    """Writes ~2.1 GB: run with `bash scripts/test.sh -m slow`."""
+    """Writes ~2.1 GB (about 30 s here, so CI runs it); skipped where the disk is short."""
+    import shutil
+
+    if shutil.disk_usage(tmp_path).free < 8 * 1024**3:
+        pytest.skip("needs 8 GB of free disk for the 2 GiB model and its copy")
     layers = [torch.nn.Linear(16384, 16384, bias=False) for _ in range(2)]  # 2 x 1 GiB
     model = torch.nn.Sequential(*layers, torch.nn.Linear(16384, 64)).eval()  # and a bit more
     path = tmp_path / "big.onnx"
