@@ -1,19 +1,26 @@
-"""Saving: atomic writes, and external data for models that protobuf cannot hold.
+"""Saving: atomic writes, weights streamed to disk, external data above 2 GiB.
 
 Nothing appears at the target path until the whole model is written: the bytes go to a
 temporary file in the same directory, which then replaces the target in one rename. A
 failed export therefore leaves an existing file untouched and no temporary file behind.
+
+Weights are never copied into protobuf messages: the graph is serialized without them, and
+each initializer is appended as a TensorProto whose raw_data is written straight from the
+torch storage (protobuf allows a repeated field's entries after the message's other fields,
+so the file is an ordinary ModelProto). Memory stays at the size of the graph itself.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from typing import BinaryIO
 
+import onnx
 import onnx_ir as ir
 
-__all__ = ["save", "EXTERNAL_DATA_THRESHOLD"]
+__all__ = ["save", "write_model", "EXTERNAL_DATA_THRESHOLD"]
 
 # protobuf refuses messages of 2 GiB and more; leave room for the graph itself.
 EXTERNAL_DATA_THRESHOLD = 2 * 1024**3 - 64 * 1024**2
@@ -41,8 +48,12 @@ def save(model: ir.Model, f: str | os.PathLike[str] | BinaryIO) -> None:
             "the model's weights exceed 2 GiB, which a single protobuf cannot hold; "
             "pass a file path so that weights can be written as external data beside it"
         )
-    data = ir.to_proto(model).SerializeToString()
-    f.write(data)
+    # Write to a temporary file first: a failure must not leave half a model in the caller's
+    # stream. The copy goes in chunks, so memory stays flat.
+    with tempfile.TemporaryFile() as spool:
+        write_model(model, spool)
+        spool.seek(0)
+        shutil.copyfileobj(spool, f, 16 * 1024 * 1024)
 
 
 def _save_to_path(model: ir.Model, path: str, large: bool) -> None:
@@ -61,7 +72,7 @@ def _save_to_path(model: ir.Model, path: str, large: bool) -> None:
             ir.save(model, temporary, external_data=data_name)
         else:
             with open(temporary, "wb") as stream:
-                stream.write(ir.to_proto(model).SerializeToString())
+                write_model(model, stream)
         _copy_mode(path, temporary)
         os.replace(temporary, path)
     except BaseException:
@@ -70,6 +81,71 @@ def _save_to_path(model: ir.Model, path: str, large: bool) -> None:
         if large and not data_existed and os.path.exists(data_path):
             os.remove(data_path)
         raise
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+# Field tags (field number << 3 | wire type 2) of the messages written by hand.
+_MODEL_GRAPH = b"\x3a"  # ModelProto.graph = 7
+_GRAPH_INITIALIZER = b"\x2a"  # GraphProto.initializer = 5
+_TENSOR_RAW_DATA = b"\x4a"  # TensorProto.raw_data = 9
+
+
+def _streamable(tensor: object) -> bool:
+    return (
+        isinstance(tensor, ir.TensorProtocol)
+        and not isinstance(tensor, ir.StringTensor)
+        and tensor.dtype != ir.DataType.STRING
+        and not isinstance(tensor, ir.ExternalTensor)
+    )
+
+
+def write_model(model: ir.Model, stream: BinaryIO) -> None:
+    """Serialize ``model`` to ``stream`` with initializer bytes written straight from their
+    tensors (see the module docstring)."""
+    initializers = list(model.graph.initializers.items())
+    streamed = [(name, value) for name, value in initializers if _streamable(value.const_value)]
+    for name, _ in streamed:
+        del model.graph.initializers[name]
+    try:
+        proto = ir.to_proto(model)
+    finally:
+        model.graph.initializers.clear()
+        for _, value in initializers:
+            model.graph.register_initializer(value)
+    graph_bytes = proto.graph.SerializeToString()
+    proto.ClearField("graph")
+    model_bytes = proto.SerializeToString()
+    entries = []
+    graph_length = len(graph_bytes)
+    for name, value in streamed:
+        tensor = value.const_value
+        header = onnx.TensorProto(name=name, dims=list(tensor.shape), data_type=int(tensor.dtype))
+        header_bytes = header.SerializeToString()
+        size = tensor.nbytes
+        tensor_length = len(header_bytes) + 1 + len(_varint(size)) + size
+        prefix = _GRAPH_INITIALIZER + _varint(tensor_length) + header_bytes + _TENSOR_RAW_DATA + _varint(size)
+        entries.append((prefix, tensor))
+        graph_length += len(prefix) + size
+    stream.write(model_bytes)
+    stream.write(_MODEL_GRAPH + _varint(graph_length))
+    stream.write(graph_bytes)
+    for prefix, tensor in entries:
+        stream.write(prefix)
+        if hasattr(tensor, "tofile"):
+            tensor.tofile(stream)
+        else:
+            stream.write(tensor.tobytes())
 
 
 def _copy_mode(existing: str, temporary: str) -> None:
