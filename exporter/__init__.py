@@ -9,15 +9,21 @@ from exporter import (  # noqa: F401 - registration, once, in opset order
     symbolic_opset10,
     symbolic_opset11,
     symbolic_opset12,
+    symbolic_opset13,
     symbolic_opset14,
+    symbolic_opset15,
     symbolic_opset16,
     symbolic_opset17,
     symbolic_opset18,
+    symbolic_opset19,
     symbolic_opset20,
     symbolic_opset21,
+    symbolic_opset22,
     symbolic_opset23,
+    symbolic_opset24,
+    symbolic_opset25,
+    symbolic_opset26,
 )
-from exporter.staging import quantized  # noqa: F401 - registration of a batch being merged
 from exporter.api import TrainingMode, VerificationError, export
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOperatorError
 from exporter.graph_context import GraphContext

@@ -97,6 +97,9 @@ def assemble(
     for ts_value, name, tensor in zip(ts_inputs[len(captured.inputs):], captured.param_names, captured.params):
         if not ts_value.uses():
             continue
+        if not isinstance(tensor, torch.Tensor):  # packed quantized weights (their state): symbolics unpack them
+            bound.append((ts_value, tensor))
+            continue
         known_names.add(name)
         detached = tensor.detach()
         value = ir.Value(

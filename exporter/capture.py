@@ -84,6 +84,10 @@ def unique_state(module: torch.nn.Module) -> tuple[list[str], list[torch.Tensor]
     seen: set[int] = set()
     names, values = [], []
     for key, value in module.state_dict(keep_vars=True).items():
+        # quantized modules save packed params as (weight, bias) tuples and dtypes, and
+        # their quantized weights are only used through the packed objects
+        if not isinstance(value, torch.Tensor) or value.is_quantized:
+            continue
         if id(value) in seen:
             continue
         seen.add(id(value))
@@ -181,12 +185,17 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
             graph, params = torch._C._jit_pass_lower_graph(frozen._get_method("forward").graph, frozen)
         by_storage = {}
         for key, value in model.state_dict().items():
+            if not isinstance(value, torch.Tensor) or value.is_quantized:
+                continue
             by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)
         param_names = []
         for i, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):  # packed quantized weights (ScriptObjects)
+                param_names.append(f"param_{i}")
+                continue
             key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
             param_names.append(by_storage.get(key, f"param_{i}"))
-        params = [p.detach() for p in params]
+        params = [p.detach() if isinstance(p, torch.Tensor) else p for p in params]
     else:
         graph = model.graph.copy()
         params, param_names = [], []
@@ -233,9 +242,12 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
             outputs = model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
     except Exception as error:
         raise ValueError(f"the model raised on the example inputs: {_short(error)}") from error
-    graph = torch._C._propagate_and_assign_input_shapes(
-        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
-    )
+    if all(isinstance(p, torch.Tensor) for p in params):
+        # (a traced module with packed quantized weights already carries its shapes, and
+        # this pass only accepts tensors)
+        graph = torch._C._propagate_and_assign_input_shapes(
+            graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
+        )
     _fix_index_dtypes(graph)
     return Captured(graph, input_names, flat_inputs, param_names, list(params), flatten(outputs, "output")[0])
 
@@ -253,6 +265,12 @@ def _has_scripted_child(model: torch.nn.Module) -> bool:
     return any(isinstance(m, torch.jit.ScriptModule) for m in model.modules() if m is not model)
 
 
+def _has_script_objects(model: torch.nn.Module) -> bool:
+    """Converted quantized modules keep packed weights as TorchScript objects, which a traced
+    function cannot capture ("not part of the active trace"); torch.jit.trace can."""
+    return any(isinstance(v, torch.ScriptObject) for m in model.modules() for v in vars(m).values())
+
+
 # Tracing sets process-wide torch state (the module-name map for scopes, the attention
 # fast-path switch); exports in different threads take turns here and run the rest in parallel.
 _CAPTURE_LOCK = threading.Lock()
@@ -268,7 +286,7 @@ def _capture(model: Any, args: Any) -> Captured:
     positional, kwargs = split_args(args)
     if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return _script(model, positional, kwargs)
-    if isinstance(model, torch.nn.Module) and _has_scripted_child(model):
+    if isinstance(model, torch.nn.Module) and (_has_scripted_child(model) or _has_script_objects(model)):
         # Tracing a plain function cannot enter a scripted submodule ("not part of the active
         # trace"); torch.jit.trace registers submodules, and the scripted child's graph (with
         # its control flow) is then inlined like any scripted model.

@@ -22,6 +22,7 @@ from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, Unsuppo
 from exporter.graph_context import GraphBuilder, GraphContext, source_location
 from exporter.passes.scalar_type_analysis import emission_target, emitted_operand, operand_positions
 from exporter.passes.common import schema_of
+from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
 
 __all__ = ["emit_graph", "find_unsupported", "EmitterInput"]
@@ -152,6 +153,8 @@ class _Emitter:
         if isinstance(ts_type, torch._C.TensorType):
             torch_dtype = ts_type.dtype()
             if torch_dtype is not None:
+                # quantized tensors are exported as their integer storage
+                torch_dtype = QUANTIZED_STORAGE.get(torch_dtype, torch_dtype)
                 dtype = tensors.from_torch_dtype(torch_dtype)
                 if value.dtype is None:
                     value.dtype = dtype
@@ -196,7 +199,10 @@ class _Emitter:
             )
         g = GraphContext(self.builder, node, emitter=self)
         try:
-            result = self._call(g, symbolic, schema, inputs)
+            # aten ops on quantized tensors (eager-quantized models) run on dequantized values
+            result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
+            if result is None:
+                result = self._call(g, symbolic, schema, inputs)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not list(node.blocks()))
         except ExporterError:

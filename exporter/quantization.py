@@ -1,0 +1,262 @@
+"""Quantized values: their side table and the QDQ wrapping of float symbolics.
+
+Quantized tensors become uint8/int8 (qint32: int32) ONNX values; their scale and zero point
+live in the value's ``meta`` (``quantized_scale``, ``quantized_zero_point``,
+``quantized_axis``) so the next quantized op can dequantize them. Quantized ops are lowered
+in "QDQ" form (DequantizeLinear -> the float op -> QuantizeLinear), which onnxruntime runs
+as is and fuses into its integer kernels. The emitter uses :func:`around_dequantized` so
+that plain aten ops of an eager-quantized model (relu, pooling, upsample, sigmoid ...) run
+on dequantized values and are requantized as torch does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+
+__all__ = ["around_dequantized", "QUANTIZED_STORAGE"]
+
+Value = ir.Value
+
+# ============================================================================================
+# Helpers
+# ============================================================================================
+
+_SCALE = "quantized_scale"
+_ZERO_POINT = "quantized_zero_point"
+_AXIS = "quantized_axis"
+
+_QUANTIZED_STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
+_QUANTIZED_IR = {
+    torch.quint8: ir.DataType.UINT8,
+    torch.qint8: ir.DataType.INT8,
+    torch.qint32: ir.DataType.INT32,
+}
+_QUANT_RANGES = {
+    ir.DataType.UINT8: (0, 255),
+    ir.DataType.INT8: (-128, 127),
+    ir.DataType.INT32: (-(2**31), 2**31 - 1),
+}
+# ONNX ops that only move or select elements: their output carries the input's qparams.
+_LAYOUT_OPS = frozenset(
+    {
+        "Identity", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
+        "Expand", "Tile", "MaxPool", "Split", "DepthToSpace", "SpaceToDepth", "GatherElements",
+    }
+)
+
+
+def _retype_quantized_outputs(g: GraphContext) -> None:
+    """Give quantized TorchScript values their storage dtype (QUInt8 -> uint8 ...).
+
+    The emitter stamps TorchScript output dtypes onto what a symbolic returns, and
+    quantized dtypes have no ONNX equivalent (onnx_ir refuses them). The storage integer
+    type is what the ONNX value really holds, and what layout ops between quantized ops
+    (flatten, reshape, max_pool) run on, so the first quantized op retypes every quantized
+    value of the graph, its own outputs and later ones alike. (Workaround: the emitter
+    should map quantized dtypes itself; see the batch report.)
+    """
+    if g.node is None:
+        return
+    own = [o.type() for o in g.node.outputs()]
+    if not any(isinstance(t, torch._C.TensorType) and t.dtype() in _QUANTIZED_STORAGE for t in own):
+        return
+    block = g.node.owningBlock()
+    while block.owningNode() is not None:
+        block = block.owningNode().owningBlock()
+    _retype_block(block)
+
+
+def _retype_block(block: torch._C.Block) -> None:
+    for node in block.nodes():
+        for out in node.outputs():
+            ts_type = out.type()
+            if isinstance(ts_type, torch._C.TensorType) and ts_type.dtype() in _QUANTIZED_STORAGE:
+                out.setType(ts_type.with_dtype(_QUANTIZED_STORAGE[ts_type.dtype()]))
+        for sub in node.blocks():
+            _retype_block(sub)
+
+
+def _scalar_value(g: GraphContext, value: float | int | Value, dtype: ir.DataType) -> Value:
+    """A 0-d tensor of ``dtype`` (QuantizeLinear-10 wants scalar scale and zero point)."""
+    if not isinstance(value, ir.Value):
+        return g.constant(torch.tensor(value, dtype=torch.float64), dtype)
+    if value.const_value is not None:
+        return g.constant(torch.from_numpy(value.const_value.numpy().copy()).reshape(()), dtype)
+    flat = g.op("Reshape", value, g.constant(torch.empty(0, dtype=torch.int64)))
+    if dtype != ir.DataType.FLOAT and h.is_floating(flat):
+        if g.opset < 11:
+            raise ValueError("a float zero point computed at run time needs opset 11 (Round)")
+        flat = g.op("Round", flat)  # torch rounds a float zero point
+    return h.cast(g, flat, dtype)
+
+
+def _mark(value: Value, scale: Value, zero_point: Value, axis: int | None) -> Value:
+    value.meta[_SCALE] = scale
+    value.meta[_ZERO_POINT] = zero_point
+    value.meta[_AXIS] = axis
+    return value
+
+
+def _qparams(q: Value) -> tuple[Value, Value, int | None]:
+    """Scale, zero point and axis of a quantized value, looking through layout-only ops
+    (flatten, reshape, max_pool ... run on the integers and keep the quantization)."""
+    value: Value | None = q
+    while value is not None:
+        if _SCALE in value.meta:
+            if value is not q and value.meta[_AXIS] is not None:
+                break  # a layout op may move or drop the per-channel axis
+            q.meta[_SCALE] = value.meta[_SCALE]
+            q.meta[_ZERO_POINT] = value.meta[_ZERO_POINT]
+            q.meta[_AXIS] = value.meta[_AXIS]
+            return value.meta[_SCALE], value.meta[_ZERO_POINT], value.meta[_AXIS]
+        producer = value.producer()
+        if producer is None or producer.op_type not in _LAYOUT_OPS or not producer.inputs:
+            break
+        value = producer.inputs[0]
+    raise ValueError(
+        f"the scale and zero point of quantized value {q.name!r} are unknown (it is not the "
+        "output of a quantized op or of a layout op applied to one)"
+    )
+
+
+def _quantize(
+    g: GraphContext,
+    x: Value,
+    scale: float | Value,
+    zero_point: int | Value,
+    qdtype: ir.DataType,
+    axis: int | None = None,
+) -> Value:
+    """QuantizeLinear to uint8/int8; qint32 (no QuantizeLinear type before opset 21 has it,
+    and none has int32) is round(x / scale) + zero_point clamped, from opset 11 (Round)."""
+    if x.dtype != ir.DataType.FLOAT:
+        x = h.cast(g, x, ir.DataType.FLOAT)  # QuantizeLinear < 19 only takes float32
+    if axis is None:
+        scale_v = _scalar_value(g, scale, ir.DataType.FLOAT)
+        zp_v = _scalar_value(g, zero_point, qdtype)
+    else:
+        assert isinstance(scale, ir.Value) and isinstance(zero_point, ir.Value)
+        scale_v, zp_v = h.cast(g, scale, ir.DataType.FLOAT), h.cast(g, zero_point, qdtype)
+    if qdtype in (ir.DataType.UINT8, ir.DataType.INT8):
+        attrs = {"axis": axis} if axis is not None else {}
+        out = g.op("QuantizeLinear", x, scale_v, zp_v, **attrs)
+    elif qdtype == ir.DataType.INT32 and axis is None:
+        if g.opset < 11:
+            raise ValueError("quantizing to qint32 needs opset 11 (Round); QuantizeLinear has no int32")
+        rounded = g.op("Round", g.op("Div", x, scale_v))
+        shifted = g.op("Add", rounded, h.cast(g, zp_v, ir.DataType.FLOAT))
+        low, high = _QUANT_RANGES[ir.DataType.INT32]
+        # float32 cannot hold 2**31 - 1: clamp in double so the cast cannot overflow
+        wide = h.cast(g, shifted, ir.DataType.DOUBLE)
+        clamped = g.op("Min", g.op("Max", wide, g.constant(float(low), ir.DataType.DOUBLE)),
+                       g.constant(float(high), ir.DataType.DOUBLE))
+        out = h.cast(g, clamped, ir.DataType.INT32)
+    else:
+        raise ValueError(f"cannot quantize to {qdtype.name}")
+    out.dtype = qdtype
+    if x.shape is not None:
+        out.shape = ir.Shape(list(x.shape))
+    return _mark(out, scale_v, zp_v, axis)
+
+
+def _dequantize(g: GraphContext, q: Value) -> Value:
+    """DequantizeLinear with the value's remembered scale and zero point (float32 result)."""
+    scale, zero_point, axis = _qparams(q)
+    attrs = {"axis": axis} if axis is not None else {}
+    out = g.op("DequantizeLinear", q, scale, zero_point, **attrs)
+    out.dtype = ir.DataType.FLOAT
+    if q.shape is not None:
+        out.shape = ir.Shape(list(q.shape))
+    return out
+
+
+def _requantize_like(g: GraphContext, x: Value, like: Value, scale: float, zero_point: int) -> Value:
+    """Quantize a float result to the storage dtype of ``like`` with the op's output qparams."""
+    if like.dtype not in (ir.DataType.UINT8, ir.DataType.INT8, ir.DataType.INT32):
+        raise ValueError(f"expected a quantized input, got a {like.dtype} tensor")
+    out = _quantize(g, x, scale, zero_point, like.dtype)
+    _retype_quantized_outputs(g)
+    return out
+
+
+# Ops that run on the integers directly: they only move or select elements (exact, and
+# onnxruntime has integer kernels for them at every opset).
+_INTEGER_SAFE = frozenset(
+    {
+        "aten::flatten", "aten::reshape", "aten::view", "aten::permute", "aten::transpose",
+        "aten::t", "aten::squeeze", "aten::unsqueeze", "aten::slice", "aten::select",
+        "aten::contiguous", "aten::size", "aten::numel", "aten::dim", "aten::chunk",
+        "aten::split", "aten::unbind", "aten::expand", "aten::narrow", "aten::dequantize",
+        "aten::detach", "aten::clone", "aten::dropout", "aten::feature_dropout", "aten::__getitem__",
+    }
+)
+# Output qparams torch fixes for some ops on quantized tensors, by storage dtype: (scale, zero point).
+_FIXED_QPARAMS = {
+    "aten::sigmoid": {ir.DataType.UINT8: (1.0 / 256, 0), ir.DataType.INT8: (1.0 / 256, -128)},
+    "aten::hardsigmoid": {ir.DataType.UINT8: (1.0 / 256, 0), ir.DataType.INT8: (1.0 / 256, -128)},
+    "aten::tanh": {ir.DataType.UINT8: (2.0 / 256, 128), ir.DataType.INT8: (2.0 / 256, 0)},
+}
+
+
+def _find_qparams(value: object) -> tuple[Value, Value, int | None] | None:
+    if not isinstance(value, ir.Value) or value.dtype not in _QUANT_RANGES:
+        return None
+    try:
+        return _qparams(value)
+    except ValueError:
+        return None
+
+
+def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object) -> object | None:
+    """Run a float symbolic on quantized tensors: dequantize them, call, requantize.
+
+    For the emitter: aten ops in an eager-quantized model (relu, max_pool2d, avg_pool,
+    upsample, sigmoid ...) receive quantized tensors; their float symbolics would compute on
+    the raw integers (Relu on uint8 ignores the zero point; MaxPool has no uint8 kernel before
+    opset 12). The results are quantized with the first quantized input's qparams, as torch
+    keeps them, or with the fixed qparams torch uses for sigmoid/hardsigmoid/tanh. Returns
+    None when no input is quantized (or the op runs on the integers as is): the caller then
+    calls the symbolic itself.
+    """
+    node = g.node
+    if node is None or g.opset < 10 or not node.kind().startswith("aten::") or node.kind() in _INTEGER_SAFE:
+        return None
+    found = [(i, q) for i, obj in enumerate(inputs) if (q := _find_qparams(obj)) is not None]
+    if not found:
+        return None
+    first_index, (scale, zero_point, axis) = found[0]
+    storage = inputs[first_index].dtype  # type: ignore[union-attr]
+    new_inputs = list(inputs)
+    for index, _ in found:
+        new_inputs[index] = _dequantize(g, inputs[index])  # type: ignore[arg-type]
+    result = call(new_inputs)  # type: ignore[operator]
+    fixed = _FIXED_QPARAMS.get(node.kind(), {}).get(storage)
+    outputs = list(node.outputs())
+    results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
+    requantized = []
+    for ts_value, obj in zip(outputs, results):
+        ts_type = ts_value.type()
+        ts_dtype = ts_type.dtype() if isinstance(ts_type, torch._C.TensorType) else None
+        wants_quantized = ts_dtype in _QUANTIZED_STORAGE or (
+            ts_dtype is not None and h.ir_dtype(ts_dtype) == storage
+        )
+        if isinstance(obj, ir.Value) and h.is_floating(obj) and wants_quantized:
+            if fixed is not None:
+                obj = _quantize(g, obj, fixed[0], fixed[1], storage)
+            elif axis is None:
+                obj = _quantize(g, obj, scale, zero_point, storage)
+            else:
+                raise ValueError(f"{node.kind()} on a per-channel quantized tensor")
+        requantized.append(obj)
+    _retype_quantized_outputs(g)
+    return requantized[0] if len(outputs) <= 1 else tuple(requantized)
+
+
+around_dequantized = _around_dequantized
+QUANTIZED_STORAGE = _QUANTIZED_STORAGE

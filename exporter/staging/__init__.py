@@ -1,1 +1,0 @@
-"""Symbolic batches under construction, merged into the symbolic_opsetN modules when done."""

@@ -1,0 +1,38 @@
+"""Opset 13: what changes for the base symbolics.
+
+ONNX changes at opset 13 that this module reacts to:
+- Squeeze, Unsqueeze, Split and ReduceSum take their axes as inputs (symbolic_helper
+  branches on it); Softmax/LogSoftmax work on one axis (symbolic_helper.softmax).
+- QuantizeLinear/DequantizeLinear take per-axis scales: per-channel fake quantization.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+from exporter.symbolic_opset10 import _fake_quantize
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::fake_quantize_per_channel_affine", opset=13)
+def aten_fake_quantize_per_channel_affine(
+    g: GraphContext,
+    self: Value,
+    scale: Value,
+    zero_point: Value,
+    axis: int,
+    quant_min: int,
+    quant_max: int,
+) -> Value:
+    """fake_quantize_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, int axis, int quant_min, int quant_max) -> Tensor
+
+    Per-axis QuantizeLinear/DequantizeLinear exist from opset 13. The zero point may be an
+    int32 or float tensor in torch; it is converted to the storage type (float zero points
+    are rounded, which is what torch's integer path does).
+    """
+    return _fake_quantize(g, self, scale, zero_point, quant_min, quant_max, axis)

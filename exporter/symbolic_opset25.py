@@ -1,0 +1,8 @@
+"""Opset 25: what changes for the base symbolics.
+
+ONNX changes at opset 25 that this module reacts to: none so far. Every symbolic used at
+opset 25 is the one registered at the highest earlier opset (the floor rule), and the op
+table in tests/symbolics runs at the newest opset so a change that breaks one shows up there.
+"""
+
+from __future__ import annotations
