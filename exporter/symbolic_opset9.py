@@ -1433,51 +1433,60 @@ def pool_attributes(
     return attrs
 
 
-def _max_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool) -> Value:
-    return g.op("MaxPool", self, **pool_attributes(g, self, kernel_size, stride, padding, dilation, ceil_mode))
+def _max_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool, spatial: int) -> Value:
+    """MaxPool, also for unbatched [C, *spatial] inputs (a batch dim is added and removed) and
+    integer inputs (MaxPool has no integer kernels before opset 12: computed in double)."""
+    x, added = _batched(g, self, spatial)
+    compute = _pool_dtype(g, x)
+    pooled = g.op("MaxPool", h.cast(g, x, compute), **pool_attributes(g, x, kernel_size, stride, padding, dilation, ceil_mode))
+    (out,) = _unbatched(g, (pooled,), added)
+    return h.cast(g, out, self.dtype) if self.dtype is not None else out
 
 
 @onnx_symbolic("aten::max_pool1d")
 def aten_max_pool1d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
     """max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor"""
-    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 1)
 
 
 @onnx_symbolic("aten::max_pool2d")
 def aten_max_pool2d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
     """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"""
-    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 2)
 
 
 @onnx_symbolic("aten::max_pool3d")
 def aten_max_pool3d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
     """max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"""
-    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 3)
 
 
-def _avg_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Value:
+def _avg_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], ceil_mode: bool, count_include_pad: bool, divisor_override: int | None, spatial: int) -> Value:
+    """AveragePool, also for unbatched [C, *spatial] inputs."""
     if divisor_override is not None:
         raise ValueError("avg_pool with divisor_override has no ONNX equivalent")
-    attrs = pool_attributes(g, self, kernel_size, stride, padding, None, ceil_mode)
-    return g.op("AveragePool", self, count_include_pad=int(count_include_pad), **attrs)
+    x, added = _batched(g, self, spatial)
+    attrs = pool_attributes(g, x, kernel_size, stride, padding, None, ceil_mode)
+    (out,) = _unbatched(g, (g.op("AveragePool", x, count_include_pad=int(count_include_pad), **attrs),), added)
+    return out
 
 
 @onnx_symbolic("aten::avg_pool1d")
 def aten_avg_pool1d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True) -> Value:
     """avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor"""
-    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
 @onnx_symbolic("aten::avg_pool2d")
 def aten_avg_pool2d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Value:
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
-    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
 @onnx_symbolic("aten::avg_pool3d")
 def aten_avg_pool3d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Value:
     """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
-    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
 def _adaptive_avg_pool(g: GraphContext, self: Value, output_size: Sequence[int]) -> Value:

@@ -175,6 +175,10 @@ CASES = [
     Case("full_const", lambda a: a * torch.full((3,), 2.0), f32(2, 3)),
     Case("arange_const", lambda a: a + torch.arange(3), f32(2, 3)),
     Case("ones_int", lambda a: torch.ones(a.shape, dtype=torch.int64) + a.long(), ints(2, 3)),
+    # pooling on unbatched and integer inputs
+    Case("max_pool_unbatched", lambda x: F.max_pool2d(x, 2), f32(3, 8, 8)),
+    Case("avg_pool_unbatched", lambda x: F.avg_pool2d(x, 2), f32(3, 8, 8)),
+    Case("max_pool_int64", lambda x: F.max_pool2d(x, 2), lambda: (torch.randint(-50, 50, (1, 3, 8, 8)),)),
     # in-place forms become functional
     Case("inplace_chain", lambda a: a.clone().add_(1).mul_(2).sub_(0.5).div_(3).relu_(), f32(8)),
     Case("inplace_masked_fill", lambda a: a.clone().masked_fill_(a < 0, 0.0).clamp_(max=0.5), f32(8)),
