@@ -17,8 +17,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # noqa: F401 - helpers of the base lowering
-    Value,
+from exporter.symbolic_opset9 import (  # the base lowering's helpers
     _GRID_MODES_16,
     _GRID_PADDING,
     _rank_normalization,

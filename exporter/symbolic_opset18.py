@@ -3,20 +3,20 @@
 ONNX changes at opset 18 that this module reacts to:
 - Every Reduce* op takes its axes as an input (symbolic_helper.reduce branches on it).
 - Mish appears; BitwiseAnd/Or/Xor/Not appear (integer bitwise ops become single nodes).
-- Split takes num_outputs; Col2Im appears.
+- Split takes num_outputs; Col2Im appears (col2im/F.fold becomes one node for float32).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import onnx_ir as ir
 
+from exporter import symbolic_helper as h
 from exporter import symbolic_opset9 as base
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # noqa: F401 - helpers of the base lowering
-    Value,
-    _bitwise_binary,
-)
+from exporter.symbolic_opset9 import _bitwise_binary
 
 Value = ir.Value
 
@@ -74,3 +74,32 @@ def aten_bitwise_not_18(g: GraphContext, self: Value) -> Value:
     if self.dtype == ir.DataType.BOOL:
         return g.op("Not", self)
     return g.op("BitwiseNot", self)
+
+
+@onnx_symbolic("aten::col2im", opset=18)
+def aten_col2im(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Value:
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    One Col2Im node for float32 batched input; onnxruntime's Col2Im has a float kernel only,
+    so other dtypes and unbatched [C*k, L] input keep the base ConvTranspose lowering.
+    """
+    if self.dtype != ir.DataType.FLOAT or h.rank_of(self) != 3:
+        return base.aten_col2im(g, self, output_size, kernel_size, dilation, padding, stride)
+    pads = list(padding) * 2 if len(padding) == 2 else list(padding) * 4
+    return g.op(
+        "Col2Im",
+        self,
+        g.constant(list(output_size)),
+        g.constant(list(kernel_size)),
+        dilations=list(dilation),
+        pads=pads,
+        strides=list(stride),
+    )

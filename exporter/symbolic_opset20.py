@@ -13,8 +13,7 @@ import onnx_ir as ir
 
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # noqa: F401 - helpers of the base lowering
-    Value,
+from exporter.symbolic_opset9 import (  # the base lowering's helpers
     _GRID_MODES_20,
     _GRID_PADDING,
     aten_affine_grid_generator,

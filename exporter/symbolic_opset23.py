@@ -18,8 +18,7 @@ from exporter import symbolic_helper as h
 from exporter import symbolic_opset9 as base
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # noqa: F401 - helpers of the base lowering
-    Value,
+from exporter.symbolic_opset9 import (  # the base lowering's helpers
     aten_rms_norm,
 )
 

@@ -25,6 +25,7 @@ STRUCTURAL = [
     ("gelu", Wrap(F.gelu), lambda: (torch.randn(4, 5),), "Gelu", 20),
     ("gelu_tanh", Wrap(lambda x: F.gelu(x, approximate="tanh")), lambda: (torch.randn(4, 5),), "Gelu", 20),
     ("mish", Wrap(F.mish), lambda: (torch.randn(4, 5),), "Mish", 18),
+    ("col2im", Wrap(lambda a: F.fold(a, (5, 6), (2, 3), padding=1, stride=(2, 1))), lambda: (F.unfold(torch.randn(2, 3, 5, 6), (2, 3), padding=1, stride=(2, 1)),), "Col2Im", 18),
     ("group_norm", GROUP_NORM, lambda: (torch.randn(2, 4, 5),), "GroupNormalization", 21),
     ("sdpa", Wrap(F.scaled_dot_product_attention), lambda: (torch.randn(2, 4, 5, 8), torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8)), "Attention", 23),
     ("sdpa_causal", Wrap(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.2)), lambda: (torch.randn(1, 2, 5, 8),) * 3, "Attention", 23),
