@@ -284,16 +284,27 @@ class GraphContext:
 
 
 def _scope_of(node: torch._C.Node | None) -> str:
+    """The module path of a traced node, one component per module level.
+
+    Trace scopes list each enclosing module's qualified name ("encoder/encoder.layer.0/
+    encoder.layer.0.attention"); each level keeps only what it adds to its parent, so the
+    result is "/encoder/layer.0/attention" (a ModuleList index stays with its list).
+    """
     if node is None:
         return ""
     scope = node.scopeName()
     if not scope:
         return ""
-    # "__module.encoder/__module.encoder.layer.0" -> "/encoder/layer.0"
-    last = scope.split("/")[-1]
-    path = last.replace("__module.", "", 1) if last.startswith("__module.") else last
-    path = path.replace("__module", "")
-    return "/" + path.replace(".", "/").strip("/") if path else ""
+    parts = []
+    parent = ""
+    for component in scope.split("/"):
+        name = component.replace("__module.", "").replace("__module", "")
+        if not name:
+            continue
+        relative = name[len(parent) + 1 :] if parent and name.startswith(parent + ".") else name
+        parts.append(relative)
+        parent = name
+    return "/" + "/".join(parts) if parts else ""
 
 
 _SCRIPTED_FRAME = re.compile(r'File "(?P<path>.+)", line (?P<line>\d+)')

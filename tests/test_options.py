@@ -141,3 +141,45 @@ def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
     assert sorted(folded.graph.initializers) == ["0.bias", "0.weight", "3.weight", "4.bias"]
     kept = assert_matches_torch(model, (x,), opset=opset, atol=1e-5, do_constant_folding=False)
     assert [n.op_type for n in kept.graph].count("BatchNormalization") == 2
+
+
+def test_node_names_carry_the_module_path() -> None:
+    class Attention(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.query = torch.nn.Linear(4, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.query(x))
+
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = Attention()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.attention(x)
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.ModuleList([Layer(), Layer()])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            for layer in self.layer:
+                x = layer(x)
+            return x
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = Encoder()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.encoder(x)
+
+    _, onnx_model = export_to_bytes(Model(), (torch.randn(2, 3, 4),))
+    names = [n.name for n in onnx_model.graph]
+    assert "/encoder/layer.0/attention/query/MatMul" in names
+    assert "/encoder/layer.1/attention/Relu" in names
+    assert set(onnx_model.graph.initializers) >= {"encoder.layer.0.attention.query.weight.T", "encoder.layer.1.attention.query.bias"}
