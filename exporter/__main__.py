@@ -104,6 +104,16 @@ def _status(message: str) -> None:
         sys.stderr.flush()
 
 
+def _progress_bar(written: int, total: int) -> None:
+    """A weights-written bar on a terminal; nothing when stderr is redirected."""
+    if not sys.stderr.isatty() or total <= 0:
+        return
+    width = 30
+    done = int(width * written / total)
+    sys.stderr.write(f"\r\033[Kwriting weights [{'#' * done}{'.' * (width - done)}] {written / 1e6:.0f}/{total / 1e6:.0f} MB")
+    sys.stderr.flush()
+
+
 def _load(path: str) -> torch.jit.ScriptModule:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
@@ -154,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             dynamic_axes=dynamic or None,
             verify=options.verify,
             report=True,
+            progress=_progress_bar,
         )
         _status("")
     except Exception as error:  # noqa: BLE001 - reported as an export error (exit 1)

@@ -83,6 +83,7 @@ def export(
     custom_opsets: Mapping[str, int] | None = None,
     verify: bool = False,
     report: bool = False,
+    progress: serialization.Progress | None = None,
 ) -> ir.Model | ExportReport:
     """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch.onnx.export.
 
@@ -90,6 +91,8 @@ def export(
     :class:`ExportReport` (time per phase, node counts, weights; ``.model`` is the model).
     With ``verify=True`` the model is run in onnxruntime and compared with eager torch
     before anything is written. Nothing is written at ``f`` unless the export succeeds.
+    ``progress(written, total)`` is called while weights are written (the command line
+    draws a bar with it on a terminal).
     """
     opset = check_opset(opset_version)
     mode = _training_mode(training)
@@ -121,7 +124,7 @@ def export(
         with timer.phase("verify"):
             _verify_before_writing(model, args, onnx_model, mode)
     with timer.phase("save"):
-        serialization.save(onnx_model, f)
+        serialization.save(onnx_model, f, progress)
     logger.info("exported %s nodes at opset %s in %.3f s", len(onnx_model.graph), opset, sum(timer.seconds.values()))
     if report:
         return ExportReport.build(onnx_model, opset, timer)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from typing import BinaryIO
 
 import onnx
@@ -35,11 +36,17 @@ def _initializer_bytes(model: ir.Model) -> int:
     return total
 
 
-def save(model: ir.Model, f: str | os.PathLike[str] | BinaryIO) -> None:
-    """Write ``model`` to a path (atomically) or to a binary file object."""
+Progress = Callable[[int, int], None]  # (bytes of weights written, total bytes)
+
+
+def save(model: ir.Model, f: str | os.PathLike[str] | BinaryIO, progress: Progress | None = None) -> None:
+    """Write ``model`` to a path (atomically) or to a binary file object.
+
+    ``progress`` is called after each initializer with the weight bytes written so far.
+    """
     large = _initializer_bytes(model) >= EXTERNAL_DATA_THRESHOLD
     if isinstance(f, (str, os.PathLike)):
-        _save_to_path(model, os.fspath(f), large)
+        _save_to_path(model, os.fspath(f), large, progress)
         return
     if not hasattr(f, "write"):
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
@@ -51,12 +58,12 @@ def save(model: ir.Model, f: str | os.PathLike[str] | BinaryIO) -> None:
     # Write to a temporary file first: a failure must not leave half a model in the caller's
     # stream. The copy goes in chunks, so memory stays flat.
     with tempfile.TemporaryFile() as spool:
-        write_model(model, spool)
+        write_model(model, spool, progress)
         spool.seek(0)
         shutil.copyfileobj(spool, f, 16 * 1024 * 1024)
 
 
-def _save_to_path(model: ir.Model, path: str, large: bool) -> None:
+def _save_to_path(model: ir.Model, path: str, large: bool, progress: Progress | None) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"cannot write {path!r}: directory {directory!r} does not exist")
@@ -69,10 +76,18 @@ def _save_to_path(model: ir.Model, path: str, large: bool) -> None:
     data_existed = os.path.exists(data_path)
     try:
         if large:
-            ir.save(model, temporary, external_data=data_name)
+            total = _initializer_bytes(model)
+            written = [0]
+
+            def callback(tensor: ir.TensorProtocol, info: object) -> None:
+                written[0] += tensor.nbytes
+                if progress is not None:
+                    progress(written[0], total)
+
+            ir.save(model, temporary, external_data=data_name, callback=callback)
         else:
             with open(temporary, "wb") as stream:
-                write_model(model, stream)
+                write_model(model, stream, progress)
         _copy_mode(path, temporary)
         os.replace(temporary, path)
     except BaseException:
@@ -110,7 +125,7 @@ def _streamable(tensor: object) -> bool:
     )
 
 
-def write_model(model: ir.Model, stream: BinaryIO) -> None:
+def write_model(model: ir.Model, stream: BinaryIO, progress: Progress | None = None) -> None:
     """Serialize ``model`` to ``stream`` with initializer bytes written straight from their
     tensors (see the module docstring)."""
     initializers = list(model.graph.initializers.items())
@@ -140,12 +155,17 @@ def write_model(model: ir.Model, stream: BinaryIO) -> None:
     stream.write(model_bytes)
     stream.write(_MODEL_GRAPH + _varint(graph_length))
     stream.write(graph_bytes)
+    total = sum(tensor.nbytes for _, tensor in entries)
+    written = 0
     for prefix, tensor in entries:
         stream.write(prefix)
         if hasattr(tensor, "tofile"):
             tensor.tofile(stream)
         else:
             stream.write(tensor.tobytes())
+        written += tensor.nbytes
+        if progress is not None:
+            progress(written, total)
 
 
 def _copy_mode(existing: str, temporary: str) -> None:
