@@ -21,7 +21,7 @@ from exporter import arguments, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import GraphBuilder, GraphContext, source_location
 from exporter.passes.scalar_type_analysis import emission_target, emitted_operand, operand_positions
-from exporter.passes.common import schema_of
+from exporter.passes.common import has_blocks, schema_of
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
 
@@ -53,8 +53,9 @@ def _all_nodes(block: torch._C.Block | torch._C.Graph) -> list[torch._C.Node]:
     found = []
     for node in block.nodes():
         found.append(node)
-        for sub in node.blocks():
-            found.extend(_all_nodes(sub))
+        if has_blocks(node):
+            for sub in node.blocks():
+                found.extend(_all_nodes(sub))
     return found
 
 
@@ -204,7 +205,7 @@ class _Emitter:
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
-            self._bind_outputs(node, result, static=not list(node.blocks()))
+            self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
             raise
         except Exception as error:  # noqa: BLE001 - re-raised with context
@@ -311,7 +312,7 @@ class _Emitter:
             or kind in _NO_FOLD
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
-            or list(node.blocks())
+            or has_blocks(node)
             or _is_nondeterministic(node)
             or any(_is_dynamic(obj) for obj in inputs)
         ):

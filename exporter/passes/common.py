@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
-__all__ = ["walk", "replace_node", "schema_of"]
+__all__ = ["walk", "replace_node", "schema_of", "has_blocks"]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -38,9 +38,19 @@ def _collect(block: torch._C.Graph | torch._C.Block) -> list[torch._C.Node]:
     found = []
     for node in block.nodes():
         found.append(node)
-        for sub in node.blocks():
-            found.extend(_collect(sub))
+        if has_blocks(node):
+            for sub in node.blocks():
+                found.extend(_collect(sub))
     return found
+
+
+_BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::Closure", "prim::With"})
+
+
+def has_blocks(node: torch._C.Node) -> bool:
+    """Whether ``node`` has sub-blocks. Only control-flow nodes can; asking every node for its
+    blocks costs a pybind round trip each (~30 us), which adds up on large graphs."""
+    return node.kind() in _BLOCK_KINDS and bool(list(node.blocks()))
 
 
 def replace_node(
