@@ -164,9 +164,11 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
             return float(value)
         raise ArgumentError(f"expected a constant float, got {_describe(obj)}")
     if kind is Kind.BOOL:
+        # Only real bools: in a union like `bool | int | float`, an int fill value must not
+        # become True (int is tried next).
         value = _scalar_of(obj)
-        if isinstance(value, (bool, int)):
-            return bool(value)
+        if isinstance(value, bool):
+            return value
         raise ArgumentError(f"expected a constant bool, got {_describe(obj)}")
     if kind is Kind.STR:
         if isinstance(obj, str):

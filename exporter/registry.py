@@ -10,7 +10,6 @@ which silently drops the user's intent.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -45,20 +44,40 @@ def pick(target: int, available: Sequence[int]) -> int | None:
     return best
 
 
-@dataclasses.dataclass(frozen=True)
 class SymbolicFunction:
-    """A registered symbolic with its argument spec read once at registration."""
+    """A registered symbolic. Its argument spec and its beartype-checked wrapper are built on
+    first use: reading annotations and wrapping ~460 functions at import cost a second."""
 
-    name: str
-    opset: int
-    function: Callable[..., Any]  # beartype-checked
-    params: tuple[arguments.ParamSpec, ...]
-    custom: bool = False
+    __slots__ = ("name", "opset", "raw", "custom", "_function", "_params")
+
+    def __init__(self, name: str, opset: int, raw: Callable[..., Any], custom: bool = False) -> None:
+        self.name = name
+        self.opset = opset
+        self.raw = raw
+        self.custom = custom
+        self._function: Callable[..., Any] | None = None
+        self._params: tuple[arguments.ParamSpec, ...] | None = None
+
+    @property
+    def params(self) -> tuple[arguments.ParamSpec, ...]:
+        if self._params is None:
+            self._params = arguments.read_param_specs(self.raw)
+        return self._params
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The symbolic wrapped by beartype: a wrong argument or return type fails here."""
+        if self._function is None:
+            self._function = beartype.beartype(self.raw)
+        return self._function
 
     @property
     def takes_raw_inputs(self) -> bool:
         """Schema-less ops (prim::*) get their inputs positionally, unconverted."""
         return any(p.variadic for p in self.params)
+
+    def __repr__(self) -> str:
+        return f"SymbolicFunction({self.name!r}, opset={self.opset}, custom={self.custom})"
 
 
 def _check_name(name: str) -> None:
@@ -91,8 +110,10 @@ class Registry:
         _check_opset(opset)
         if not callable(fn):
             raise TypeError(f"symbolic for {name} must be callable, got {fn!r}")
-        params = arguments.read_param_specs(fn)
-        return SymbolicFunction(name, opset, beartype.beartype(fn), params, custom)
+        entry = SymbolicFunction(name, opset, fn, custom)
+        if custom:  # a user's symbolic: annotation problems surface when it is registered
+            entry.params  # noqa: B018 - evaluated for its checks
+        return entry
 
     def register(self, name: str, opset: int, fn: Callable[..., Any]) -> SymbolicFunction:
         """Register a built-in; registering the same (name, opset) twice is an error."""

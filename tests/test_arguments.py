@@ -76,3 +76,18 @@ def test_errors_name_the_argument() -> None:
         convert(g, dynamic, specs["alpha"])
     with pytest.raises(ArgumentError, match="'self' is None"):
         convert(g, None, specs["self"])
+
+
+def test_union_keeps_the_python_type_of_constants() -> None:
+    """bool | int | float: an int stays an int (it once became True), a float a float."""
+
+    def fill(g: GraphContext, self: ir.Value, fill_value: bool | int | float | ir.Value) -> ir.Value:
+        return self
+
+    g = _context()
+    (_, spec) = read_param_specs(fill)
+    assert convert(g, 15, spec) == 15 and type(convert(g, 15, spec)) is int
+    assert convert(g, torch.tensor(15), spec) == 15
+    assert convert(g, 2.5, spec) == 2.5
+    assert convert(g, True, spec) is True
+    assert convert(g, 1, spec) == 1 and type(convert(g, 1, spec)) is int

@@ -85,3 +85,18 @@ def test_dynamic_batch_in_a_cnn() -> None:
         x = torch.randn(batch, 3, 8, 8)
         (got,) = run_onnxruntime(buffer.getvalue(), [x])
         assert torch.allclose(torch.from_numpy(got), model(x), atol=1e-5)
+
+
+def test_integer_fill_value_with_dynamic_shape() -> None:
+    """T5's relative position buckets: full_like(int tensor, 15) with a dynamic size."""
+    class Bucket(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = (x * 3).to(torch.long)
+            return torch.min(y, torch.full_like(y, 15))
+
+    buffer = io.BytesIO()
+    exporter.export(Bucket(), (torch.arange(8.0),), buffer, dynamic_axes={"x": [0]}, opset_version=13)
+    for n in (3, 8, 11):
+        x = torch.arange(float(n))
+        (got,) = run_onnxruntime(buffer.getvalue(), [x])
+        assert got.tolist() == Bucket()(x).tolist()

@@ -171,6 +171,7 @@ CASES = [
     Case("zeros_like", lambda a: torch.zeros_like(a) + a, f32(2, 3)),
     Case("ones_like_int", lambda a: torch.ones_like(a, dtype=torch.int32), f32(2, 3)),
     Case("full_like", lambda a: torch.full_like(a, 3.5), f32(2, 3)),
+    Case("full_like_int_fill", lambda a: torch.min(a, torch.full_like(a, 15)), lambda: (torch.arange(8) * 3,)),
     Case("zeros_const", lambda a: a + torch.zeros(2, 3), f32(2, 3)),
     Case("full_const", lambda a: a * torch.full((3,), 2.0), f32(2, 3)),
     Case("arange_const", lambda a: a + torch.arange(3), f32(2, 3)),
