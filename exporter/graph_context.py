@@ -68,6 +68,7 @@ class GraphBuilder:
         domain: str = "",
         num_outputs: int = 1,
         scope: str = "",
+        infer_types: bool = True,
     ) -> list[ir.Value]:
         attrs = [_to_attr(name, value) for name, value in attributes.items() if value is not None]
         name = self.unique_name(f"{scope}/{op_type}" if scope else f"/{op_type}")
@@ -77,7 +78,7 @@ class GraphBuilder:
         for index, output in enumerate(node.outputs):
             output.name = f"{name}_output_{index}"
         self.graph.append(node)
-        if not domain:
+        if not domain and infer_types:
             infer(op_type, inputs, attributes, node.outputs)
             infer_with_onnx(node, self.options.opset)
         return list(node.outputs)
@@ -103,7 +104,7 @@ class GraphBuilder:
             )
             self.root.graph.register_initializer(out)
         else:
-            (out,) = self.add_node("Constant", [], {"value": ir_tensor})
+            (out,) = self.add_node("Constant", [], {"value": ir_tensor}, infer_types=False)
             out.const_value = ir_tensor
             out.dtype = ir_tensor.dtype
             out.shape = ir.Shape(array.shape)

@@ -1708,33 +1708,28 @@ def _is_for_loop(body: torch._C.Block) -> bool:
     return node.kind() == "prim::Constant" and node.output().toIValue() is True
 
 
-@onnx_symbolic("prim::Loop")
-def prim_loop(g: GraphContext, *inputs: object) -> object:
-    """prim::Loop(int max_trip_count, bool cond, *carried) -> ONNX Loop, or an unrolled copy.
+# Ops that change an export-time Python list in place: a body using them must be unrolled.
+_LIST_MUTATIONS = frozenset({"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"})
 
-    A for loop with a trip count known at export time is unrolled (up to 256 iterations):
-    lists appended to, values changing shape between iterations and Python-level state all
-    stay exact, and the graph has no Loop to schedule. Otherwise the body becomes an ONNX
-    Loop whose carried values are the loop's.
-    """
-    trip_count, condition, *carried = inputs
-    (body,) = list(g.node.blocks())
-    count = g.node.outputsSize()
-    if (
-        isinstance(trip_count, int)
-        and condition is True
-        and _is_for_loop(body)
-        and trip_count <= _UNROLL_LIMIT
-    ):
-        state = list(carried)
-        for iteration in range(trip_count):
-            outputs = g.inline_block(body, [iteration, *state])
-            state = outputs[1:]
-        return state[0] if count == 1 else (tuple(state) if count else None)
-    if any(isinstance(c, (list, tuple)) for c in carried):
-        raise ValueError(
-            "a loop that carries a list needs a trip count known at export time (it is then unrolled)"
-        )
+
+def _mutates_lists(block: torch._C.Block) -> bool:
+    for node in block.nodes():
+        if node.kind() in _LIST_MUTATIONS:
+            return True
+        if any(_mutates_lists(sub) for sub in node.blocks()):
+            return True
+    return False
+
+
+def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carried: list[object], count: int) -> object:
+    state = list(carried)
+    for iteration in range(trip_count):
+        outputs = g.inline_block(body, [iteration, *state])
+        state = outputs[1:]
+    return state[0] if count == 1 else (tuple(state) if count else None)
+
+
+def _onnx_loop(g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int) -> object:
     trip = g.constant(trip_count if isinstance(trip_count, int) else _INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
     initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
@@ -1755,8 +1750,35 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
         raise ValueError("the loop condition must be a bool")
     if count == 0:
         return None
-    results = g.op("Loop", trip, cond, *initial, body=body_graph, num_outputs=count)
-    return results if count > 1 else results
+    return g.op("Loop", trip, cond, *initial, body=body_graph, num_outputs=count)
+
+
+@onnx_symbolic("prim::Loop")
+def prim_loop(g: GraphContext, *inputs: object) -> object:
+    """prim::Loop(int max_trip_count, bool cond, *carried) -> ONNX Loop, or an unrolled copy.
+
+    Loops become ONNX Loop, whose size does not grow with the trip count. A for loop with a
+    trip count known at export time (up to 256) is unrolled instead when its body builds
+    Python-level state ONNX cannot carry: lists appended to, values that start as None, or
+    a body that only exports with its iteration number known (the Loop attempt failed).
+    """
+    trip_count, condition, *carried = inputs
+    (body,) = list(g.node.blocks())
+    count = g.node.outputsSize()
+    static_for = isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
+    if static_for:
+        needs_python_state = _mutates_lists(body) or any(c is None or isinstance(c, (list, tuple)) for c in carried)
+        if needs_python_state or trip_count <= 1:
+            return _unrolled_loop(g, body, trip_count, carried, count)
+        try:
+            return _onnx_loop(g, body, trip_count, condition, carried, count)
+        except Exception:  # noqa: BLE001 - the unrolled form needs less of ONNX
+            return _unrolled_loop(g, body, trip_count, carried, count)
+    if any(isinstance(c, (list, tuple)) for c in carried) or _mutates_lists(body):
+        raise ValueError(
+            "a loop that builds a list needs a trip count known at export time (it is then unrolled)"
+        )
+    return _onnx_loop(g, body, trip_count, condition, carried, count)
 
 
 @onnx_symbolic("prim::RaiseException")
