@@ -25,7 +25,7 @@ hypothesis.settings.register_profile("long", max_examples=3000, deadline=None)
 hypothesis.settings.register_profile("medium", max_examples=400, deadline=None)
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-FLOATS = [torch.float32, torch.float64, torch.float16]
+FLOATS = [torch.float32, torch.float64, torch.float16]  # plus int32/int64 and bool below
 INTS = [torch.int32, torch.int64]
 
 # Each step maps a tensor to a tensor; `kinds` says which dtypes it accepts.
@@ -51,6 +51,8 @@ STEPS = {
     "compare": (lambda x: (x > 1).to(x.dtype), "numeric"),
     "floordiv": (lambda x: x // 3, "int"),
     "softmax": (lambda x: torch.softmax(x, -1), "float"),
+    "logical": (lambda x: (x & ~x.flip(-1)) | x, "bool"),
+    "bool_sum": (lambda x: x.sum(-1), "bool"),
 }
 
 
@@ -65,12 +67,14 @@ def _accepts(kind: str, dtype: torch.dtype) -> bool:
         return not dtype.is_floating_point and dtype != torch.bool
     if kind in ("numeric", "signed"):
         return dtype != torch.bool
+    if kind == "bool":
+        return dtype == torch.bool
     return False
 
 
 @st.composite
 def chains(draw):  # noqa: ANN001, ANN201
-    dtype = draw(st.sampled_from(FLOATS + INTS))
+    dtype = draw(st.sampled_from(FLOATS + INTS + [torch.bool]))
     rank = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
     names = [n for n, (_, kind) in STEPS.items() if _accepts(kind, dtype)]
@@ -80,6 +84,8 @@ def chains(draw):  # noqa: ANN001, ANN201
 
 
 def _input(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
     if dtype.is_floating_point:
         return torch.randn(shape).to(dtype)
     return torch.randint(-5, 6, shape, dtype=dtype)

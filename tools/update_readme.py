@@ -15,6 +15,22 @@ def _replace(text: str, marker: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
 
 
+def _bench_summary() -> str:
+    """The headline ratios table of bench/results/results.md, with its date/machine/versions."""
+    path = os.path.join(ROOT, "bench", "results", "results.md")
+    if not os.path.exists(path):
+        return "No benchmark results yet: run `python bench/run.py`."
+    lines = open(path).read().splitlines()
+    header = [line for line in lines if line.startswith("- ")][:4]
+    start = next(i for i, line in enumerate(lines) if line.startswith("## Ratios"))
+    table = []
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        table.append(line)
+    return "\n".join(header + [""] + [line for line in table]).strip() + "\n"
+
+
 def main() -> int:
     sys.path.insert(0, ROOT)
     from exporter.support_matrix import format_markdown
@@ -39,6 +55,7 @@ def main() -> int:
     text = open(path).read()
     text = _replace(text, "coverage", table)
     text = _replace(text, "matrix", format_markdown())
+    text = _replace(text, "bench", _bench_summary())
     open(path, "w").write(text)
     return 0
 
