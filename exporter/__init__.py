@@ -1,4 +1,4 @@
-"""exporter: TorchScript graphs to ONNX, independent of torch.onnx.
+"""exporter: TorchScript graphs to ONNX, independent of torch's ONNX exporter.
 
 Public API only. Importing the package imports every symbolic module once; that is the only
 place registration happens.

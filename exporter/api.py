@@ -27,7 +27,7 @@ logger = logging.getLogger("exporter")
 
 
 class TrainingMode(enum.Enum):
-    """Which mode the model is exported in (torch.onnx.TrainingMode members are accepted too)."""
+    """Which mode the model is exported in (torch's own TrainingMode members are accepted too, by name)."""
 
     EVAL = 0
     PRESERVE = 1
@@ -85,7 +85,7 @@ def export(
     report: bool = False,
     progress: serialization.Progress | None = None,
 ) -> ir.Model | ExportReport:
-    """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch.onnx.export.
+    """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch's ONNX export function.
 
     Returns the ``onnxscript.ir`` model that was written, or with ``report=True`` an
     :class:`ExportReport` (time per phase, node counts, weights; ``.model`` is the model).

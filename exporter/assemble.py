@@ -30,7 +30,7 @@ def ir_version_for(opset: int) -> int:
 def normalize_dynamic_axes(
     dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None,
 ) -> dict[str, dict[int, str]]:
-    """Both torch.onnx forms, ``{"x": {0: "batch"}}`` and ``{"x": [0]}``, as the first."""
+    """Both forms torch's exporter accepts, ``{"x": {0: "batch"}}`` and ``{"x": [0]}``, as the first."""
     result: dict[str, dict[int, str]] = {}
     for key, axes in (dynamic_axes or {}).items():
         if isinstance(axes, Mapping):

@@ -36,7 +36,7 @@ class Captured:
 
 
 def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """torch.onnx.export's convention: a tensor, a tuple, or a tuple ending in a kwargs dict."""
+    """The calling convention of torch's ONNX export: a tensor, a tuple, or a tuple ending in a kwargs dict."""
     if isinstance(args, torch.Tensor):
         return (args,), {}
     if isinstance(args, list):
@@ -277,7 +277,7 @@ _CAPTURE_LOCK = threading.Lock()
 
 
 def capture(model: Any, args: Any) -> Captured:
-    """Trace or lower ``model`` with ``args`` (torch.onnx.export's calling convention)."""
+    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export)."""
     with _CAPTURE_LOCK:
         return _capture(model, args)
 
