@@ -175,14 +175,18 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
     if isinstance(model, torch.jit.ScriptModule):
         try:
-            graph, params = torch._C._jit_pass_lower_graph(model.graph, model._c)
+            forward_graph = model.graph.copy()
+            _substitute_interpolate(forward_graph)
+            graph, params = torch._C._jit_pass_lower_graph(forward_graph, model._c)
         except RuntimeError as error:
             if "Unknown type" not in str(error):
                 raise
             # Non-tensor attributes (bools, ints) cannot become graph inputs: freezing inlines
             # them as constants while keeping the parameters as attributes.
             frozen = torch._C._freeze_module(model._c, preserveParameters=True)
-            graph, params = torch._C._jit_pass_lower_graph(frozen._get_method("forward").graph, frozen)
+            frozen_graph = frozen._get_method("forward").graph
+            _substitute_interpolate(frozen_graph)
+            graph, params = torch._C._jit_pass_lower_graph(frozen_graph, frozen)
         by_storage = {}
         for key, value in model.state_dict().items():
             if not isinstance(value, torch.Tensor) or value.is_quantized:
@@ -211,6 +215,7 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
             raise TypeError(f"missing argument {param.name!r} of the scripted forward")
     if kwargs:
         raise TypeError(f"unexpected keyword arguments for the scripted forward: {sorted(kwargs)}")
+    _substitute_interpolate(graph)
     torch._C._jit_pass_inline(graph)
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
@@ -321,3 +326,19 @@ def _fix_index_dtypes(block: torch._C.Graph | torch._C.Block) -> None:
             out = node.output()
             if isinstance(out.type(), torch._C.TensorType):
                 out.setType(out.type().with_dtype(torch.int64))
+
+
+def _substitute_interpolate(graph: torch._C.Graph) -> None:
+    """Scripted F.interpolate is a Python function full of control flow on its arguments
+    (antialias kernels, mode checks); each direct call becomes one aten::__interpolate node
+    with the same arguments before inlining, so it exports as Resize/Upsample. Calls inside
+    submodules' methods are still inlined as Python code."""
+    for node in list(graph.findAllNodes("prim::CallFunction")):
+        callee = node.inputsAt(0).node()
+        if callee.kind() != "prim::Constant" or not callee.hasAttribute("name") or callee.s("name") != "interpolate":
+            continue
+        replacement = graph.create("aten::__interpolate", list(node.inputs())[1:], 1)
+        replacement.insertBefore(node)
+        replacement.output().setType(node.output().type())
+        node.output().replaceAllUsesWith(replacement.output())
+        node.destroy()

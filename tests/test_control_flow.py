@@ -245,3 +245,20 @@ def test_scripted_transformer_encoder_layer(opset: int) -> None:
     fused path; those are export-time constants, so the composite path is exported."""
     layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True).eval()
     _check(torch.jit.script(layer), [(torch.randn(2, 5, 16),)], opset)
+
+
+class ScriptedResize(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        up = torch.nn.functional.interpolate(x, scale_factor=2.0, mode="nearest")
+        return torch.nn.functional.interpolate(up, size=[5, 7], mode="bilinear", align_corners=False)
+
+
+@pytest.mark.parametrize("opset", [11, 18])
+def test_scripted_interpolate_becomes_resize(opset: int) -> None:
+    data = _check(torch.jit.script(ScriptedResize()), [(torch.randn(1, 2, 3, 4),)], opset)
+    assert b"Resize" in data
+
+
+def test_scripted_bilinear_interpolate_at_opset_9_names_opset_11() -> None:
+    with pytest.raises(exporter.ExporterError, match="opset 11"):
+        exporter.export(torch.jit.script(ScriptedResize()), (torch.randn(1, 2, 3, 4),), io.BytesIO(), opset_version=9)
