@@ -232,6 +232,3 @@ def describe(obj: Any) -> str:
         return f"tensor({obj.dtype}, {tuple(obj.shape)})"
     return repr(obj)
 
-
-def ensure_sequence(value: Sequence[Any] | Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]

@@ -10,7 +10,6 @@ types onto what the symbolic returned so later symbolics can read ``x.dtype``/``
 from __future__ import annotations
 
 import collections
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from exporter.passes.common import has_blocks, schema_of
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
 
-__all__ = ["emit_graph", "find_unsupported", "EmitterInput"]
+__all__ = ["emit_graph", "find_unsupported"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
@@ -35,13 +34,6 @@ _IGNORABLE_ARGUMENTS = frozenset(
 _FOLD_LIMIT_BYTES = 1 << 20
 _NO_FOLD = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"})
 
-
-@dataclasses.dataclass
-class EmitterInput:
-    """A graph input or parameter: the TorchScript value and what it becomes in ONNX."""
-
-    ts_value: torch._C.Value
-    ir_value: ir.Value
 
 
 def _overload(node: torch._C.Node) -> str:

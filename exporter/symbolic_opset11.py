@@ -12,12 +12,11 @@ ONNX changes at opset 11 that this module reacts to:
 
 from __future__ import annotations
 
-import onnx_ir as ir
-
 from collections.abc import Sequence
-from exporter import tensors
-import math
+
+import onnx_ir as ir
 import torch
+
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic

@@ -10,11 +10,6 @@ from __future__ import annotations
 
 import onnx_ir as ir
 
-from collections.abc import Sequence
-from exporter import tensors
-import math
-import torch
-from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (  # the base lowering's helpers

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import onnx_ir as ir
 
-from collections.abc import Sequence
-from exporter import tensors
-import math
-import torch
-from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (  # the base lowering's helpers
     _GRID_MODES_16,
     _GRID_PADDING,
-    _rank_normalization,
+    _rank,
 )
 
 Value = ir.Value
@@ -39,7 +34,7 @@ def aten_grid_sampler(
 
     GridSample first exists at opset 16, for 4-D inputs only (5-D needs opset 20).
     """
-    if _rank_normalization(input, "grid_sampler") != 4:
+    if _rank(input, "grid_sampler") != 4:
         raise ValueError("grid_sampler on a 5-D input needs opset 20 or higher")
     return g.op(
         "GridSample", input, grid,

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
-import math
 from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext

@@ -8,14 +8,14 @@ ONNX changes at opset 23 that this module reacts to:
 
 from __future__ import annotations
 
-import onnx_ir as ir
-
 from collections.abc import Sequence
-from exporter import tensors
-import math
+
+import onnx_ir as ir
 import torch
+
 from exporter import symbolic_helper as h
 from exporter import symbolic_opset9 as base
+from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (  # the base lowering's helpers

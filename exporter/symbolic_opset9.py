@@ -4106,16 +4106,10 @@ _LOW_PRECISION = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
 # ============================================================================================
 
 
-def _rank_normalization(x: Value, what: str) -> int:
-    rank = h.rank_of(x)
-    if rank is None:
-        raise ValueError(f"{what} needs the input rank")
-    return rank
-
 
 def _batched(g: GraphContext, x: Value, spatial: int) -> tuple[Value, bool]:
     """torch pools accept unbatched [C, *spatial] inputs; ONNX pools need [N, C, *spatial]."""
-    rank = _rank_normalization(x, "pooling")
+    rank = _rank(x, "pooling")
     if rank == spatial + 1:
         out = h.unsqueeze(g, x, [0])
         out.shape = ir.Shape([1] + list(x.shape))  # type: ignore[arg-type]
@@ -4343,7 +4337,7 @@ def adaptive_avg_pool(g: GraphContext, self: Value, output_size: Sequence[int | 
             out = g.op("AveragePool", x, kernel_shape=kernel, strides=kernel)
         return _unbatched(g, (out,), added)[0]
     in_sizes, out_sizes = _adaptive_sizes(self, output_size, "adaptive_avg_pool")
-    rank = _rank_normalization(self, "adaptive_avg_pool")
+    rank = _rank(self, "adaptive_avg_pool")
     torch_dtype = tensors.to_torch_dtype(self.dtype)
     out = self
     for j in range(spatial):
@@ -4401,7 +4395,7 @@ def _interpolation_args(
     x: Value, output_size: Sequence[int] | None, scales: Sequence[float | None] | None
 ) -> tuple[list[int] | None, list[float] | None]:
     """Per-spatial-axis output sizes and scale factors (either may be None)."""
-    spatial = _rank_normalization(x, "interpolation") - 2
+    spatial = _rank(x, "interpolation") - 2
     scale_list: list[float] | None = None
     if scales is not None and len(scales) > 0 and all(s is not None for s in scales):
         scale_list = [float(s) for s in _spatial_list(scales, spatial)]  # type: ignore[arg-type]
@@ -4518,7 +4512,7 @@ def aten_group_norm(
     Statistics over [N, G, -1] from primitives (no scale/bias constants of a static channel
     count are needed, unlike an InstanceNormalization lowering); half inputs in float32.
     """
-    rank = _rank_normalization(input, "group_norm")
+    rank = _rank(input, "group_norm")
     x = _upcast(g, input)
     grouped = g.op("Reshape", x, g.constant([0, num_groups, -1]))
     mean, var = _moments(g, grouped, [2])
@@ -4548,7 +4542,7 @@ def aten_instance_norm(
     bias may be absent without knowing the channel count.
     """
     del momentum
-    rank = _rank_normalization(input, "instance_norm")
+    rank = _rank(input, "instance_norm")
     x = _upcast(g, input)
     eps_value = h.scalar_like(g, eps, x)
     if use_input_stats or running_mean is None or running_var is None:
@@ -4594,7 +4588,7 @@ def aten__weight_norm(ctx: GraphContext, v: Value, g: Value, dim: int = 0) -> Va
     dim=-1 means the norm of the whole tensor (torch's norm_except_dim), not the last dim.
     The context parameter is named ``ctx`` here because the schema argument is called ``g``.
     """
-    rank = _rank_normalization(v, "_weight_norm")
+    rank = _rank(v, "_weight_norm")
     if dim == -1:
         axes = list(range(rank))
     else:
@@ -5749,7 +5743,6 @@ def aten__sample_dirichlet(g: GraphContext, self: Value, generator: object = Non
 # Split sizes, Gather indices or Reshape targets that every opset and every onnxruntime
 # kernel accepts, whatever the dtype. Where a size is only known at run time, the symbolic
 # uses Shape arithmetic or says which opset it needs.
-_INT64_MAX_shape = 9223372036854775807
 
 
 # ============================================================================================
@@ -5860,10 +5853,10 @@ def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequen
     out = x
     for dim, (b, e) in enumerate(zip(begins, ends)):
         if b < 0 or e < 0:
-            out = h.slice_static(g, out, [dim], [max(-b, 0)], [e if e < 0 else _INT64_MAX_shape])
+            out = h.slice_static(g, out, [dim], [max(-b, 0)], [e if e < 0 else _INT64_MAX])
         parts = []
         if b > 0:
-            parts.append(h.slice_static(g, out, [dim], [-b], [_INT64_MAX_shape]))
+            parts.append(h.slice_static(g, out, [dim], [-b], [_INT64_MAX]))
         parts.append(out)
         if e > 0:
             parts.append(h.slice_static(g, out, [dim], [0], [e]))
@@ -5897,7 +5890,7 @@ def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
     """Reverse one dim: Slice with step -1 from opset 10; Slice-1 has no steps, so opset 9
     gathers reversed indices (constant, or from the run-time size)."""
     if g.opset >= 10:
-        return h.slice_static(g, x, [dim], [-1], [-_INT64_MAX_shape], [-1])
+        return h.slice_static(g, x, [dim], [-1], [-_INT64_MAX], [-1])
     size = h.dim_size(g, x, dim)
     if isinstance(size, int):
         return _gather_const(g, x, torch.arange(size - 1, -1, -1), dim)
@@ -5963,7 +5956,7 @@ def _split_by(
     if count is None:
         raise ValueError("split of a dynamic dim needs its pieces unpacked (the count must be static)")
     # the last piece is open-ended: it takes whatever the run-time dim leaves
-    ends = [(i + 1) * split for i in range(count - 1)] + [_INT64_MAX_shape]
+    ends = [(i + 1) * split for i in range(count - 1)] + [_INT64_MAX]
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
 
 
@@ -6221,7 +6214,7 @@ def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int) -> Value:
     size_1d = h.unsqueeze(g, size, [0])
     split = g.op("Sub", size_1d, g.op("Mod", g.constant([shift]), size_1d, fmod=0))
     axes = g.constant([dim])
-    tail = g.op("Slice", x, split, g.constant([_INT64_MAX_shape]), axes)
+    tail = g.op("Slice", x, split, g.constant([_INT64_MAX]), axes)
     head = g.op("Slice", x, g.constant([0]), split, axes)
     return g.op("Concat", tail, head, axis=dim)
 
@@ -7159,7 +7152,6 @@ def prim_convert_element_type(g: GraphContext, *inputs: object) -> object:
 # has Reduce* kernels for float16/float/double/int32/int64 only at the low opsets (int8/uint8
 # from 12, bool from 20), so smaller integer and bool operands are widened to int32 first.
 
-_LOW_PRECISION_reductions = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
 # dtypes without Reduce*/ArgMax kernels in onnxruntime at some opset in 9..26.
 _NARROW = (
     ir.DataType.BOOL,
@@ -7195,7 +7187,7 @@ def _widened(g: GraphContext, x: Value) -> Value:
 
 def _accumulating(g: GraphContext, x: Value) -> Value:
     """Half inputs computed in float32, as torch's CPU kernels accumulate them."""
-    return h.cast(g, x, ir.DataType.FLOAT) if x.dtype in _LOW_PRECISION_reductions else x
+    return h.cast(g, x, ir.DataType.FLOAT) if x.dtype in _LOW_PRECISION else x
 
 
 def _sum_dtype(g: GraphContext, x: Value, dtype: torch.dtype | None) -> Value:
@@ -8548,12 +8540,6 @@ def _fill_outside(g: GraphContext, mask: Value, x: Value, fill: float, like: Val
     return g.op("Where", mask, x, h.scalar_like(g, fill, like))
 
 
-def _rank_recurrent(x: Value) -> int:
-    rank = h.rank_of(x)
-    if rank is None:
-        raise ValueError("the rank of a sequence tensor must be known")
-    return rank
-
 
 def _pack(g: GraphContext, padded: Value, lengths: Value, rank: int) -> tuple[Value, Value]:
     """Time-major ``[T, B, *]`` + sorted int64 lengths -> torch's (data, batch_sizes).
@@ -8587,7 +8573,7 @@ def _unpack_recurrent(
     (an RNN given sequence_lens ignores both); otherwise it has ``steps`` steps and zeros
     past each length. Packed values made here keep their padded source and skip the Gathers.
     """
-    rank = _rank_recurrent(data) + 1
+    rank = _rank(data, "a sequence tensor") + 1
     source = data.meta.get(_PADDED_SOURCE)
     if source is not None:
         padded, lengths = source
@@ -8988,8 +8974,8 @@ def aten__pack_padded_sequence(
     entries). The lengths must be sorted in decreasing order, as torch requires here
     (pack_padded_sequence sorts beforehand when enforce_sorted=False).
     """
-    x = g.op("Transpose", input, perm=[1, 0, *range(2, _rank_recurrent(input))]) if batch_first else input
-    return _pack(g, x, h.cast(g, lengths, ir.DataType.INT64), _rank_recurrent(input))
+    x = g.op("Transpose", input, perm=[1, 0, *range(2, _rank(input, "a sequence tensor"))]) if batch_first else input
+    return _pack(g, x, h.cast(g, lengths, ir.DataType.INT64), _rank(input, "a sequence tensor"))
 
 
 @onnx_symbolic("aten::_pad_packed_sequence")
@@ -9006,7 +8992,7 @@ def aten__pad_packed_sequence(
     Each padded position gathers its packed row (offset of its step, an exclusive prefix
     sum of batch_sizes, plus its batch index); positions past a length get padding_value.
     """
-    rank = _rank_recurrent(data) + 1
+    rank = _rank(data, "a sequence tensor") + 1
     padded, lengths = _unpack_recurrent(g, data, batch_sizes, total_length)
     if padding_value != 0:
         mask = _broadcast_mask(g, _valid_mask(g, total_length, lengths), rank)
