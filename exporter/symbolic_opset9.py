@@ -3277,15 +3277,6 @@ def _along(g: GraphContext, index: Value, dim: int, like: Value) -> Value:
     return g.op("Expand", placed, h.shape_of(g, like))
 
 
-def _where(g: GraphContext, condition: Value, a: Value, b: Value) -> Value:
-    """Where, except for bool data: onnxruntime's Where has no bool kernel, so bools select
-    with And/Or (broadcasting the same way)."""
-    if a.dtype == _BOOL:
-        keep_a = g.op("And", condition, a)
-        return g.op("Or", keep_a, g.op("And", g.op("Not", condition), b))
-    return g.op("Where", condition, a, b)
-
-
 def _data_dependent(g: GraphContext, value: Value, output: int = 0) -> Value:
     """Mark a value whose sizes depend on the data (NonZero, Unique) as dynamic, so the traced
     example's sizes are not stamped on it and folded into later shape arithmetic."""
@@ -3467,7 +3458,7 @@ def aten_index_fill(g: GraphContext, self: Value, dim: int, index: Value, value:
     match = g.op("Equal", h.unsqueeze(g, flat, [1]), h.unsqueeze(g, _arange_indexing(g, size), [0]))
     hits = h.reduce(g, "ReduceMax", h.cast(g, match, ir.DataType.INT32), [0], False)
     selected = g.op("Reshape", h.cast(g, hits, _BOOL), g.constant(_axis_shape(rank, dim)))
-    return _where(g, selected, h.cast(g, value, self.dtype), self)
+    return h.where(g, selected, h.cast(g, value, self.dtype), self)
 
 
 @onnx_symbolic("aten::index_copy")
@@ -3652,7 +3643,7 @@ def aten_masked_select(g: GraphContext, self: Value, mask: Value) -> Value:
     positions are gathered; NonZero and Gather make it expressible from opset 9.
     """
     mask = h.cast(g, mask, _BOOL)
-    broadcast = _where(g, mask, self, self)
+    broadcast = h.where(g, mask, self, self)
     full_mask = g.op("Expand", mask, g.op("Shape", broadcast))
     flat = g.op("Reshape", broadcast, g.constant([-1]))
     return _data_dependent(g, g.op("Gather", flat, _flat_nonzero(g, full_mask), axis=0))
@@ -4040,7 +4031,7 @@ def _triangle(g: GraphContext, self: Value, diagonal: int | Value, upper: bool) 
     if _rank(self, "tril/triu") < 2:
         raise ValueError("tril/triu need at least 2 dims")
     zero = h.scalar_like(g, False if self.dtype == _BOOL else 0, self)
-    return _where(g, _triangle_mask(g, self, diagonal, upper), self, zero)
+    return h.where(g, _triangle_mask(g, self, diagonal, upper), self, zero)
 
 
 @onnx_symbolic("aten::tril")
