@@ -3732,12 +3732,23 @@ def _topk(
         elif x.dtype not in (ir.DataType.INT32, _INT64):
             work = h.cast(g, x, _INT64)
     negate = not largest and g.opset < 11
-    key = g.op("Neg", work) if negate else work
-    # onnxruntime ranks NaN below everything; torch above everything. Only the largest-first
-    # order differs, so there NaN keys become +inf and the values are read back by index.
-    nan_fix = largest and h.is_floating(x)
-    if nan_fix:
-        key = g.op("Where", g.op("IsNaN", work), h.scalar_like(g, math.inf, work), work)
+    shape = h.static_shape(x)
+    # torch ranks NaN above +inf. onnxruntime's TopK has ranked NaN lowest (before 1.32) and
+    # highest (1.32), so for floats the key says it explicitly: infinities are clamped to the
+    # largest finite value, NaN becomes +inf (-inf once negated), and the values are read back
+    # by index. Below opset 11 that read-back needs static shapes; without them NaN only moves
+    # to the right end (and comes out as inf).
+    read_back = h.is_floating(x) and (g.opset >= 11 or shape is not None)
+    key = work
+    if h.is_floating(x):
+        if read_back:
+            finite_max = torch.finfo(tensors.to_torch_dtype(work.dtype)).max
+            key = g.op("Min", work, h.scalar_like(g, finite_max, work))
+        nan_key = math.inf if not negate else -math.inf
+        key = g.op("Neg", key) if negate else key
+        key = g.op("Where", g.op("IsNaN", work), h.scalar_like(g, nan_key, work), key)
+    elif negate:
+        key = g.op("Neg", work)
     if g.opset < 10:
         if not isinstance(k, int):
             raise ValueError("topk with k known only at run time needs opset 10")
@@ -3747,15 +3758,14 @@ def _topk(
         values, indices = g.op("TopK", key, g.list_to_value([k]), axis=dim, num_outputs=2, **attrs)
     if negate:
         values = g.op("Neg", values)
-    shape = h.static_shape(x)
     if shape is not None and isinstance(k, int):
         shape[dim] = k
         indices.shape, indices.dtype = ir.Shape(shape), _INT64
         values.shape, values.dtype = ir.Shape(shape), key.dtype
-    if nan_fix:
+    if read_back:
         if g.opset >= 11:
             values = g.op("GatherElements", work, indices, axis=dim)
-        elif shape is not None and h.static_shape(work) is not None:
+        else:
             values = aten_gather(g, work, dim, indices)
     return h.cast(g, values, x.dtype), indices
 
@@ -3778,8 +3788,8 @@ def aten_sort(
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) (and .stable)
 
     A TopK of the whole dim; its ties come lowest index first, which is the stable order.
-    NaN sorts last ascending and first descending, as in torch (except that below opset 11
-    with sizes known only at run time a descending NaN comes last).
+    NaN sorts last ascending and first descending, as in torch (below opset 11 with sizes
+    known only at run time, a NaN value comes out as inf, in its place).
     """
     del stable
     if h.rank_of(self) == 0:

@@ -172,6 +172,9 @@ CASES = [
     Case("sort_stable_ties_desc", lambda x: torch.sort(x, descending=True, stable=True), lambda: (torch.tensor([3, 1, 3, 1, 2, 1]),)),
     Case("sort_dtypes", lambda a, b, c: (a.sort(), b.sort(-1, True), (c > 0).sort(stable=True)), lambda: (torch.randperm(12).to(torch.int32).reshape(3, 4), distinct(2, 6).half(), torch.randn(2, 5))),
     Case("sort_nan", lambda x: torch.cat([torch.sort(x)[0], torch.sort(x, descending=True)[0]]), lambda: (torch.tensor([[1.0, float("nan"), -0.5, 2.0, float("inf")]]),)),
+    # +inf before NaN, -inf, and ties with both ends: the order must not depend on TopK's NaN rank
+    Case("sort_inf_nan", lambda x: torch.cat([torch.sort(x)[0], torch.sort(x, descending=True)[0], torch.sort(x)[1].float()]), lambda: (torch.tensor([[float("inf"), 1.0, float("nan"), float("-inf"), 3.4e38]]),)),
+    Case("topk_nan_inf", lambda x: torch.cat([torch.topk(x, 2)[0], torch.topk(x, 2, largest=False)[0]]), lambda: (torch.tensor([[float("inf"), 1.0, float("nan"), -2.0]]),)),
     Case("topk_nan", lambda x: torch.topk(x, 3), lambda: (torch.tensor([[1.0, float("nan"), -0.5, 2.0], [0.0, 1.0, float("nan"), 4.0]]),)),
     Case("argsort", lambda x: torch.argsort(x, dim=1, descending=True), lambda: (distinct(3, 5),)),
     Case("argsort_int", lambda x: x.argsort(), lambda: (torch.randperm(7),)),
