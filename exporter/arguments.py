@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import onnx_ir as ir
 import torch
 
-from exporter import tensors
+from exporter import runtime_list, tensors
+from exporter.runtime_list import RuntimeList
 
 if TYPE_CHECKING:
     from exporter.graph_context import GraphContext
@@ -42,6 +43,7 @@ class Kind(enum.Enum):
     FLOATS = "Sequence[float]"
     VALUES = "Sequence[Value]"
     DTYPE = "torch.dtype"
+    RUNTIME_LIST = "RuntimeList"
     RAW = "object"
 
 
@@ -80,6 +82,8 @@ def _kind_of(annotation: Any, fn_name: str, param: str) -> tuple[list[Kind], boo
         return [_SCALAR_KINDS[annotation]], False
     if annotation is torch.dtype:
         return [Kind.DTYPE], False
+    if annotation is RuntimeList:
+        return [Kind.RUNTIME_LIST], False
     if annotation in (object, Any):
         return [Kind.RAW], True
     if origin in (collections.abc.Sequence, list, tuple, typing.Sequence):
@@ -145,6 +149,10 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
     """Convert to one kind or raise ArgumentError."""
     if kind is Kind.RAW:
         return obj
+    if kind is Kind.RUNTIME_LIST:
+        if isinstance(obj, RuntimeList):
+            return obj
+        raise ArgumentError(f"expected a list computed at run time, got {_describe(obj)}")
     if kind is Kind.VALUE:
         if isinstance(obj, ir.Value):
             return obj
@@ -152,6 +160,8 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
             return g.list_to_value(obj)
         if isinstance(obj, (torch.Tensor, bool, int, float)):
             return g.constant(obj)
+        if isinstance(obj, RuntimeList) and obj.item_dtype is not None and not tensors.is_floating(obj.item_dtype):
+            return runtime_list.stack(g, obj, 0)  # a run-time int list as a shape
         raise ArgumentError(f"expected a tensor, got {type(obj).__name__} {obj!r}")
     if kind is Kind.INT:
         value = _scalar_of(obj)
@@ -219,6 +229,8 @@ def _describe(obj: Any) -> str:
         return f"a value computed at run time ({obj.dtype}, shape {obj.shape})"
     if isinstance(obj, torch.Tensor):
         return f"a constant tensor of shape {tuple(obj.shape)}"
+    if isinstance(obj, RuntimeList):
+        return "a list whose length is only known at run time"
     return f"{type(obj).__name__} {obj!r}"
 
 

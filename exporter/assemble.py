@@ -8,11 +8,12 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import tensors
+from exporter import runtime_list, tensors
 from exporter.capture import Captured, name_inputs
 from exporter.emitter import emit_graph
-from exporter.graph_context import ExportOptions, GraphBuilder
+from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
 from exporter.registry import Registry
+from exporter.runtime_list import RuntimeList
 
 __all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for"]
 
@@ -119,7 +120,9 @@ def assemble(
     results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
     outputs = []
     for obj in _flatten_outputs(results):
-        if not isinstance(obj, ir.Value):
+        if isinstance(obj, RuntimeList):  # a list of run-time length: one sequence output
+            obj = runtime_list.sequence_of(GraphContext(builder, None), obj)
+        elif not isinstance(obj, ir.Value):
             obj = builder.constant(obj)
         if obj.is_graph_input() or obj.is_initializer() or obj in outputs or obj.const_value is not None:
             (obj,) = builder.add_node("Identity", [obj], {})

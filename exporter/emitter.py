@@ -10,7 +10,7 @@ types onto what the symbolic returned so later symbolics can read ``x.dtype``/``
 from __future__ import annotations
 
 import collections
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import onnx_ir as ir
@@ -23,6 +23,7 @@ from exporter.passes.scalar_type_analysis import emission_target, emitted_operan
 from exporter.passes.common import has_blocks, schema_of
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
+from exporter.runtime_list import RuntimeList, ScanItem
 
 __all__ = ["emit_graph", "find_unsupported"]
 
@@ -102,6 +103,16 @@ class _Emitter:
             emitter = emitter.parent
         raise ExporterError(f"internal error: value %{value.debugName()} used before it was emitted")
 
+    def replace(self, old: Any, new: Any) -> None:
+        """Rebind every value (here and in enclosing scopes) that holds the object ``old``: a
+        Python list that becomes a run-time list is aliased by all the values naming it."""
+        emitter: _Emitter | None = self
+        while emitter is not None:
+            for key, obj in emitter.env.items():
+                if obj is old:
+                    emitter.env[key] = new
+            emitter = emitter.parent
+
     def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj
         if isinstance(obj, ir.Value):
@@ -116,12 +127,21 @@ class _Emitter:
         self.emit_block(block)
         return [self.lookup(v) for v in block.outputs()]
 
-    def subgraph(self, block: torch._C.Block, inputs: Sequence[ir.Value], name: str) -> ir.Graph:
-        """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``.
+    def subgraph(
+        self,
+        block: torch._C.Block,
+        inputs: Sequence[ir.Value],
+        name: str,
+        extra_outputs: Callable[[], Sequence[Any]] | None = None,
+    ) -> ir.Graph:
+        """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``
+        (the block's parameters first; any further inputs are the caller's to use).
 
         Values of enclosing graphs are referenced directly (ONNX outer-scope capture). An
         output that is not computed inside the subgraph gets an Identity, since a subgraph
-        output must be produced by the subgraph.
+        output must be produced by the subgraph. ``extra_outputs``, called once the block is
+        emitted, adds outputs beyond the block's own: the new values of lists the block
+        changed, or scan outputs.
         """
         graph = ir.Graph(list(inputs), [], nodes=[], name=name)
         builder = GraphBuilder(graph, self.builder.options, parent=self.builder)
@@ -129,15 +149,20 @@ class _Emitter:
         for param, value in zip(block.inputs(), inputs):
             child.env[param.unique()] = value
         child.emit_block(block)
-        for ts_value in block.outputs():
-            obj = child.lookup(ts_value)
+        results = [child.lookup(v) for v in block.outputs()]
+        if extra_outputs is not None:
+            results.extend(extra_outputs())
+        for obj in results:
+            if isinstance(obj, RuntimeList):
+                raise TypeError("a branch or loop body returns a list whose length is only known at run time")
             if not isinstance(obj, ir.Value):
                 if obj is None:
                     raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
                 obj = builder.constant(obj)
-            if obj.producer() is None or obj.producer().graph is not graph or obj in graph.outputs:
-                source = obj
-                (obj,) = builder.add_node("Identity", [source], {})
+            if isinstance(obj.type, ir.SequenceType) and obj in graph.inputs and obj not in graph.outputs:
+                pass  # a Loop-carried list the body left alone
+            elif obj.producer() is None or obj.producer().graph is not graph or obj in graph.outputs:
+                obj = _pass_through(builder, obj)
             graph.outputs.append(obj)
         return graph
 
@@ -335,6 +360,30 @@ class _Emitter:
         return True
 
 
+def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
+    """A copy of ``value`` made inside a subgraph, which ONNX requires for outputs.
+
+    Identity takes sequences only from opset 14; before that a Loop with no iteration
+    returns its initial value, of any type.
+    """
+    if not isinstance(value.type, ir.SequenceType) or builder.options.opset >= 14:
+        (copied,) = builder.add_node("Identity", [value], {})
+        copied.type = value.type
+        return copied
+    iteration = ir.Value(name=builder.unique_name("pass_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    condition = ir.Value(name=builder.unique_name("pass_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    carried = ir.Value(name=builder.unique_name("pass_value"), type=value.type)
+    body = ir.Graph([iteration, condition, carried], [], nodes=[], name=builder.unique_name("pass_body"))
+    body_builder = GraphBuilder(body, builder.options, parent=builder)
+    (condition_out,) = body_builder.add_node("Identity", [condition], {})
+    body.outputs.extend([condition_out, carried])
+    (copied,) = builder.add_node(
+        "Loop", [builder.constant(0), builder.constant(False), value], {"body": body}, infer_types=False
+    )
+    copied.type = value.type
+    return copied
+
+
 def _is_nondeterministic(node: torch._C.Node) -> bool:
     """Node.isNondeterministic() asserts on some schemas (native_dropout with train=None)."""
     try:
@@ -348,7 +397,7 @@ class _TypeMismatch(Exception):
 
 
 def _is_dynamic(obj: Any) -> bool:
-    if isinstance(obj, ir.Value):
+    if isinstance(obj, (ir.Value, RuntimeList, ScanItem)):
         return True
     if isinstance(obj, (list, tuple)):
         return any(_is_dynamic(o) for o in obj)

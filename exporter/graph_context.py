@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -255,9 +255,26 @@ class GraphContext:
         """A value or node name not used anywhere else in the model (subgraphs included)."""
         return self._builder.unique_name(base)
 
-    def subgraph(self, block: torch._C.Block, inputs: Sequence[ir.Value], name: str = "subgraph") -> ir.Graph:
-        """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph."""
-        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name))
+    def subgraph(
+        self,
+        block: torch._C.Block,
+        inputs: Sequence[ir.Value],
+        name: str = "subgraph",
+        extra_outputs: Callable[[], Sequence[Any]] | None = None,
+    ) -> ir.Graph:
+        """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph;
+        ``extra_outputs()`` (called after the block is emitted) lists outputs beyond the
+        block's own."""
+        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name), extra_outputs)
+
+    def lookup(self, value: torch._C.Value) -> Any:
+        """What a TorchScript value of an enclosing scope was emitted as (control-flow
+        symbolics look at the lists a block changes)."""
+        return self._emitter.lookup(value)
+
+    def replace(self, old: Any, new: Any) -> None:
+        """Make every TorchScript value bound to the object ``old`` name ``new`` instead."""
+        self._emitter.replace(old, new)
 
     def inline_block(self, block: torch._C.Block, inputs: Sequence[Any] = ()) -> list[Any]:
         """Emit a block into the current graph; returns its outputs (Values or constants)."""

@@ -4,6 +4,11 @@ ONNX changes at opset 13 that this module reacts to:
 - Squeeze, Unsqueeze, Split and ReduceSum take their axes as inputs (symbolic_helper
   branches on it); Softmax/LogSoftmax work on one axis (symbolic_helper.softmax).
 - QuantizeLinear/DequantizeLinear take per-axis scales: per-channel fake quantization.
+- Loop and If carry sequences: a list changed inside run-time control flow becomes a
+  loop-carried (or If-returned) sequence. The base prim::Loop/prim::If check the opset
+  through runtime_list.CONTROL_FLOW_SEQUENCE_OPSET, since the change is in what the ONNX ops
+  accept, not in how the TorchScript node is lowered; below 13 only the scan-output form
+  (one append per iteration to an empty list) exists.
 """
 
 from __future__ import annotations

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
+from exporter import runtime_list
 from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList, ScanItem
 
 Value = ir.Value
 _INT64_MAX = 9223372036854775807
@@ -685,16 +687,20 @@ def aten_squeeze(g: GraphContext, self: Value, dim: Sequence[int] | None = None)
 
 
 @onnx_symbolic("aten::cat")
-def aten_cat(g: GraphContext, tensors: Sequence[Value], dim: int = 0) -> Value:  # noqa: F811
+def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    if isinstance(tensors, RuntimeList):
+        return runtime_list.cat(g, tensors, dim)
     if len(tensors) == 1:
         return tensors[0]
     return g.op("Concat", *tensors, axis=dim)
 
 
 @onnx_symbolic("aten::stack")
-def aten_stack(g: GraphContext, tensors: Sequence[Value], dim: int = 0) -> Value:  # noqa: F811
+def aten_stack(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    if isinstance(tensors, RuntimeList):
+        return runtime_list.stack(g, tensors, dim)
     rank = h.rank_of(tensors[0])
     if dim < 0:
         if rank is None:
@@ -1636,6 +1642,9 @@ def _unpack(g: GraphContext, packed: object) -> object:
         if len(packed) != count:
             raise ValueError(f"unpacking {len(packed)} items into {count} values")
         return tuple(packed) if count != 1 else packed[0]
+    if isinstance(packed, RuntimeList):  # the count is fixed by the TorchScript node
+        items = tuple(runtime_list.at(g, packed, i) for i in range(count))
+        return items if count != 1 else items[0]
     if isinstance(packed, Value):  # a run-time shape: one 0-d value per dim
         items = tuple(g.op("Gather", packed, g.constant(i), axis=0) for i in range(count))
         return items if count != 1 else items[0]
@@ -1671,13 +1680,96 @@ def _as_bool_value(g: GraphContext, condition: Value) -> Value:
     return h.cast(g, condition, ir.DataType.BOOL)
 
 
+# -- lists changed inside run-time control flow ------------------------------------------
+# A list is a Python list while its length is fixed at export time. A loop or branch that
+# decides at run time whether or how often a list grows turns it into a RuntimeList (see
+# runtime_list.py): a Loop scan output when the body appends one item per iteration to an
+# empty list, else an ONNX sequence threaded through the Loop or If (opset 13).
+
+# Ops that change a list in place.
+_LIST_MUTATIONS = frozenset({"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"})
+
+
+def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
+    """Whether ``node`` lies in ``block`` or a block nested in it."""
+    owner: torch._C.Block | None = node.owningBlock()
+    while owner is not None:
+        if owner == block:
+            return True
+        parent = owner.owningNode()
+        owner = parent.owningBlock() if parent is not None else None
+    return False
+
+
+def _nodes_within(blocks: Sequence[torch._C.Block]) -> list[torch._C.Node]:
+    found = []
+    for block in blocks:
+        for node in block.nodes():
+            found.append(node)
+            found.extend(_nodes_within(list(node.blocks())))
+    return found
+
+
+class _OuterList:
+    """A list defined before a control-flow node and used inside its blocks."""
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+        self.uses: list[torch._C.Node] = []
+        self.values: list[torch._C.Value] = []
+        self.mutated = False
+
+
+def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterList]:
+    """Lists (export-time or run-time) from enclosing code that ``blocks`` use, with their uses."""
+    found: dict[int, _OuterList] = {}
+    for node in _nodes_within(blocks):
+        for position, value in enumerate(node.inputs()):
+            if not isinstance(value.type(), torch._C.ListType):
+                continue
+            if any(_inside(block, value.node()) for block in blocks):
+                continue
+            obj = g.lookup(value)
+            if not isinstance(obj, (list, RuntimeList)):
+                continue
+            entry = found.setdefault(id(obj), _OuterList(obj))
+            entry.uses.append(node)
+            if value not in entry.values:
+                entry.values.append(value)
+            if position == 0 and node.kind() in _LIST_MUTATIONS:
+                entry.mutated = True
+    return [entry for entry in found.values() if entry.mutated]
+
+
+def _as_runtime_list(g: GraphContext, entry: _OuterList) -> RuntimeList:
+    if isinstance(entry.obj, RuntimeList):
+        return entry.obj
+    assert isinstance(entry.obj, list)
+    converted = runtime_list.from_items(g, entry.obj)
+    g.replace(entry.obj, converted)
+    return converted
+
+
+def _sequences_in_control_flow(g: GraphContext, what: str) -> None:
+    if g.opset < runtime_list.CONTROL_FLOW_SEQUENCE_OPSET:
+        raise ValueError(
+            f"{what} needs opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} or higher: ONNX Loop and If "
+            f"carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} (exporting at opset {g.opset})"
+        )
+
+
+def _threaded_values(lists: Sequence[RuntimeList]) -> list[Value]:
+    return [items.sequence for items in lists]  # type: ignore[misc]
+
+
 @onnx_symbolic("prim::If")
 def prim_if(g: GraphContext, *inputs: object) -> object:
     """prim::If(bool cond) with two blocks -> ONNX If.
 
     A condition known at export time emits only the taken branch. A branch that only raises
     (a scripted argument check) cannot be expressed in ONNX; the other branch is taken, as
-    it is for every input the model accepts.
+    it is for every input the model accepts. Lists a branch changes become sequences that
+    the If returns (opset 13).
     """
     (condition,) = inputs
     then_block, else_block = list(g.node.blocks())
@@ -1689,14 +1781,28 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         result = g.inline_block(else_block if _raises(then_block) else then_block)
     else:
         assert isinstance(condition, Value)
-        then_graph = g.subgraph(then_block, [], "then_branch")
-        else_graph = g.subgraph(else_block, [], "else_branch")
-        if outputs == 0:
+        changed = _outer_lists(g, [then_block, else_block])
+        if changed:
+            _sequences_in_control_flow(g, "a list changed inside an `if` on a value computed at run time")
+        lists = [_as_runtime_list(g, entry) for entry in changed]
+        before = [runtime_list.sequence_of(g, items) for items in lists]
+        branches = []
+        for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
+            for items, value in zip(lists, before):
+                items.sequence = value
+            branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+        count = outputs + len(lists)
+        if count == 0:
             return None
         values = g.op(
-            "If", _as_bool_value(g, condition), then_branch=then_graph, else_branch=else_graph, num_outputs=outputs
+            "If", _as_bool_value(g, condition), then_branch=branches[0], else_branch=branches[1], num_outputs=count
         )
-        return values
+        values = values if isinstance(values, tuple) else (values,)
+        for items, value in zip(lists, values[outputs:]):
+            items._set_sequence(value)
+        if outputs == 0:
+            return None
+        return values[0] if outputs == 1 else values[:outputs]
     if outputs == 0:
         return None
     return result[0] if outputs == 1 else tuple(result)
@@ -1708,19 +1814,6 @@ def _is_for_loop(body: torch._C.Block) -> bool:
     return node.kind() == "prim::Constant" and node.output().toIValue() is True
 
 
-# Ops that change an export-time Python list in place: a body using them must be unrolled.
-_LIST_MUTATIONS = frozenset({"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"})
-
-
-def _mutates_lists(block: torch._C.Block) -> bool:
-    for node in block.nodes():
-        if node.kind() in _LIST_MUTATIONS:
-            return True
-        if any(_mutates_lists(sub) for sub in node.blocks()):
-            return True
-    return False
-
-
 def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carried: list[object], count: int) -> object:
     state = list(carried)
     for iteration in range(trip_count):
@@ -1729,10 +1822,47 @@ def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carri
     return state[0] if count == 1 else (tuple(state) if count else None)
 
 
-def _onnx_loop(g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int) -> object:
+def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
+    """An empty list the body only appends to, once per iteration: a Loop scan output."""
+    if not isinstance(entry.obj, list) or entry.obj or len(entry.uses) != 1:
+        return False
+    (use,) = entry.uses
+    return use.kind() == "aten::append" and use.owningBlock() == body and not use.output().uses()
+
+
+def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
+    return [use.user.kind() for value in entry.values for use in value.uses() if use.user != node and not _inside_node(node, use.user)]
+
+
+def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
+    return any(_inside(block, other) for block in node.blocks())
+
+
+def _onnx_loop(
+    g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int, changed: list[_OuterList]
+) -> object:
+    sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
+    scans: list[_OuterList] = []
+    threaded: list[_OuterList] = []
+    for entry in changed:
+        # A scan output needs items of one shape, which torch.stack guarantees; with
+        # sequences available, lists used any other way stay sequences.
+        stacked_only = set(_later_uses(entry, g.node)) <= {"aten::stack", "aten::len"}
+        if _is_scan(entry, body) and (stacked_only or not sequences_allowed):
+            scans.append(entry)
+        else:
+            threaded.append(entry)
+    if threaded:
+        _sequences_in_control_flow(
+            g,
+            "a list changed inside a loop whose trip count is only known at run time (other than "
+            "appending one item per iteration to a list that starts empty)",
+        )
+    lists = [_as_runtime_list(g, entry) for entry in threaded]
     trip = g.constant(trip_count if isinstance(trip_count, int) else _INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
     initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
+    initial_lists = [runtime_list.sequence_of(g, items) for items in lists]
     iteration = ir.Value(name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
     cond_in = ir.Value(name=g.unique_name("loop_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
     carried_in = [
@@ -1743,14 +1873,43 @@ def _onnx_loop(g: GraphContext, body: torch._C.Block, trip_count: object, condit
         )
         for v in initial
     ]
-    body_graph = g.subgraph(body, [iteration, *carried_in], "loop_body")
+    lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
+    for items, value in zip(lists, lists_in):
+        items.sequence = value
+    collectors = [runtime_list.ScanItem() for _ in scans]
+    for entry, collector in zip(scans, collectors):
+        g.replace(entry.obj, collector)
+    # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
+    # a dummy one through.
+    dummy = [g.constant(False)] if not initial and not initial_lists else []
+    dummy_in = [ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+                for _ in dummy]
+
+    def extra_outputs() -> list[object]:
+        return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
+
+    body_graph = g.subgraph(body, [iteration, *carried_in, *lists_in, *dummy_in], "loop_body", extra_outputs)
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise ValueError("the loop condition must be a bool")
+    if count + len(lists) + len(scans) == 0:
+        return None
+    total = count + len(lists) + len(dummy) + len(scans)
+    values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
+    values = values if isinstance(values, tuple) else (values,)
+    for items, value in zip(lists, values[count:]):
+        items._set_sequence(value)
+    for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy):]):
+        item = collector.item
+        assert item is not None
+        value.dtype = item.dtype
+        if item.shape is not None:
+            value.shape = ir.Shape([None, *item.shape])
+        g.replace(collector, RuntimeList(stacked=value, item_dtype=item.dtype))
     if count == 0:
         return None
-    return g.op("Loop", trip, cond, *initial, body=body_graph, num_outputs=count)
+    return values[0] if count == 1 else values[:count]
 
 
 @onnx_symbolic("prim::Loop")
@@ -1758,27 +1917,33 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     """prim::Loop(int max_trip_count, bool cond, *carried) -> ONNX Loop, or an unrolled copy.
 
     Loops become ONNX Loop, whose size does not grow with the trip count. A for loop with a
-    trip count known at export time (up to 256) is unrolled instead when its body builds
-    Python-level state ONNX cannot carry: lists appended to, values that start as None, or
-    a body that only exports with its iteration number known (the Loop attempt failed).
+    trip count known at export time (up to 256) is unrolled instead when its body changes
+    Python-level state ONNX cannot carry: lists from outside the loop, values that start as
+    None, or a body that only exports with its iteration number known (the Loop attempt
+    failed). With a run-time trip count, lists the body appends to become a scan output or
+    a loop-carried sequence (see runtime_list.py).
     """
     trip_count, condition, *carried = inputs
     (body,) = list(g.node.blocks())
     count = g.node.outputsSize()
+    changed = _outer_lists(g, [body])
     static_for = isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
     if static_for:
-        needs_python_state = _mutates_lists(body) or any(c is None or isinstance(c, (list, tuple)) for c in carried)
+        needs_python_state = any(isinstance(e.obj, list) for e in changed) or any(
+            c is None or isinstance(c, (list, tuple)) for c in carried
+        )
         if needs_python_state or trip_count <= 1:
             return _unrolled_loop(g, body, trip_count, carried, count)
+        saved = [(e.obj, e.obj.sequence, e.obj.stacked) for e in changed if isinstance(e.obj, RuntimeList)]
         try:
-            return _onnx_loop(g, body, trip_count, condition, carried, count)
+            return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
         except Exception:  # noqa: BLE001 - the unrolled form needs less of ONNX
+            for items, sequence, stacked in saved:
+                items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
-    if any(isinstance(c, (list, tuple)) for c in carried) or _mutates_lists(body):
-        raise ValueError(
-            "a loop that builds a list needs a trip count known at export time (it is then unrolled)"
-        )
-    return _onnx_loop(g, body, trip_count, condition, carried, count)
+    if any(isinstance(c, (list, tuple)) for c in carried):
+        raise ValueError("a list re-assigned in a loop whose trip count is only known at run time is not supported")
+    return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
 
 
 @onnx_symbolic("prim::RaiseException")
@@ -1824,6 +1989,8 @@ def aten_len_t(g: GraphContext, a: object) -> object:
     """len.t(t[] a) -> int: lists are Python lists at export time."""
     if isinstance(a, (list, tuple)):
         return len(a)
+    if isinstance(a, RuntimeList):
+        return runtime_list.length(g, a)
     if isinstance(a, Value):  # a shape computed at run time
         return h.dim_size(g, a, 0)
     raise TypeError(f"len of {type(a).__name__}")
@@ -1840,6 +2007,8 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
     """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
     if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
         return list[idx]
+    if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
+        return runtime_list.at(g, list, idx)
     if isinstance(list, Value) and isinstance(idx, int):  # a shape list computed at run time
         return g.op("Gather", list, g.constant(idx), axis=0)
     raise ValueError("indexing a list with an index computed at run time is not supported")
@@ -1847,9 +2016,17 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
 
 @onnx_symbolic("aten::append")
 def aten_append(g: GraphContext, self: object, el: object) -> object:
-    """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): mutates the export-time list."""
+    """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
+    run-time one (a sequence, or the item of a loop's scan output)."""
+    if isinstance(self, ScanItem):
+        if not isinstance(el, Value):
+            el = g.constant(el)
+        self.item = el
+        return self
+    if isinstance(self, RuntimeList):
+        return runtime_list.append(g, self, el)
     if not isinstance(self, list):
-        raise ValueError("append to a list built at run time is not supported")
+        raise ValueError(f"append to {type(self).__name__} is not supported")
     self.append(el)
     return self
 
@@ -1930,6 +2107,8 @@ def aten_format(g: GraphContext, *inputs: object) -> object:
 def aten___contains__(g: GraphContext, *inputs: object) -> object:
     """__contains__.*(list or dict, item) -> bool: decided on export-time containers."""
     container, item = inputs
+    if isinstance(container, RuntimeList):
+        raise ValueError("`in` on a list whose length is only known at run time is not supported")
     if isinstance(item, Value) or any(isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])):
         raise ValueError("`in` on values computed at run time is not supported")
     return item in container
@@ -1950,46 +2129,77 @@ def aten_len_str(g: GraphContext, s: str) -> object:
     return len(s)
 
 
-# -- lists: Python lists at export time (loops that build them are unrolled) -----------------
+# -- lists: Python lists at export time, RuntimeLists where their length is a run-time value -
 
 
 def _export_time_list(g: GraphContext, value: object, what: str) -> list:  # type: ignore[type-arg]
     if not isinstance(value, list):
-        raise ValueError(f"{what} on a list built at run time is not supported")
+        raise ValueError(f"{what} on {type(value).__name__} is not supported")
     return value
 
 
 @onnx_symbolic("aten::list.t")
 def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema name
     """list.t(t[] l) -> t[]: a copy, so later mutation of either list stays separate."""
+    if isinstance(l, RuntimeList):
+        return runtime_list.copy(l)
     return list(_export_time_list(g, l, "list()"))
 
 
 @onnx_symbolic("aten::_set_item.t")
-def aten__set_item_t(g: GraphContext, l: object, idx: int, el: object) -> object:  # noqa: E741
+def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -> object:  # noqa: E741
     """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`"""
+    if isinstance(l, RuntimeList):
+        runtime_list.set_item(g, l, idx, el)
+        return l
+    if not isinstance(idx, int):
+        raise ValueError("assigning to an export-time list at an index computed at run time is not supported")
     items = _export_time_list(g, l, "item assignment")
     items[idx] = el
     return items
 
 
 @onnx_symbolic("aten::insert.t")
-def aten_insert_t(g: GraphContext, self: object, idx: int, el: object) -> object:
+def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -> object:
     """insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.insert(g, self, idx, el)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("inserting into an export-time list at an index computed at run time is not supported")
     _export_time_list(g, self, "insert").insert(idx, el)
     return None
 
 
 @onnx_symbolic("aten::pop.t")
-def aten_pop_t(g: GraphContext, self: object, idx: int = -1) -> object:
+def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
     """pop.t(t[](a!) self, int idx=-1) -> t(*)"""
+    if isinstance(self, RuntimeList):
+        return runtime_list.pop(g, self, idx)
+    if not isinstance(idx, int):
+        raise ValueError("popping from an export-time list at an index computed at run time is not supported")
     return _export_time_list(g, self, "pop").pop(idx)
 
 
 @onnx_symbolic("aten::Delete.t")
-def aten_delete_t(g: GraphContext, self: object, idx: int) -> object:
+def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
     """Delete.t(t[](a!) self, int idx) -> (): `del l[idx]`"""
+    if isinstance(self, RuntimeList):
+        runtime_list.delete(g, self, idx)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("deleting from an export-time list at an index computed at run time is not supported")
     del _export_time_list(g, self, "del")[idx]
+    return None
+
+
+@onnx_symbolic("aten::clear.t")
+def aten_clear_t(g: GraphContext, self: object) -> object:
+    """clear.t(t[](a!) self) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.clear(g, self)
+        return None
+    _export_time_list(g, self, "clear").clear()
     return None
 
 

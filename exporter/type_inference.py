@@ -93,6 +93,8 @@ _MAX_DATA_ELEMENTS = 1024
 def _type_proto(value: ir.Value) -> Any:
     from onnx import helper
 
+    if isinstance(value.type, ir.SequenceType):
+        return helper.make_sequence_type_proto(helper.make_tensor_type_proto(int(value.dtype), None))
     dims: list[Any] | None = None
     if value.shape is not None:
         dims = [d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape]

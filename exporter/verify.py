@@ -100,7 +100,9 @@ def verify(
         with torch.no_grad():
             expected = model(*positional, **kwargs)
         expected_flat = flatten(expected, "output")[0]
-        actual = run_onnxruntime(onnx_model, _flat_inputs(example))
+        # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
+        actual = [leaf for out in run_onnxruntime(onnx_model, _flat_inputs(example))
+                  for leaf in (out if isinstance(out, list) else [out])]
         if len(actual) != len(expected_flat):
             raise AssertionError(f"torch returns {len(expected_flat)} outputs, onnxruntime {len(actual)}")
         for index, (want, got) in enumerate(zip(expected_flat, actual)):

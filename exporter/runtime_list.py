@@ -1,0 +1,326 @@
+"""Lists whose length is only known at run time: an ONNX sequence, or a Loop's stacked scan output.
+
+A TorchScript list is a Python list at export time wherever its length is fixed: the emitter
+inlines the branch taken and unrolls loops with a known trip count, so ``append`` just grows
+that Python list. A list appended to in a Loop with a run-time trip count, or in a branch
+chosen at run time, has a length only known at run time. It then takes one of two forms:
+
+- ``stacked``: a tensor whose axis 0 indexes the list. A loop body that appends exactly one
+  item per iteration to a list that starts empty emits that item as a Loop *scan output*,
+  which ONNX stacks. It works from opset 9, needs no sequence op, and is what a loop feeding
+  ``torch.stack`` should become anyway.
+- ``sequence``: an ONNX ``seq(tensor)`` value. The Sequence* ops exist from opset 11, but Loop
+  and If only carry sequences from opset 13, so lists changed inside run-time control flow
+  need opset 13 unless the scan form fits.
+
+One ``RuntimeList`` object is shared by every TorchScript value that aliases the list, so an
+in-place ``append`` updates them all, as it does in TorchScript.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter import tensors
+from exporter.graph_context import GraphContext
+
+__all__ = [
+    "RuntimeList",
+    "ScanItem",
+    "from_items",
+    "sequence_of",
+    "append",
+    "insert",
+    "pop",
+    "set_item",
+    "delete",
+    "clear",
+    "copy",
+    "length",
+    "at",
+    "stack",
+    "cat",
+    "SEQUENCE_OPSET",
+    "CONTROL_FLOW_SEQUENCE_OPSET",
+]
+
+Value = ir.Value
+
+# Sequence* ops appear in opset 11; Loop and If accept sequence values from opset 13.
+SEQUENCE_OPSET = 11
+CONTROL_FLOW_SEQUENCE_OPSET = 13
+_INT64_MAX = 9223372036854775807
+
+
+class RuntimeList:
+    """A list whose items live in the ONNX graph and whose length is known at run time."""
+
+    def __init__(
+        self,
+        *,
+        sequence: Value | None = None,
+        stacked: Value | None = None,
+        item_dtype: ir.DataType | None = None,
+    ) -> None:
+        self.sequence = sequence
+        self.stacked = stacked
+        self.item_dtype = item_dtype
+        self.item_rank: int | None = None
+        if stacked is not None and stacked.shape is not None:
+            self.item_rank = len(stacked.shape) - 1
+        # SequenceEmpty nodes and sequence values made before any item was seen: they get
+        # their dtype when the first item is appended (in a loop body emitted later).
+        self._untyped_empty: list[ir.Node] = []
+        self._untyped_values: list[Value] = []
+
+    def __repr__(self) -> str:
+        form = "stacked" if self.stacked is not None and self.sequence is None else "sequence"
+        dtype = self.item_dtype.name if self.item_dtype is not None else "?"
+        return f"RuntimeList({form}, items {dtype})"
+
+    def sequence_type(self) -> ir.SequenceType:
+        # Until an item is seen, FLOAT: SequenceEmpty's own default, corrected when learned.
+        return ir.SequenceType(ir.TensorType(self.item_dtype or ir.DataType.FLOAT))
+
+    def new_sequence_value(self, name: str) -> Value:
+        """A sequence-typed value for a subgraph input (a Loop-carried list)."""
+        value = Value(name=name, type=self.sequence_type())
+        if self.item_dtype is None:
+            self._untyped_values.append(value)
+        return value
+
+    def _set_sequence(self, value: Value) -> None:
+        self.sequence = value
+        self.stacked = None  # the stacked form no longer holds every item
+        value.type = self.sequence_type()
+        if self.item_dtype is None:
+            self._untyped_values.append(value)
+
+    def _learn(self, item: Value) -> None:
+        """Record the item dtype (typing what was made before it was known) and rank."""
+        if self.item_rank is None and item.shape is not None:
+            self.item_rank = len(item.shape)
+        dtype = item.dtype
+        if dtype is None or self.item_dtype is not None:
+            return
+        self.item_dtype = dtype
+        for node in self._untyped_empty:
+            node.attributes["dtype"] = ir.AttrInt64("dtype", int(dtype))
+        for value in self._untyped_values:
+            value.type = self.sequence_type()
+        self._untyped_empty.clear()
+        self._untyped_values.clear()
+
+    def _typed(self, value: Value, rank_offset: int | None) -> Value:
+        """Give an item-derived output the item dtype and, if known, its rank."""
+        value.dtype = self.item_dtype
+        rank = self.item_rank
+        if rank_offset is not None and rank is not None and value.shape is None:
+            value.shape = ir.Shape([None] * (rank + rank_offset))
+        return value
+
+
+class ScanItem:
+    """Stands for an empty list while its loop body is emitted: the body's single
+    ``append`` records the item, which becomes a Loop scan output (the stacked form)."""
+
+    def __init__(self) -> None:
+        self.item: Value | None = None
+
+    def __repr__(self) -> str:
+        return "ScanItem()"
+
+
+def _require(g: GraphContext, opset: int, what: str) -> None:
+    if g.opset < opset:
+        raise ValueError(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
+
+
+def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
+    """An ONNX value for one list item. Scalars take the list's item dtype; tensors must
+    already have it, since ONNX sequences hold one dtype."""
+    if isinstance(item, Value):
+        if dtype is not None and item.dtype is not None and item.dtype != dtype:
+            if h.rank_of(item) == 0:
+                return h.cast(g, item, dtype)
+            raise ValueError(
+                f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} "
+                f"after {dtype.name} items"
+            )
+        return item
+    if isinstance(item, (bool, int, float, torch.Tensor)):
+        torch_dtype = tensors.to_torch_dtype(dtype) if dtype is not None else None
+        if isinstance(item, float) and torch_dtype is None:
+            torch_dtype = torch.float64  # a TorchScript float is a double
+        value = torch.as_tensor(item, dtype=torch_dtype)
+        return g.constant(value)
+    raise TypeError(f"a list computed at run time cannot hold {type(item).__name__} items")
+
+
+def from_items(g: GraphContext, items: list[Any]) -> RuntimeList:
+    """The sequence form of an export-time Python list (its items may be run-time values)."""
+    _require(g, SEQUENCE_OPSET, "a list whose length is only known at run time (an ONNX sequence)")
+    result = RuntimeList()
+    if not items:
+        sequence = g.op("SequenceEmpty")  # dtype attribute: set when an item is appended
+        result._untyped_empty.append(sequence.producer())
+        result._set_sequence(sequence)
+        return result
+    values = []
+    for item in items:
+        value = _item_value(g, item, result.item_dtype)
+        result._learn(value)
+        values.append(value)
+    result._set_sequence(g.op("SequenceConstruct", *values))
+    return result
+
+
+def sequence_of(g: GraphContext, items: RuntimeList) -> Value:
+    """The list as an ONNX sequence, splitting the stacked form if need be."""
+    if items.sequence is not None:
+        return items.sequence
+    assert items.stacked is not None
+    _require(g, SEQUENCE_OPSET, "this use of a list built by a loop with a run-time trip count")
+    split = g.op("SplitToSequence", items.stacked, axis=0, keepdims=0)
+    items._set_sequence(split)
+    items.stacked = None
+    return split
+
+
+def _index_value(g: GraphContext, index: int | Value) -> Value:
+    if isinstance(index, Value):
+        return h.cast(g, index, ir.DataType.INT64)
+    return g.constant(index)
+
+
+def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
+    """``items.append(item)``: SequenceInsert at the end."""
+    sequence = sequence_of(g, items)
+    value = _item_value(g, item, items.item_dtype)
+    items._learn(value)
+    items._set_sequence(g.op("SequenceInsert", sequence, value))
+    return items
+
+
+def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -> None:
+    """``items.insert(index, item)``"""
+    sequence = sequence_of(g, items)
+    value = _item_value(g, item, items.item_dtype)
+    items._learn(value)
+    items._set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
+
+
+def _position(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
+    """A non-negative position: erasing then inserting at ``-1`` would land one place early."""
+    if isinstance(index, int) and index >= 0:
+        return g.constant(index)
+    index_value = _index_value(g, index)
+    if isinstance(index, int):
+        return g.op("Add", length(g, items), index_value)
+    negative = g.op("Less", index_value, g.constant(0))
+    return h.where(g, negative, g.op("Add", length(g, items), index_value), index_value)
+
+
+def pop(g: GraphContext, items: RuntimeList, index: int | Value = -1) -> Value:
+    """``items.pop(index)``: the item, and the sequence without it."""
+    sequence = sequence_of(g, items)
+    position = _index_value(g, index)
+    item = items._typed(g.op("SequenceAt", sequence, position), 0)
+    items._set_sequence(g.op("SequenceErase", sequence, position))
+    return item
+
+
+def set_item(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -> None:
+    """``items[index] = item``: erase, then insert at the same position."""
+    sequence = sequence_of(g, items)
+    position = _position(g, items, index)
+    value = _item_value(g, item, items.item_dtype)
+    erased = g.op("SequenceErase", sequence, position)
+    items._set_sequence(g.op("SequenceInsert", erased, value, position))
+
+
+def delete(g: GraphContext, items: RuntimeList, index: int | Value) -> None:
+    """``del items[index]``"""
+    items._set_sequence(g.op("SequenceErase", sequence_of(g, items), _index_value(g, index)))
+
+
+def clear(g: GraphContext, items: RuntimeList) -> None:
+    """``items.clear()``"""
+    sequence = g.op("SequenceEmpty", dtype=items.item_dtype) if items.item_dtype is not None else g.op("SequenceEmpty")
+    if items.item_dtype is None:
+        items._untyped_empty.append(sequence.producer())
+    items._set_sequence(sequence)
+
+
+def copy(items: RuntimeList) -> RuntimeList:
+    """``list(items)``: a new list object over the same (immutable) ONNX value."""
+    duplicate = RuntimeList(sequence=items.sequence, stacked=items.stacked, item_dtype=items.item_dtype)
+    duplicate.item_rank = items.item_rank
+    duplicate._untyped_empty = items._untyped_empty
+    duplicate._untyped_values = items._untyped_values
+    return duplicate
+
+
+def length(g: GraphContext, items: RuntimeList) -> int | Value:
+    """``len(items)``: a 0-d int64 value."""
+    if items.sequence is None:
+        assert items.stacked is not None
+        return h.dim_size(g, items.stacked, 0)
+    count = g.op("SequenceLength", items.sequence)
+    count.dtype = ir.DataType.INT64
+    count.shape = ir.Shape([])
+    return count
+
+
+def at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
+    """``items[index]`` (negative indices count from the end in both forms)."""
+    if items.sequence is None:
+        assert items.stacked is not None
+        item = g.op("Gather", items.stacked, _index_value(g, index), axis=0)
+        if items.stacked.shape is not None:
+            item.shape = ir.Shape(list(items.stacked.shape)[1:])
+    else:
+        item = g.op("SequenceAt", items.sequence, _index_value(g, index))
+    return items._typed(item, 0)
+
+
+def _moved_to(g: GraphContext, stacked: Value, dim: int) -> Value:
+    """The stacked tensor with its list axis moved from 0 to ``dim``."""
+    if dim == 0:
+        return stacked
+    rank = h.rank_of(stacked)
+    assert rank is not None
+    perm = list(range(1, rank))
+    perm.insert(dim, 0)
+    return g.op("Transpose", stacked, perm=perm)
+
+
+def stack(g: GraphContext, items: RuntimeList, dim: int) -> Value:
+    """``torch.stack(items, dim)``"""
+    if items.sequence is None:
+        rank = items.item_rank
+        if rank is None:
+            raise ValueError("stacking a list built in a loop needs the rank of its items")
+        return _moved_to(g, items.stacked, h.normalize_dim(dim, rank + 1))  # type: ignore[arg-type]
+    return items._typed(g.op("ConcatFromSequence", items.sequence, axis=dim, new_axis=1), 1)
+
+
+def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
+    """``torch.cat(items, dim)``. The stacked form below opset 11 merges the list axis into
+    ``dim`` with a Reshape, since there is no ConcatFromSequence."""
+    if items.sequence is not None or g.opset >= SEQUENCE_OPSET:
+        return items._typed(g.op("ConcatFromSequence", sequence_of(g, items), axis=dim, new_axis=0), 0)
+    rank = items.item_rank
+    if rank is None:
+        raise ValueError("concatenating a list built in a loop needs the rank of its items")
+    dim = h.normalize_dim(dim, rank)
+    moved = _moved_to(g, items.stacked, dim)  # type: ignore[arg-type]
+    shape = g.op("Shape", moved)
+    before = h.slice_static(g, shape, [0], [0], [dim])
+    merged = g.op("Mul", h.slice_static(g, shape, [0], [dim], [dim + 1]), h.slice_static(g, shape, [0], [dim + 1], [dim + 2]))
+    after = h.slice_static(g, shape, [0], [dim + 2], [_INT64_MAX])
+    return g.op("Reshape", moved, g.op("Concat", before, merged, after, axis=0))

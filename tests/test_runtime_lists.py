@@ -1,0 +1,262 @@
+"""Lists whose length is only known at run time: scripted loops with a run-time trip count or
+branches on run-time conditions that append to lists.
+
+Each model is exported with a dynamic leading axis (so trip counts are run-time values), then
+compared with eager torch in onnxruntime on inputs of other sizes, which run the loop another
+number of times, and on inputs that take other branches.
+"""
+
+from __future__ import annotations
+
+import io
+
+import onnx
+import pytest
+import torch
+
+import exporter
+from exporter.verify import run_onnxruntime
+
+
+def _export(model: torch.nn.Module, example: torch.Tensor, opset: int) -> bytes:
+    buffer = io.BytesIO()
+    exporter.export(model, (example,), buffer, opset_version=opset, dynamic_axes={"x": {0: "n"}})
+    return buffer.getvalue()
+
+
+def _check(model: torch.nn.Module, inputs: list[torch.Tensor], opset: int) -> onnx.ModelProto:
+    data = _export(model, inputs[0], opset)
+    for x in inputs:
+        with torch.no_grad():
+            expected = model(x)
+        expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        actual = run_onnxruntime(data, [x])
+        actual = [leaf for out in actual for leaf in (out if isinstance(out, list) else [out])]
+        assert len(actual) == len(expected)
+        for got, want in zip(actual, expected):
+            assert got.shape == tuple(want.shape)
+            assert torch.allclose(torch.from_numpy(got), want, atol=1e-5), (got, want)
+    return onnx.load_from_string(data)
+
+
+def _op_types(model: onnx.ModelProto) -> set[str]:
+    found = set()
+
+    def walk(graph: onnx.GraphProto) -> None:
+        for node in graph.node:
+            found.add(node.op_type)
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+
+    walk(model.graph)
+    return found
+
+
+def _rows(*counts: int) -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    return [torch.randn(n, 3) for n in counts]
+
+
+# -- one append per iteration to an empty list: a Loop scan output, from opset 9 ------------
+
+
+class AppendThenStack(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            parts.append(x[i] * i)
+        return torch.stack(parts, 1) + len(parts)
+
+
+class AppendThenCat(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            parts.append(x[i].unsqueeze(0) * 2 + i)
+        return torch.cat(parts, 1)
+
+
+class AppendThenIndex(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            parts.append(x[i].sum() * i)
+        total = torch.zeros(())
+        for p in parts:
+            total = total + p
+        return parts[-1] + parts[0] + total
+
+
+class WhileAppend(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps: list[torch.Tensor] = []
+        y = x
+        while bool(y.abs().sum() < 100.0):
+            steps.append(y)
+            y = y * 2
+        return torch.stack(steps).sum(0)
+
+
+@pytest.mark.parametrize("opset", [9, 11, 13, 17])
+@pytest.mark.parametrize("cls", [AppendThenStack, AppendThenCat, AppendThenIndex])
+def test_append_once_per_iteration(cls: type, opset: int) -> None:
+    model = _check(torch.jit.script(cls()), _rows(4, 2, 7), opset)
+    assert "Loop" in _op_types(model)
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_stacked_loop_uses_a_scan_output_not_sequences(opset: int) -> None:
+    model = _check(torch.jit.script(AppendThenStack()), _rows(4, 1), opset)
+    assert not {op for op in _op_types(model) if op.startswith(("Sequence", "ConcatFromSequence"))}
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_while_loop_appending(opset: int) -> None:
+    model = torch.jit.script(WhileAppend())
+    inputs = [torch.ones(2, 3), torch.full((2, 3), 0.1), torch.full((2, 3), 7.0)]
+    # every input has 2 rows here: the trip count depends on the values, not the shape
+    _check(model, inputs, opset)
+
+
+# -- anything else needs a loop-carried sequence: opset 13 ----------------------------------
+
+
+class ConditionalAppend(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept: list[torch.Tensor] = [torch.zeros(3)]
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                kept.append(x[i])
+        return torch.stack(kept).sum(0) + len(kept)
+
+
+class ReadsWhileBuilding(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        values: list[torch.Tensor] = [x[0]]
+        for i in range(1, x.size(0)):
+            values.append(values[-1] * 0.5 + x[i])
+        return torch.cat(values)
+
+
+class VariableLengthItems(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pieces: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            pieces.append(x[: i + 1].sum(1))
+        return torch.cat(pieces)
+
+
+class EditsRuntimeList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        items: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            items.append(x[i])
+            items.insert(0, x[i] * -1)
+        last = items.pop()
+        items[-1] = last * 10
+        items[0] = items[0] + 1
+        del items[1]
+        return torch.stack(items).sum(0) + len(items)
+
+
+class AppendInRuntimeBranch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts = [x]
+        if bool(x.sum() > 0):
+            parts.append(x * 2)
+        else:
+            parts.append(x - 1)
+            parts.append(x * 3)
+        return torch.stack(parts).sum(0) * len(parts)
+
+
+class ReturnsRuntimeList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        out: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            out.append(x[i] + i)
+        return out
+
+
+class IntList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        sizes: list[int] = []
+        for i in range(x.size(0)):
+            sizes.append(i * 2)
+        return x.sum() + torch.zeros(sizes[-1] + 1).sum() + len(sizes)
+
+
+SEQUENCE_CASES = {
+    "conditional_append": (ConditionalAppend, _rows(4, 2, 6)),
+    "reads_while_building": (ReadsWhileBuilding, _rows(4, 1, 5)),
+    "variable_length_items": (VariableLengthItems, _rows(4, 2, 6)),
+    "edits": (EditsRuntimeList, _rows(4, 2, 5)),
+    "returns_list": (ReturnsRuntimeList, _rows(4, 2, 6)),
+    "int_list": (IntList, _rows(4, 2, 6)),
+}
+
+
+@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("name", sorted(SEQUENCE_CASES))
+def test_loop_carried_sequences(name: str, opset: int) -> None:
+    cls, inputs = SEQUENCE_CASES[name]
+    model = _check(torch.jit.script(cls()), inputs, opset)
+    assert "Loop" in _op_types(model)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_append_in_branch_on_a_run_time_condition(opset: int) -> None:
+    model = torch.jit.script(AppendInRuntimeBranch())
+    onnx_model = _check(model, [torch.ones(2, 3), -torch.ones(2, 3)], opset)
+    assert "If" in _op_types(onnx_model)
+
+
+@pytest.mark.parametrize("opset", [9, 11, 12])
+@pytest.mark.parametrize("cls", [ConditionalAppend, ReadsWhileBuilding])
+def test_loop_carried_list_below_opset_13_names_the_opset_and_line(cls: type, opset: int) -> None:
+    with pytest.raises(exporter.ExporterError, match=r"opset 13.*test_runtime_lists.py|test_runtime_lists.py.*opset 13") as info:
+        _export(torch.jit.script(cls()), torch.randn(4, 3), opset)
+    assert "prim::Loop" in str(info.value)
+
+
+def test_branch_changing_a_list_below_opset_13_names_the_opset() -> None:
+    with pytest.raises(exporter.ExporterError, match="opset 13"):
+        _export(torch.jit.script(AppendInRuntimeBranch()), torch.randn(4, 3), 12)
+
+
+class LocalListInBody(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = torch.zeros(3)
+        for i in range(x.size(0)):
+            pair: list[torch.Tensor] = []
+            pair.append(x[i])
+            pair.append(x[i] * i)
+            total = total + torch.stack(pair).sum(0)
+        return total
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_list_local_to_the_body_stays_an_export_time_list(opset: int) -> None:
+    model = _check(torch.jit.script(LocalListInBody()), _rows(4, 2, 5), opset)
+    assert not {op for op in _op_types(model) if "Sequence" in op}
+
+
+def test_static_trip_count_still_unrolls_into_plain_ops() -> None:
+    """With static shapes the trip count is known: the list stays a Python list."""
+    buffer = io.BytesIO()
+    x = torch.randn(3, 3)
+    exporter.export(torch.jit.script(AppendThenStack()), (x,), buffer, opset_version=9)
+    onnx_model = onnx.load_from_string(buffer.getvalue())
+    assert "Loop" not in _op_types(onnx_model)
+    (got,) = run_onnxruntime(buffer.getvalue(), [x])
+    assert torch.allclose(torch.from_numpy(got), torch.jit.script(AppendThenStack())(x))
+
+
+def test_verify_compares_a_returned_run_time_list() -> None:
+    model = torch.jit.script(ReturnsRuntimeList())
+    buffer = io.BytesIO()
+    exporter.export(model, (torch.randn(3, 3),), buffer, opset_version=17, dynamic_axes={"x": {0: "n"}})
+    report = exporter.verify(model, (torch.randn(3, 3),), buffer.getvalue(), inputs=[(torch.randn(5, 3),)])
+    assert report.passed
+    assert len(report.outputs) == 3 + 5
