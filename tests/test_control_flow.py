@@ -117,9 +117,11 @@ SCRIPTED_CASES = {
     "branch": (Branchy, [(torch.randn(3, 4).abs(),), (-torch.randn(3, 4).abs(),)]),
     "early_return": (EarlyReturn, [(torch.full((2, 2), 0.9),), (torch.zeros(2, 2),)]),
     "while": (WhileLoop, [(torch.ones(2, 2),), (torch.full((2, 2), 10.0),)]),
-    "for_over_dim": (ForOverDim, [(torch.randn(4, 3),)]),
-    "optional_internal": (OptionalInternal, [(torch.randn(5),)]),
-    "lists_and_tuples": (ListsAndTuples, [(torch.randn(2, 3),)]),
+    # static shapes fix these trip counts; test_loop_with_dynamic_trip_count and
+    # test_runtime_lists.py vary them
+    "for_over_dim": (ForOverDim, [(torch.randn(4, 3),), (torch.randn(4, 3) * 5,)]),
+    "optional_internal": (OptionalInternal, [(torch.randn(5),), (torch.linspace(-3, 3, 5),)]),
+    "lists_and_tuples": (ListsAndTuples, [(torch.randn(2, 3),), (-torch.ones(2, 3),)]),
     "mutation_in_blocks": (MutationInBlocks, [(torch.randn(4, 3).abs(),), (-torch.randn(4, 3).abs(),)]),
 }
 
