@@ -265,13 +265,16 @@ def aten_gelu(g: GraphContext, self: Value, approximate: str = "none") -> Value:
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
     Exact: x/2 * (1 + erf(x/sqrt(2))). Tanh: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+    The node shapes are the ones onnxruntime's GeluFusion and FastGeluFusion recognise, so each
+    GELU runs as one fused kernel: the exact form must divide by sqrt(2) (a Mul by 1/sqrt(2) is
+    not matched) and the tanh form must cube with Pow(x, 3) (Mul(Mul(x, x), x) is not matched).
     """
     half = g.op("Mul", self, h.scalar_like(g, 0.5, self))
     one = h.scalar_like(g, 1.0, self)
     if approximate == "none":
-        inner = g.op("Erf", g.op("Mul", self, h.scalar_like(g, 1 / math.sqrt(2), self)))
+        inner = g.op("Erf", g.op("Div", self, h.scalar_like(g, math.sqrt(2), self)))
     elif approximate == "tanh":
-        cube = g.op("Mul", g.op("Mul", self, self), self)
+        cube = g.op("Pow", self, h.scalar_like(g, 3.0, self))
         poly = g.op("Add", self, g.op("Mul", cube, h.scalar_like(g, 0.044715, self)))
         inner = g.op("Tanh", g.op("Mul", poly, h.scalar_like(g, math.sqrt(2 / math.pi), self)))
     else:
