@@ -161,8 +161,13 @@ def aten_sqrt(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::rsqrt")
 def aten_rsqrt(g: GraphContext, self: Value) -> Value:
-    """rsqrt(Tensor self) -> Tensor"""
-    return g.op("Reciprocal", g.op("Sqrt", self))
+    """rsqrt(Tensor self) -> Tensor
+
+    Div(1, Sqrt(x)) rather than Reciprocal(Sqrt(x)): onnxruntime's SimplifiedLayerNormFusion
+    matches RMSNorm written as x * rsqrt(mean(x^2) + eps) (T5, LLaMA) only in the Div form.
+    """
+    root = g.op("Sqrt", self)
+    return g.op("Div", h.scalar_like(g, 1.0, root), root)
 
 
 @onnx_symbolic("aten::reciprocal")

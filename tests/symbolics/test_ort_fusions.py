@@ -38,10 +38,17 @@ class Block(nn.Module):
         return self.outer(self.fn(self, self.inner(x)))
 
 
+def _t5_rms_norm(block: Block, x: torch.Tensor) -> torch.Tensor:
+    """transformers' T5LayerNorm / LlamaRMSNorm."""
+    variance = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+    return block.weight * (x * torch.rsqrt(variance + 1e-6))
+
+
 # (name, block function, fused op that must appear, ops that must be gone, opsets)
 FUSED = [
     ("gelu", lambda b, x: F.gelu(x), "Gelu", {"Erf"}, [9, 13, 18, 19]),
     ("gelu_tanh", lambda b, x: F.gelu(x, approximate="tanh"), "FastGelu", {"Tanh"}, [9, 13, 18, 19]),
+    ("t5_rms_norm", _t5_rms_norm, "SimplifiedLayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 18]),
 ]
 
 
