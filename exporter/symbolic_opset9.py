@@ -4610,13 +4610,15 @@ def aten_rms_norm(
     """rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
 
     torch upcasts half inputs to float32, and eps=None means the epsilon of that compute type
-    (float32's for half, not float16's); the weight multiplies after the cast back.
+    (float32's for half, not float16's); the weight multiplies after the cast back. The square
+    is Pow(x, 2), not Mul(x, x): onnxruntime's SimplifiedLayerNormFusion only matches Pow, and
+    then runs the whole norm as one kernel (it needs the weight; without one nothing fuses).
     """
     axes = list(range(-len(normalized_shape), 0))
     x = _upcast(g, input)
     if eps is None:
         eps = float(torch.finfo(tensors.to_torch_dtype(x.dtype)).eps)
-    mean_square = h.reduce(g, "ReduceMean", g.op("Mul", x, x), axes, True)
+    mean_square = h.reduce(g, "ReduceMean", g.op("Pow", x, h.scalar_like(g, 2.0, x)), axes, True)
     rms = g.op("Sqrt", g.op("Add", mean_square, h.scalar_like(g, eps, x)))
     out = h.cast(g, g.op("Div", x, rms), input.dtype)
     if weight is not None:
