@@ -1203,14 +1203,19 @@ def aten_batch_norm(
 def layer_norm_decomposed(
     g: GraphContext, input: Value, axes: list[int], weight: Value | None, bias: Value | None, eps: float  # noqa: A002
 ) -> Value:
-    """LayerNorm from primitives; half inputs are normalized in float32 as torch does."""
+    """LayerNorm from primitives; half inputs are normalized in float32 as torch does.
+
+    The variance squares with Pow(centered, 2), not Mul(centered, centered): onnxruntime's
+    LayerNormFusion only matches the Pow form and then runs one LayerNormalization kernel.
+    """
     x = input
     low_precision = x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
     if low_precision:
         x = h.cast(g, x, ir.DataType.FLOAT)
     mean = h.reduce(g, "ReduceMean", x, axes, True)
     centered = g.op("Sub", x, mean)
-    var = h.reduce(g, "ReduceMean", g.op("Mul", centered, centered), axes, True)
+    square = g.op("Pow", centered, h.scalar_like(g, 2.0, centered))
+    var = h.reduce(g, "ReduceMean", square, axes, True)
     eps_value = g.constant(eps, x.dtype if x.dtype is not None else ir.DataType.FLOAT)
     out = g.op("Div", centered, g.op("Sqrt", g.op("Add", var, eps_value)))
     if low_precision:

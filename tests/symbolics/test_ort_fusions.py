@@ -50,6 +50,7 @@ FUSED = [
     ("gelu_tanh", lambda b, x: F.gelu(x, approximate="tanh"), "FastGelu", {"Tanh"}, [9, 13, 18, 19]),
     ("t5_rms_norm", _t5_rms_norm, "SimplifiedLayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 18]),
     ("rms_norm", lambda b, x: F.rms_norm(x, [8], b.weight), "SimplifiedLayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 18, 22]),
+    ("layer_norm", lambda b, x: F.layer_norm(x, [8], b.weight, b.inner.bias), "LayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 16]),
 ]
 
 
