@@ -285,6 +285,7 @@ def latency_worker(paths: list[str], runs: int) -> dict:
     """onnxruntime latency of several models in one fresh process, interleaved run by run.
 
     Interleaving makes the ratios robust against the machine's drifting speed (2 shared cores).
+    Returns every timing, so that the driver can pool the runs of several processes.
     """
     import numpy as np
     import onnxruntime as ort
@@ -303,7 +304,7 @@ def latency_worker(paths: list[str], runs: int) -> dict:
             s = time.perf_counter()
             sessions[p].run(None, feeds[p])
             lat[p].append(time.perf_counter() - s)
-    return {p: {"median": statistics.median(v), "min": min(v)} for p, v in lat.items()}
+    return {p: {"median": statistics.median(v), "min": min(v), "all": v} for p, v in lat.items()}
 
 
 # ---------------------------------------------------------------- driver
@@ -351,23 +352,40 @@ def _versions(snapshot: str | None = None) -> dict:
 
 
 def run_latency(results: list[dict], opts) -> None:
-    """Measure onnxruntime latency of the kept files of one model, interleaved, in a fresh process."""
+    """Measure onnxruntime latency of the kept files of one model, interleaved, in fresh processes.
+
+    The session created first in a process runs measurably slower than the ones created after it
+    (1-4% for identical files, on this VM), and the file order is the exporter order, so a single
+    process biased the ratios against `ours`. One process per file, the creation order rotated so
+    that each file comes first once, the runs split between them and pooled, cancels that.
+    """
     kept = [r for r in results if r.get("ok") and r.get("kept_path")]
     if not kept:
         return
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--latency-worker", str(opts.ort_runs),
-           *[r["kept_path"] for r in kept]]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
-        line = next(l for l in proc.stdout.splitlines() if l.startswith(MARK))
-        lat = json.loads(line[len(MARK):])
-    except Exception as exc:  # noqa: BLE001
-        for r in kept:
-            r["ort_latency_error"] = _first_line(exc)
-        return
+    paths = [r["kept_path"] for r in kept]
+    runs = max(1, -(-opts.ort_runs // len(paths)))
+    timings: dict[str, list[float]] = {p: [] for p in paths}
+    rotations = []
+    for shift in range(len(paths)):
+        order = paths[shift:] + paths[:shift]
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--latency-worker", str(runs), *order]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
+            line = next(l for l in proc.stdout.splitlines() if l.startswith(MARK))
+            lat = json.loads(line[len(MARK):])
+        except Exception as exc:  # noqa: BLE001
+            for r in kept:
+                r["ort_latency_error"] = _first_line(exc)
+            return
+        for p in paths:
+            timings[p].extend(lat[p]["all"])
+        rotations.append({p: lat[p]["median"] for p in paths})
     for r in kept:
-        r["ort_latency_seconds"] = lat[r["kept_path"]]["median"]
-        r["ort_latency_min_seconds"] = lat[r["kept_path"]]["min"]
+        p = r["kept_path"]
+        r["ort_latency_seconds"] = statistics.median(timings[p])
+        r["ort_latency_min_seconds"] = min(timings[p])
+        r["ort_latency_runs"] = len(timings[p])
+        r["ort_latency_rotation_medians"] = [rot[p] for rot in rotations]
 
 
 def run_one(model: str, exporter_name: str, opts, keep_dir: str) -> dict:

@@ -163,8 +163,13 @@ def aten_sqrt(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::rsqrt")
 def aten_rsqrt(g: GraphContext, self: Value) -> Value:
-    """rsqrt(Tensor self) -> Tensor"""
-    return g.op("Reciprocal", g.op("Sqrt", self))
+    """rsqrt(Tensor self) -> Tensor
+
+    Div(1, Sqrt(x)) rather than Reciprocal(Sqrt(x)): onnxruntime's SimplifiedLayerNormFusion
+    matches RMSNorm written as x * rsqrt(mean(x^2) + eps) (T5, LLaMA) only in the Div form.
+    """
+    root = g.op("Sqrt", self)
+    return g.op("Div", h.scalar_like(g, 1.0, root), root)
 
 
 @onnx_symbolic("aten::reciprocal")
@@ -267,13 +272,16 @@ def aten_gelu(g: GraphContext, self: Value, approximate: str = "none") -> Value:
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
     Exact: x/2 * (1 + erf(x/sqrt(2))). Tanh: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+    The node shapes are the ones onnxruntime's GeluFusion and FastGeluFusion recognise, so each
+    GELU runs as one fused kernel: the exact form must divide by sqrt(2) (a Mul by 1/sqrt(2) is
+    not matched) and the tanh form must cube with Pow(x, 3) (Mul(Mul(x, x), x) is not matched).
     """
     half = g.op("Mul", self, h.scalar_like(g, 0.5, self))
     one = h.scalar_like(g, 1.0, self)
     if approximate == "none":
-        inner = g.op("Erf", g.op("Mul", self, h.scalar_like(g, 1 / math.sqrt(2), self)))
+        inner = g.op("Erf", g.op("Div", self, h.scalar_like(g, math.sqrt(2), self)))
     elif approximate == "tanh":
-        cube = g.op("Mul", g.op("Mul", self, self), self)
+        cube = g.op("Pow", self, h.scalar_like(g, 3.0, self))
         poly = g.op("Add", self, g.op("Mul", cube, h.scalar_like(g, 0.044715, self)))
         inner = g.op("Tanh", g.op("Mul", poly, h.scalar_like(g, math.sqrt(2 / math.pi), self)))
     else:
@@ -1201,14 +1209,19 @@ def aten_batch_norm(
 def layer_norm_decomposed(
     g: GraphContext, input: Value, axes: list[int], weight: Value | None, bias: Value | None, eps: float  # noqa: A002
 ) -> Value:
-    """LayerNorm from primitives; half inputs are normalized in float32 as torch does."""
+    """LayerNorm from primitives; half inputs are normalized in float32 as torch does.
+
+    The variance squares with Pow(centered, 2), not Mul(centered, centered): onnxruntime's
+    LayerNormFusion only matches the Pow form and then runs one LayerNormalization kernel.
+    """
     x = input
     low_precision = x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
     if low_precision:
         x = h.cast(g, x, ir.DataType.FLOAT)
     mean = h.reduce(g, "ReduceMean", x, axes, True)
     centered = g.op("Sub", x, mean)
-    var = h.reduce(g, "ReduceMean", g.op("Mul", centered, centered), axes, True)
+    square = g.op("Pow", centered, h.scalar_like(g, 2.0, centered))
+    var = h.reduce(g, "ReduceMean", square, axes, True)
     eps_value = g.constant(eps, x.dtype if x.dtype is not None else ir.DataType.FLOAT)
     out = g.op("Div", centered, g.op("Sqrt", g.op("Add", var, eps_value)))
     if low_precision:
@@ -4822,13 +4835,15 @@ def aten_rms_norm(
     """rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
 
     torch upcasts half inputs to float32, and eps=None means the epsilon of that compute type
-    (float32's for half, not float16's); the weight multiplies after the cast back.
+    (float32's for half, not float16's); the weight multiplies after the cast back. The square
+    is Pow(x, 2), not Mul(x, x): onnxruntime's SimplifiedLayerNormFusion only matches Pow, and
+    then runs the whole norm as one kernel (it needs the weight; without one nothing fuses).
     """
     axes = list(range(-len(normalized_shape), 0))
     x = _upcast(g, input)
     if eps is None:
         eps = float(torch.finfo(tensors.to_torch_dtype(x.dtype)).eps)
-    mean_square = h.reduce(g, "ReduceMean", g.op("Mul", x, x), axes, True)
+    mean_square = h.reduce(g, "ReduceMean", g.op("Pow", x, h.scalar_like(g, 2.0, x)), axes, True)
     rms = g.op("Sqrt", g.op("Add", mean_square, h.scalar_like(g, eps, x)))
     out = h.cast(g, g.op("Div", x, rms), input.dtype)
     if weight is not None:
