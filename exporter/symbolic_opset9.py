@@ -1734,7 +1734,8 @@ class _OuterList:
 
 
 def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterList]:
-    """Lists (export-time or run-time) from enclosing code that ``blocks`` use, with their uses."""
+    """The lists (export-time or run-time) from enclosing code that ``blocks`` change, each
+    with all of its uses inside them: these must be threaded through the If or Loop."""
     found: dict[int, _OuterList] = {}
     for node in _nodes_within(blocks):
         for position, value in enumerate(node.inputs()):
