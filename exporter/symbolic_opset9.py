@@ -4734,15 +4734,22 @@ def aten_group_norm(
 ) -> Value:
     """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor
 
-    Statistics over [N, G, -1] from primitives (no scale/bias constants of a static channel
-    count are needed, unlike an InstanceNormalization lowering); half inputs in float32.
+    InstanceNormalization over the input viewed as [N, G, -1]: its scale and bias have one
+    entry per group, and num_groups is an export-time int, so no channel count is needed. One
+    kernel instead of the dozen ops of a decomposition (torch's exporter does the same); the
+    weight and bias of the channels apply afterwards. Half inputs are normalized in float32.
     """
     rank = _rank(input, "group_norm")
     x = _upcast(g, input)
     grouped = g.op("Reshape", x, g.constant([0, num_groups, -1]))
-    mean, var = _moments(g, grouped, [2])
-    eps_value = h.scalar_like(g, eps, x)
-    normalized = g.op("Div", g.op("Sub", grouped, mean), g.op("Sqrt", g.op("Add", var, eps_value)))
+    dtype = tensors.to_torch_dtype(x.dtype) if x.dtype is not None else torch.float32
+    normalized = g.op(
+        "InstanceNormalization",
+        grouped,
+        g.constant(torch.ones(num_groups, dtype=dtype)),
+        g.constant(torch.zeros(num_groups, dtype=dtype)),
+        epsilon=eps,
+    )
     out = g.op("Reshape", normalized, h.shape_of(g, input))
     out = h.cast(g, out, input.dtype)
     return _affine(g, out, weight, bias, rank)
@@ -4762,13 +4769,23 @@ def aten_instance_norm(
 ) -> Value:
     """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
 
-    use_input_stats=False (track_running_stats in eval) normalizes with the running
-    statistics, which InstanceNormalization cannot; both paths are decomposed so weight and
-    bias may be absent without knowing the channel count.
+    With the input's own statistics this is InstanceNormalization, one kernel, when its
+    per-channel scale and bias can be built (the weight and bias given, or the channel count
+    static). use_input_stats=False (track_running_stats in eval) normalizes with the running
+    statistics, which InstanceNormalization cannot: that path, and a dynamic channel count
+    without weights, are decomposed.
     """
     del momentum
     rank = _rank(input, "instance_norm")
     x = _upcast(g, input)
+    if use_input_stats or running_mean is None or running_var is None:
+        channels = h.dim_size(g, input, 1)
+        if (weight is not None and bias is not None) or isinstance(channels, int):
+            dtype = tensors.to_torch_dtype(x.dtype) if x.dtype is not None else torch.float32
+            scale = h.cast_like(g, weight, x) if weight is not None else g.constant(torch.ones(channels, dtype=dtype))
+            shift = h.cast_like(g, bias, x) if bias is not None else g.constant(torch.zeros(channels, dtype=dtype))
+            out = g.op("InstanceNormalization", x, scale, shift, epsilon=eps)
+            return h.cast(g, out, input.dtype)
     eps_value = h.scalar_like(g, eps, x)
     if use_input_stats or running_mean is None or running_var is None:
         mean, var = _moments(g, x, list(range(2, rank)))

@@ -4,6 +4,7 @@ run in onnxruntime and compared with eager torch at every opset in OPSETS they s
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Callable, Iterator
 
@@ -454,3 +455,18 @@ def test_max_pool_indices_int64_dynamic(opset: int) -> None:
         model, (torch.randperm(50).reshape(1, 2, 5, 5),), opset=opset, input_names=["x"],
         dynamic_axes={"x": [0, 2, 3]}, other_inputs=[(torch.randperm(84).reshape(2, 2, 7, 3),)],
     )
+
+
+@pytest.mark.parametrize("opset", [9, 17, 20])
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: F.group_norm(x, 3), lambda x: F.instance_norm(x), lambda x, w=torch.rand(6): F.group_norm(x, 2, w, w)],
+    ids=["group_norm", "instance_norm", "group_norm_affine"],
+)
+def test_norms_use_one_instance_normalization(fn: Callable[..., object], opset: int) -> None:
+    """GroupNorm and InstanceNorm statistics are one InstanceNormalization kernel (as in
+    torch's exporter), not a decomposition into a dozen reductions and elementwise ops."""
+    model = assert_matches_torch(Wrap(fn), (torch.randn(2, 6, 5, 4),), opset=opset)
+    ops = collections.Counter(n.op_type for n in model.graph if n.op_type != "Constant")
+    assert ops["InstanceNormalization"] == 1, ops
+    assert not {"ReduceMean", "Sqrt", "Pow"} & set(ops), ops
