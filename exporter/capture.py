@@ -318,11 +318,9 @@ def name_inputs(names: Sequence[str]) -> list[str]:
 _INDEX_OUTPUTS = frozenset({"aten::argmax", "aten::argmin"})
 
 
-def _fix_index_dtypes(block: torch._C.Graph | torch._C.Block) -> None:
-    for node in block.nodes():
-        for sub in node.blocks():
-            _fix_index_dtypes(sub)
-        if node.kind() in _INDEX_OUTPUTS:
+def _fix_index_dtypes(graph: torch._C.Graph) -> None:
+    for kind in _INDEX_OUTPUTS:
+        for node in graph.findAllNodes(kind, True):  # searched in C++, sub-blocks included
             out = node.output()
             if isinstance(out.type(), torch._C.TensorType):
                 out.setType(out.type().with_dtype(torch.int64))

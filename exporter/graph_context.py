@@ -146,7 +146,7 @@ def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
     if isinstance(value, np.ndarray):
         tensor = torch.from_numpy(value.copy())
         return tensor.to(torch_dtype) if torch_dtype is not None else tensor
-    if isinstance(value, ir.TensorProtocol):
+    if _is_tensor(value):
         return _to_tensor(value.numpy(), dtype)
     if torch_dtype is None:
         torch_dtype = _default_dtype(value)
@@ -165,6 +165,11 @@ def _default_dtype(value: Any) -> torch.dtype:
     return torch.get_default_dtype()
 
 
+def _is_tensor(value: Any) -> bool:
+    """An ONNX tensor; the concrete class first, since a runtime Protocol check is slow."""
+    return isinstance(value, ir.Tensor) or isinstance(value, ir.TensorProtocol)
+
+
 def _to_attr(name: str, value: Any) -> ir.Attr:
     if isinstance(value, ir.Attr):
         return value
@@ -180,7 +185,7 @@ def _to_attr(name: str, value: Any) -> ir.Attr:
         return ir.AttrGraph(name, value)
     if isinstance(value, torch.Tensor):
         return ir.AttrTensor(name, tensors.TorchTensor(value.detach().contiguous()))
-    if isinstance(value, ir.TensorProtocol):
+    if _is_tensor(value):
         return ir.AttrTensor(name, value)
     if isinstance(value, (list, tuple)):
         items = list(value)

@@ -118,7 +118,7 @@ _TENSOR_RAW_DATA = b"\x4a"  # TensorProto.raw_data = 9
 
 def _streamable(tensor: object) -> bool:
     return (
-        isinstance(tensor, ir.TensorProtocol)
+        (isinstance(tensor, ir.Tensor) or isinstance(tensor, ir.TensorProtocol))
         and not isinstance(tensor, ir.StringTensor)
         and tensor.dtype != ir.DataType.STRING
         and not isinstance(tensor, ir.ExternalTensor)

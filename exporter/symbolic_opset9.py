@@ -1812,6 +1812,7 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             "If", _as_bool_value(g, condition), then_branch=branches[0], else_branch=branches[1], num_outputs=count
         )
         values = values if isinstance(values, tuple) else (values,)
+        _typed_like(values, branches[0].outputs)
         for items, value in zip(lists, values[outputs:]):
             items._set_sequence(value)
         if outputs == 0:
@@ -1820,6 +1821,16 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
     if outputs == 0:
         return None
     return result[0] if outputs == 1 else tuple(result)
+
+
+def _typed_like(values: Sequence[Value], graph_outputs: Sequence[Value]) -> None:
+    """Type If/Loop results from the subgraph outputs they come from (the shapes may differ
+    between branches and iterations, so only the rank is kept)."""
+    for value, source in zip(values, graph_outputs):
+        if value.type is None and source.type is not None:
+            value.type = source.type
+        if value.shape is None and source.shape is not None and not isinstance(source.type, ir.SequenceType):
+            value.shape = ir.Shape([None] * len(source.shape))
 
 
 def _is_for_loop(body: torch._C.Block) -> bool:
@@ -1912,6 +1923,7 @@ def _onnx_loop(
     total = count + len(lists) + len(dummy) + len(scans)
     values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
     values = values if isinstance(values, tuple) else (values,)
+    _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
     for items, value in zip(lists, values[count:]):
         items._set_sequence(value)
     for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy):]):

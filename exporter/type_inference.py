@@ -53,6 +53,16 @@ def _set(value: ir.Value, dtype: ir.DataType | None, shape: ir.Shape | None) -> 
         value.shape = shape
 
 
+# Ops whose outputs the rules below type as well as ONNX's inference can: for these the
+# (much slower) ONNX inference is skipped. Gemm and Gather here cover the common cases.
+_COVERED = _SAME_AS_FIRST | _BROADCAST_SAME_DTYPE | _BROADCAST_BOOL | frozenset(
+    {"IsNaN", "IsInf", "Cast", "CastLike", "Where", "Transpose", "MatMul", "Gemm", "Gather"}
+)
+# Control flow is typed by its symbolic from the subgraph outputs; ONNX inference would
+# serialize the whole subgraph for each node.
+_NOT_INFERRED = frozenset({"Loop", "If", "Scan"})
+
+
 def infer(op_type: str, inputs: Sequence[ir.Value | None], attributes: Mapping[str, Any], outputs: Sequence[ir.Value]) -> None:
     """Set dtype and shape of ``outputs`` where they follow simply from the inputs."""
     if not outputs or not inputs or inputs[0] is None:
@@ -83,6 +93,20 @@ def infer(op_type: str, inputs: Sequence[ir.Value | None], attributes: Mapping[s
             batch = _broadcast([ir.Shape(list(a)[:-2]), ir.Shape(list(b)[:-2])])
             if batch is not None:
                 out.shape = ir.Shape([*batch, a[-2], b[-1]])
+    elif op_type == "Gemm" and len(inputs) >= 2 and inputs[1] is not None:
+        a, b = first.shape, inputs[1].shape
+        _set(out, first.dtype, None)
+        if a is not None and b is not None and len(a) == 2 and len(b) == 2:
+            rows = a[1] if attributes.get("transA") else a[0]
+            cols = b[0] if attributes.get("transB") else b[1]
+            out.shape = ir.Shape([rows, cols])
+    elif op_type == "Gather" and len(inputs) == 2 and inputs[1] is not None:
+        data, indices = first.shape, inputs[1].shape
+        _set(out, first.dtype, None)
+        if data is not None and indices is not None and len(data):
+            axis = attributes.get("axis", 0)
+            axis = axis + len(data) if axis < 0 else axis
+            out.shape = ir.Shape([*list(data)[:axis], *indices, *list(data)[axis + 1 :]])
 
 
 # -- ONNX's own per-node inference, for what the light rules above do not cover -------------
@@ -106,6 +130,8 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
     leave an output without dtype or shape). Failures leave the outputs as they were."""
     import onnx
 
+    if node.op_type in _NOT_INFERRED or (node.op_type in _COVERED and not node.domain):
+        return
     if all(o.dtype is not None and o.shape is not None for o in node.outputs):
         return
     inputs = [v for v in node.inputs if v is not None]
