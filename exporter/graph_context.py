@@ -146,7 +146,7 @@ def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
     if isinstance(value, np.ndarray):
         tensor = torch.from_numpy(value.copy())
         return tensor.to(torch_dtype) if torch_dtype is not None else tensor
-    if _is_tensor(value):
+    if not isinstance(value, (bool, int, float, list, tuple)) and _is_tensor(value):
         return _to_tensor(value.numpy(), dtype)
     if torch_dtype is None:
         torch_dtype = _default_dtype(value)

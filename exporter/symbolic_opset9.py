@@ -1736,6 +1736,10 @@ class _OuterList:
 def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterList]:
     """The lists (export-time or run-time) from enclosing code that ``blocks`` change, each
     with all of its uses inside them: these must be threaded through the If or Loop."""
+    # Most blocks change no list: searching for the mutating ops in C++ first is much
+    # cheaper than walking every node in Python.
+    if not any(block.findAllNodes(kind, True) for kind in _LIST_MUTATIONS for block in blocks):
+        return []
     found: dict[int, _OuterList] = {}
     for node in _nodes_within(blocks):
         for position, value in enumerate(node.inputs()):
