@@ -20,6 +20,17 @@ def _initializer_tensor(value: ir.Value | None) -> torch.Tensor | None:
     return torch.from_numpy(tensor.numpy().copy())
 
 
+def _folded_weight(weight: torch.Tensor, factor: torch.Tensor, name: str) -> tensors.DeferredTorchTensor:
+    """W * factor per output channel, computed when written (one folded weight in memory
+    at a time, not all of them)."""
+    per_channel = factor.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
+
+    def compute() -> torch.Tensor:
+        return weight * per_channel
+
+    return tensors.DeferredTorchTensor(compute, weight.shape, weight.dtype, name=name)
+
+
 def fuse_conv_batchnorm(model: ir.Model) -> int:
     """Fold an inference BatchNormalization into the Conv before it (eval-mode models).
 
@@ -49,7 +60,6 @@ def fuse_conv_batchnorm(model: ir.Model) -> int:
         # per-channel statistics in double (cheap); the weight scaled in its own dtype, as
         # torch's fuse_conv_bn_eval does, so folding a large model stays fast
         factor = scale.double() / torch.sqrt(var.double() + eps)
-        new_weight = weight * factor.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
         base_bias = bias.double() if bias is not None else torch.zeros_like(mean, dtype=torch.float64)
         new_bias = ((base_bias - mean.double()) * factor + shift.double()).to(weight.dtype)
         weight_value = conv.inputs[1]
@@ -57,8 +67,8 @@ def fuse_conv_batchnorm(model: ir.Model) -> int:
         weight_name = weight_value.name if only_user else f"{weight_value.name}.bn_folded"
         bias_source = conv.inputs[2] if len(conv.inputs) > 2 and conv.inputs[2] is not None else bn.inputs[2]
         bias_name = bias_source.name if bias_source is not None and len(bias_source.uses()) == 1 else f"{weight_name}.bias"
-        new_w = ir.Value(name=weight_name, shape=ir.Shape(new_weight.shape), type=ir.TensorType(tensors.from_torch_dtype(new_weight.dtype)),
-                         const_value=tensors.TorchTensor(new_weight, name=weight_name))
+        new_w = ir.Value(name=weight_name, shape=ir.Shape(weight.shape), type=ir.TensorType(tensors.from_torch_dtype(weight.dtype)),
+                         const_value=_folded_weight(weight, factor, weight_name))
         new_b = ir.Value(name=bias_name, shape=ir.Shape(new_bias.shape), type=ir.TensorType(tensors.from_torch_dtype(new_bias.dtype)),
                          const_value=tensors.TorchTensor(new_bias, name=bias_name))
         # drop the initializers being replaced under the same names before registering

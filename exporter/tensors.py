@@ -6,12 +6,16 @@ so the integer table is the one the argument conversion needs most.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import onnx_ir as ir
 import torch
 from onnx_ir.tensor_adapters import TorchTensor, from_torch_dtype, to_torch_dtype
 
 __all__ = [
     "TorchTensor",
+    "DeferredTorchTensor",
     "SCALAR_TYPE_TO_DTYPE",
     "DTYPE_TO_SCALAR_TYPE",
     "from_torch_dtype",
@@ -74,3 +78,28 @@ def is_floating(dtype: ir.DataType | None) -> bool:
 
 def is_integer(dtype: ir.DataType | None) -> bool:
     return dtype in INTEGER_IR_TYPES
+
+
+class DeferredTorchTensor(TorchTensor):
+    """An initializer whose values are computed each time they are read, and not kept.
+
+    Weights the exporter derives (Conv weights with a BatchNorm folded in) would otherwise
+    all exist at once from folding until the file is written: for a ResNet-50 as many bytes
+    as the model's weights. Computed while being written, one exists at a time. The
+    computation reads the model's own tensors, so the values are those at export time only
+    as long as the model is not changed in between.
+    """
+
+    def __init__(self, compute: Callable[[], torch.Tensor], shape: torch.Size, dtype: torch.dtype, name: str | None = None) -> None:
+        super().__init__(torch.empty(shape, dtype=dtype, device="meta"), name=name)
+        self._compute = compute
+
+    @property
+    def raw(self) -> torch.Tensor:  # type: ignore[override]
+        return self._compute()
+
+    def __dlpack__(self, *, stream: Any = None) -> Any:
+        return self.raw.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.raw.__dlpack_device__()
