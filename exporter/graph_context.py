@@ -84,7 +84,14 @@ class GraphBuilder:
         return list(node.outputs)
 
     def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
-        """An ONNX constant for a Python number, list, numpy array or torch tensor."""
+        """An ONNX constant for a Python number, list, numpy array or torch tensor; a
+        DeferredTorchTensor becomes an initializer computed when the file is written."""
+        if isinstance(value, tensors.DeferredTorchTensor):
+            deferred = ir.Value(
+                name=value.name or self.unique_name("const"), shape=value.shape, type=ir.TensorType(value.dtype), const_value=value
+            )
+            self.root.graph.register_initializer(deferred)
+            return deferred
         array = _to_tensor(value, dtype)
         nbytes = array.element_size() * array.numel()
         key = None

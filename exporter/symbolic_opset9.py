@@ -8534,15 +8534,26 @@ def _stack_directions(
     parts_flat = [p for parts in per_direction for p in parts]
     if all(p is None or p.const_value is not None for p in parts_flat):
         torch_dtype = tensors.to_torch_dtype(dtype)
-        stacked = []
-        for parts in per_direction:
-            pieces = []
-            for part in parts:
-                tensor = torch.zeros(rows) if part is None else _as_torch(part)
-                blocks = tensor.to(torch_dtype).split(gate, dim=0)
-                pieces.extend(blocks[i] for i in order)
-            stacked.append(torch.cat(pieces, dim=0))
-        return g.constant(torch.stack(stacked, dim=0))
+        sources = [[torch.zeros(rows) if part is None else _as_torch(part) for part in parts] for parts in per_direction]
+
+        def rearranged() -> torch.Tensor:
+            stacked = []
+            for parts in sources:
+                pieces = []
+                for tensor in parts:
+                    blocks = tensor.to(torch_dtype).split(gate, dim=0)
+                    pieces.extend(blocks[i] for i in order)
+                stacked.append(torch.cat(pieces, dim=0))
+            return torch.stack(stacked, dim=0)
+
+        first = sources[0]
+        shape = torch.Size([len(sources), sum(t.shape[0] for t in first), *first[0].shape[1:]])
+        if shape.numel() * torch_dtype.itemsize <= 1024:
+            return g.constant(rearranged())
+        # rearranged while the file is written: a large recurrent model's weights are not
+        # copied during export
+        name = g.unique_name(f"{parts_flat[0].name}.gates" if parts_flat[0] is not None else "recurrent")
+        return g.constant(tensors.DeferredTorchTensor(rearranged, shape, torch_dtype, name=name))
     directions = []
     for parts in per_direction:
         pieces = []
