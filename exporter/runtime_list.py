@@ -53,7 +53,6 @@ Value = ir.Value
 # Sequence* ops appear in opset 11; Loop and If accept sequence values from opset 13.
 SEQUENCE_OPSET = 11
 CONTROL_FLOW_SEQUENCE_OPSET = 13
-_INT64_MAX = 9223372036854775807
 
 
 class RuntimeList:
@@ -322,5 +321,5 @@ def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     shape = g.op("Shape", moved)
     before = h.slice_static(g, shape, [0], [0], [dim])
     merged = g.op("Mul", h.slice_static(g, shape, [0], [dim], [dim + 1]), h.slice_static(g, shape, [0], [dim + 1], [dim + 2]))
-    after = h.slice_static(g, shape, [0], [dim + 2], [_INT64_MAX])
+    after = h.slice_static(g, shape, [0], [dim + 2], [h.INT64_MAX])
     return g.op("Reshape", moved, g.op("Concat", before, merged, after, axis=0))

@@ -17,6 +17,7 @@ from exporter import tensors
 from exporter.graph_context import GraphContext
 
 __all__ = [
+    "INT64_MAX",
     "static_shape",
     "rank_of",
     "normalize_dim",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 Value = ir.Value
+# The "to the end" bound of Slice and the trip count of a Loop without one.
+INT64_MAX = 9223372036854775807
 
 
 def ir_dtype(dtype: torch.dtype) -> ir.DataType:

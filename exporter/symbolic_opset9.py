@@ -31,7 +31,7 @@ from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList, ScanItem
 
 Value = ir.Value
-_INT64_MAX = 9223372036854775807
+_INT64_MAX = h.INT64_MAX
 
 
 # ============================================================================================
