@@ -130,7 +130,9 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
     leave an output without dtype or shape). Failures leave the outputs as they were."""
     import onnx
 
-    if node.op_type in _NOT_INFERRED or (node.op_type in _COVERED and not node.domain):
+    # The rules type only the first output: Dropout's mask or BatchNormalization's running
+    # statistics (training mode) still need ONNX's inference.
+    if node.op_type in _NOT_INFERRED or (node.op_type in _COVERED and not node.domain and len(node.outputs) == 1):
         return
     if all(o.dtype is not None and o.shape is not None for o in node.outputs):
         return
