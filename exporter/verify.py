@@ -29,6 +29,9 @@ class OutputComparison:
 @dataclasses.dataclass(frozen=True)
 class VerificationReport:
     outputs: tuple[OutputComparison, ...]
+    # Why a mismatch happened, when verify could tell: set when onnxruntime's optimized run
+    # disagrees with torch while its unoptimized run of the same model agrees.
+    diagnosis: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -46,6 +49,8 @@ class VerificationReport:
                 f"{o.name}: {status} max_abs_diff={o.max_abs_diff:.3g} max_rel_diff={o.max_rel_diff:.3g}"
                 f" dtype={'same' if o.dtype_match else 'different'} shape={'same' if o.shape_match else 'different'}"
             )
+        if self.diagnosis:
+            lines.append(self.diagnosis)
         return "\n".join(lines)
 
 
@@ -64,8 +69,18 @@ def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.numpy()
 
 
-def run_onnxruntime(model: ir.Model | str | os.PathLike[str] | bytes, inputs: Sequence[torch.Tensor]) -> list[np.ndarray]:
-    """Run a model in onnxruntime on the CPU, feeding its inputs in order."""
+def run_onnxruntime(
+    model: ir.Model | str | os.PathLike[str] | bytes,
+    inputs: Sequence[torch.Tensor],
+    *,
+    optimize: bool = True,
+) -> list[np.ndarray]:
+    """Run a model in onnxruntime on the CPU, feeding its inputs in order.
+
+    ``optimize=False`` turns onnxruntime's graph optimizations off: every node then runs as
+    the kernel of its own ONNX operator, so the result shows what the model means rather than
+    what this CPU's fused kernels compute (integer QDQ fusions saturate on CPUs without VNNI).
+    """
     import onnxruntime
 
     if isinstance(model, ir.Model):
@@ -76,12 +91,95 @@ def run_onnxruntime(model: ir.Model | str | os.PathLike[str] | bytes, inputs: Se
         source = model
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    if not optimize:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     if len(names) != len(inputs):
         raise ValueError(f"the ONNX model takes {len(names)} inputs, {len(inputs)} were given")
     feed = {name: _to_numpy(tensor) for name, tensor in zip(names, inputs)}
     return session.run(None, feed)
+
+
+# Quantized operators whose onnxruntime fusions run on integer kernels.
+_QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+                            "MatMulInteger", "ConvInteger", "DynamicQuantizeLinear"})
+_SATURATION_ADVICE = (
+    "onnxruntime's optimized run disagrees with torch while its unoptimized run agrees: the "
+    "exported model is right, and onnxruntime's fused integer kernels compute something else on "
+    "this CPU. Likely cause: the quantized (u8 x s8) kernels saturate their 16-bit intermediate "
+    "sums on CPUs without VNNI (AVX-512 VNNI / AVX-VNNI). Remedy: quantize with reduce_range=True "
+    "(7-bit activations) or 7-bit weights, e.g. torch's 'x86'/'fbgemm' quantization engine "
+    "rather than 'qnnpack', or run the model with graph optimizations below ORT_ENABLE_BASIC."
+)
+_FUSION_ADVICE = (
+    "onnxruntime's optimized run disagrees with torch while its unoptimized run agrees: the "
+    "exported model is right, and one of onnxruntime's graph optimizations (a fused kernel) "
+    "changes the numerics on this CPU. Compare with graph optimizations off to confirm, or "
+    "loosen the tolerance."
+)
+
+
+def _op_types(model: ir.Model | str | os.PathLike[str] | bytes) -> set[str]:
+    import onnx
+
+    if isinstance(model, ir.Model):
+        graphs = [model.graph]
+        found: set[str] = set()
+        while graphs:
+            graph = graphs.pop()
+            for node in graph:
+                found.add(node.op_type)
+                for attr in node.attributes.values():
+                    if isinstance(attr.value, ir.Graph):
+                        graphs.append(attr.value)
+        return found
+    proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model), load_external_data=False)
+    return {node.op_type for node in proto.graph.node}
+
+
+def _compare(
+    model: Any,
+    onnx_model: ir.Model | str | os.PathLike[str] | bytes,
+    examples: Sequence[Any],
+    rtol: float,
+    atol: float,
+    optimize: bool,
+) -> tuple[OutputComparison, ...]:
+    comparisons: list[OutputComparison] = []
+    for set_index, example in enumerate(examples):
+        positional, kwargs = split_args(example)
+        with torch.no_grad():
+            expected = model(*positional, **kwargs)
+        expected_flat = flatten(expected, "output")[0]
+        # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
+        outputs = run_onnxruntime(onnx_model, _flat_inputs(example), optimize=optimize)
+        actual = [leaf for out in outputs for leaf in (out if isinstance(out, list) else [out])]
+        if len(actual) != len(expected_flat):
+            raise AssertionError(f"torch returns {len(expected_flat)} outputs, onnxruntime {len(actual)}")
+        for index, (want, got) in enumerate(zip(expected_flat, actual)):
+            name = f"output {index}" + (f" (input set {set_index})" if set_index else "")
+            comparisons.append(_compare_output(name, _to_numpy(want), got, rtol, atol))
+    return tuple(comparisons)
+
+
+def _compare_output(name: str, want: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> OutputComparison:
+    shape_match = tuple(want.shape) == tuple(got.shape)
+    dtype_match = want.dtype == got.dtype
+    if shape_match and want.size:
+        w = want.astype(np.float64)
+        a = got.astype(np.float64)
+        diff = np.abs(w - a)
+        finite = np.isfinite(w) & np.isfinite(a)
+        same_special = (w == a) | (np.isnan(w) & np.isnan(a))
+        diff = np.where(finite, diff, np.where(same_special, 0.0, np.inf))
+        max_abs = float(diff.max())
+        max_rel = float((diff / np.maximum(np.abs(w), 1e-12)).max())
+        passed = bool(np.all(diff <= atol + rtol * np.abs(np.where(finite, w, 0.0))))
+    else:
+        max_abs = max_rel = 0.0 if shape_match else float("inf")
+        passed = shape_match
+    return OutputComparison(name, max_abs, max_rel, dtype_match, shape_match, passed and dtype_match)
 
 
 def verify(
@@ -93,37 +191,21 @@ def verify(
     atol: float = 1e-5,
     inputs: Sequence[Any] | None = None,
 ) -> VerificationReport:
-    """Compare eager torch with onnxruntime on ``args`` (and on each of ``inputs``)."""
-    comparisons: list[OutputComparison] = []
-    for set_index, example in enumerate([args, *(inputs or [])]):
-        positional, kwargs = split_args(example)
-        with torch.no_grad():
-            expected = model(*positional, **kwargs)
-        expected_flat = flatten(expected, "output")[0]
-        # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
-        actual = [leaf for out in run_onnxruntime(onnx_model, _flat_inputs(example))
-                  for leaf in (out if isinstance(out, list) else [out])]
-        if len(actual) != len(expected_flat):
-            raise AssertionError(f"torch returns {len(expected_flat)} outputs, onnxruntime {len(actual)}")
-        for index, (want, got) in enumerate(zip(expected_flat, actual)):
-            want_np = _to_numpy(want)
-            shape_match = tuple(want_np.shape) == tuple(got.shape)
-            dtype_match = want_np.dtype == got.dtype
-            if shape_match and want_np.size:
-                w = want_np.astype(np.float64)
-                a = got.astype(np.float64)
-                diff = np.abs(w - a)
-                finite = np.isfinite(w) & np.isfinite(a)
-                same_special = (w == a) | (np.isnan(w) & np.isnan(a))
-                diff = np.where(finite, diff, np.where(same_special, 0.0, np.inf))
-                max_abs = float(diff.max())
-                max_rel = float((diff / np.maximum(np.abs(w), 1e-12)).max())
-                passed = bool(np.all(diff <= atol + rtol * np.abs(np.where(finite, w, 0.0))))
-            else:
-                max_abs = max_rel = 0.0 if shape_match else float("inf")
-                passed = shape_match
-            name = f"output {index}" + (f" (input set {set_index})" if set_index else "")
-            comparisons.append(
-                OutputComparison(name, max_abs, max_rel, dtype_match, shape_match, passed and dtype_match)
-            )
-    return VerificationReport(tuple(comparisons))
+    """Compare eager torch with onnxruntime on ``args`` (and on each of ``inputs``).
+
+    onnxruntime runs as a deployment would, with its graph optimizations on. When that run
+    disagrees, the model is run again with them off: if that run agrees, the exported graph is
+    right and onnxruntime's fused kernels differ on this CPU, and the report's ``diagnosis``
+    says so (for quantized models: integer kernels that saturate without VNNI, and what to do),
+    rather than leaving a bare mismatch that reads like an exporter bug.
+    """
+    examples = [args, *(inputs or [])]
+    outputs = _compare(model, onnx_model, examples, rtol, atol, optimize=True)
+    report = VerificationReport(outputs)
+    if report.passed:
+        return report
+    unoptimized = VerificationReport(_compare(model, onnx_model, examples, rtol, atol, optimize=False))
+    if not unoptimized.passed:
+        return report
+    quantized = bool(_op_types(onnx_model) & _QUANTIZED_OPS)
+    return VerificationReport(outputs, diagnosis=_SATURATION_ADVICE if quantized else _FUSION_ADVICE)

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conftest import assert_matches_torch, export_to_bytes
+from conftest import Wrap, assert_matches_torch, export_to_bytes
 
 
 class Block(nn.Module):
@@ -76,3 +76,47 @@ def test_onnxruntime_fuses(fn, fused: str, gone: set[str], opset: int, tmp_path:
     ops = optimized_op_types(data, tmp_path)
     assert ops[fused] == 1, dict(ops)
     assert not gone & set(ops), dict(ops)
+
+
+def _cpu_has_vnni() -> bool:
+    """VNNI (AVX-512 VNNI or AVX-VNNI) lets onnxruntime's u8 x s8 kernels accumulate without
+    the 16-bit saturation of the AVX2 path."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            flags = next((line for line in cpuinfo if line.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+_GENERATOR = torch.Generator().manual_seed(7)
+_QNNPACK_WEIGHT = torch.quantize_per_tensor(torch.randn(16, 32, generator=_GENERATOR), 0.02, 0, torch.qint8)
+
+
+def _qnnpack_linear(x: torch.Tensor) -> torch.Tensor:
+    """A qnnpack-style quantized linear: 8-bit activations (no reduce_range) and int8 weights,
+    the combination whose fused integer kernel saturates on CPUs without VNNI."""
+    packed = torch.ops.quantized.linear_prepack(_QNNPACK_WEIGHT, None)
+    q = torch.quantize_per_tensor(x, 0.03, 128, torch.quint8)
+    return torch.ops.quantized.linear(q, packed, 0.05, 100).dequantize()
+
+
+@pytest.mark.skipif(not _cpu_has_vnni(), reason="onnxruntime's fused u8 x s8 kernels saturate on CPUs without VNNI")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_onnxruntime_fused_integer_kernels_match_torch(tmp_path: Path) -> None:
+    """onnxruntime fuses the QDQ pattern into integer kernels (MatMulIntegerToFloat, QGemm);
+    with VNNI they agree with torch within one output step. The tests of what we export run
+    unoptimized and do not depend on this."""
+    torch.backends.quantized.engine = "qnnpack"
+    x = torch.randn(8, 32) * 2
+    data, _ = export_to_bytes(Wrap(_qnnpack_linear), (x,), opset_version=17)
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    fused = {n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node}
+    assert not {"QuantizeLinear", "DequantizeLinear"} >= fused, fused  # something was fused
+    (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    with torch.no_grad():
+        want = _qnnpack_linear(x).numpy()
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert abs(got - want).max() <= 0.05 * 1.001

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import pytest
 import torch
+
+import exporter
 import torch.nn.functional as F
 
 from conftest import NEWEST, Wrap, assert_matches_torch
@@ -197,19 +199,19 @@ def test_quantized(case: Case, opset: int) -> None:
 def test_not_at_opset_9(name: str) -> None:
     """QuantizeLinear/DequantizeLinear are opset 10: opset 9 reports the op as unsupported."""
     case = next(c for c in CASES if c.name == name)
-    with pytest.raises(Exception, match="opset 10"):
+    with pytest.raises(exporter.UnsupportedOperatorError, match="opset 10"):
         assert_matches_torch(Wrap(case.fn), case.inputs(), opset=9)
 
 
 def test_per_channel_fake_quantize_needs_13() -> None:
     case = next(c for c in CASES if c.name == "fake_per_channel_u8")
-    with pytest.raises(Exception, match="opset 13"):
+    with pytest.raises(exporter.UnsupportedOperatorError, match="opset 13"):
         assert_matches_torch(Wrap(case.fn), case.inputs(), opset=12)
 
 
 def test_qint32_needs_11() -> None:
     case = next(c for c in CASES if c.name == "qint32")
-    with pytest.raises(Exception, match="opset 11"):
+    with pytest.raises(exporter.SymbolicError, match="opset 11"):
         assert_matches_torch(Wrap(case.fn), case.inputs(), opset=10)
 
 
