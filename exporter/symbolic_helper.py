@@ -66,11 +66,12 @@ def rank_of(x: Value) -> int | None:
 
 
 def normalize_dim(dim: int, rank: int | None) -> int:
+    """A non-negative dim. torch wraps dims of a 0-d tensor as if it had one dim (-1 is 0)."""
     if dim >= 0:
         return dim
     if rank is None:
         raise ValueError(f"negative dim {dim} needs a known rank")
-    return dim + rank
+    return dim + max(rank, 1)
 
 
 def cast(g: GraphContext, x: Value, dtype: ir.DataType) -> Value:
@@ -109,7 +110,10 @@ def squeeze(g: GraphContext, x: Value, axes: Sequence[int] | None) -> Value:
 def reduce(
     g: GraphContext, op_type: str, x: Value, axes: Sequence[int] | None, keepdims: bool
 ) -> Value:
-    """Reduce* over ``axes`` (None: all axes)."""
+    """Reduce* over ``axes`` (None: all axes). torch names dim 0 or -1 of a 0-d tensor, which
+    ONNX refuses as out of range: a 0-d tensor is reduced over all (no) axes instead."""
+    if axes is not None and x.shape is not None and len(x.shape) == 0:
+        axes = None
     axes_as_input = g.opset >= 18 or (op_type == "ReduceSum" and g.opset >= 13)
     if axes is None:
         return g.op(op_type, x, keepdims=int(keepdims))

@@ -6438,6 +6438,8 @@ def aten_flip(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     Gather with reversed constant indices, so the flipped dims must have static sizes.
     """
     rank = _need_rank(self, "flip")
+    if rank == 0:  # torch accepts dims [0] or [-1] on a 0-d tensor: nothing to reverse
+        return self
     out = self
     for d in dict.fromkeys(h.normalize_dim(d, rank) for d in dims):
         out = _flip_dim(g, out, d)

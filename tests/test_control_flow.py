@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import exporter
-from exporter.verify import run_onnxruntime
+from conftest import assert_outputs_match, run_model
 
 OPSETS = [9, 13, 17, 20]
 
@@ -27,11 +27,7 @@ def _check(model: torch.nn.Module, examples: list[tuple[torch.Tensor, ...]], ops
     for example in examples:
         with torch.no_grad():
             expected = model(*example)
-        expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
-        actual = run_onnxruntime(data, list(example))
-        assert len(actual) == len(expected)
-        for got, want in zip(actual, expected):
-            assert torch.allclose(torch.from_numpy(got), want, atol=1e-5), (got, want)
+        assert_outputs_match(run_model(data, list(example)), expected)
     return data
 
 
@@ -140,8 +136,7 @@ def test_loop_with_dynamic_trip_count(opset: int) -> None:
     exporter.export(model, (torch.randn(4, 3),), buffer, opset_version=opset, dynamic_axes={"x": {0: "n"}})
     for rows in (2, 4, 7):
         x = torch.randn(rows, 3)
-        (got,) = run_onnxruntime(buffer.getvalue(), [x])
-        assert torch.allclose(torch.from_numpy(got), model(x), atol=1e-5)
+        assert_outputs_match(run_model(buffer.getvalue(), [x]), model(x))
 
 
 @pytest.mark.parametrize("opset", [13, 17])
@@ -150,9 +145,7 @@ def test_mutation_in_blocks_with_dynamic_trip_count(opset: int) -> None:
     buffer = io.BytesIO()
     exporter.export(model, (torch.randn(4, 3),), buffer, opset_version=opset, dynamic_axes={"x": {0: "n"}})
     for x in (torch.randn(6, 3).abs(), -torch.randn(2, 3).abs()):
-        got = run_onnxruntime(buffer.getvalue(), [x])
-        for g, w in zip(got, model(x)):
-            assert torch.allclose(torch.from_numpy(g), w, atol=1e-5)
+        assert_outputs_match(run_model(buffer.getvalue(), [x]), model(x))
 
 
 def test_optional_argument_present_and_absent() -> None:

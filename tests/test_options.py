@@ -12,9 +12,8 @@ import torch
 import exporter
 from exporter.graph_context import GraphContext
 from exporter.registry import REGISTRY
-from exporter.verify import run_onnxruntime
 
-from conftest import assert_matches_torch, export_to_bytes
+from conftest import assert_matches_torch, export_to_bytes, run_model
 
 
 class Nested(torch.nn.Module):
@@ -36,7 +35,7 @@ def test_nested_inputs_and_outputs_flatten_in_documented_order() -> None:
     data, model = export_to_bytes(Nested(), (pair, extra, {}))
     assert [v.name for v in model.graph.inputs] == ["pair_0", "pair_1", "extra_w"]
     assert [v.name for v in model.graph.outputs] == ["output_0", "output_1", "output_2"]
-    got = run_onnxruntime(data, [pair[0], pair[1], extra["w"]])
+    got = run_model(data, [pair[0], pair[1], extra["w"]])
     want = Nested()(pair, extra)
     np.testing.assert_allclose(got[0], want["sum"].numpy(), rtol=1e-6)
     np.testing.assert_allclose(got[1], want["parts"][0].numpy())
@@ -52,7 +51,7 @@ def test_training_mode_dropout_drops_from_opset_12() -> None:
     model = torch.nn.Sequential(torch.nn.Dropout(0.5))
     x = torch.ones(100, 100)
     data, onnx_model = export_to_bytes(model, (x,), training=exporter.TrainingMode.TRAINING, opset_version=13)
-    (out,) = run_onnxruntime(data, [x])
+    (out,) = run_model(data, [x])
     kept = out != 0
     assert 0.4 < kept.mean() < 0.6
     np.testing.assert_allclose(out[kept], 2.0)
@@ -74,7 +73,7 @@ def test_batch_norm_in_training_mode_uses_batch_statistics() -> None:
     x = torch.randn(8, 4) * 3 + 1
     buffer = io.BytesIO()
     exporter.export(model, (x,), buffer, training=exporter.TrainingMode.TRAINING)
-    (got,) = run_onnxruntime(buffer.getvalue(), [x])
+    (got,) = run_model(buffer.getvalue(), [x])
     want = torch.nn.functional.batch_norm(x, None, None, training=True)
     np.testing.assert_allclose(got, want.numpy(), atol=1e-5)
 
@@ -147,7 +146,7 @@ def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
     assert isinstance(weight, exporter.tensors.DeferredTorchTensor)
     bn = model[1]
     expected = model[0].weight * (bn.weight / torch.sqrt(bn.running_var + bn.eps)).reshape(-1, 1, 1, 1)
-    assert torch.allclose(torch.from_numpy(weight.numpy()), expected.detach(), atol=1e-6)
+    torch.testing.assert_close(torch.from_numpy(weight.numpy()), expected.detach(), atol=1e-6, rtol=0)
 
 
 def test_node_names_carry_the_module_path() -> None:

@@ -6,6 +6,7 @@ import torch
 
 import exporter
 from exporter.graph_context import GraphContext
+from exporter.arguments import ParamSpec
 from exporter.registry import REGISTRY, Registry, pick
 
 from conftest import assert_matches_torch
@@ -142,7 +143,20 @@ def test_every_builtin_symbolic_has_a_readable_spec_and_wraps() -> None:
     for name in REGISTRY.names():
         for opset in REGISTRY.builtin_opsets(name):
             entry = REGISTRY._builtin[name][opset]
-            assert entry.params is not None
+            params = entry.params  # reading the spec raises on an annotation arguments.py does not know
+            assert all(isinstance(p, ParamSpec) for p in params)
             assert callable(entry.function)
             count += 1
     assert count > 400
+
+
+def test_reading_a_spec_with_an_unknown_annotation_fails() -> None:
+    """The check above reads every spec; this shows that reading one can fail."""
+    registry = Registry()
+
+    def symbolic(g: GraphContext, self: ir.Value, scale: complex) -> ir.Value:
+        return self
+
+    registry.register("aten::relu", 9, symbolic)
+    with pytest.raises(TypeError, match="parameter 'scale' has annotation"):
+        registry._builtin["aten::relu"][9].params  # noqa: B018 - evaluated for its checks

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import exporter
-from exporter.verify import run_onnxruntime
+from conftest import assert_outputs_match, run_model
 
 
 def _export(model: torch.nn.Module, example: torch.Tensor, opset: int) -> bytes:
@@ -29,13 +29,7 @@ def _check(model: torch.nn.Module, inputs: list[torch.Tensor], opset: int) -> on
     for x in inputs:
         with torch.no_grad():
             expected = model(x)
-        expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
-        actual = run_onnxruntime(data, [x])
-        actual = [leaf for out in actual for leaf in (out if isinstance(out, list) else [out])]
-        assert len(actual) == len(expected)
-        for got, want in zip(actual, expected):
-            assert got.shape == tuple(want.shape)
-            assert torch.allclose(torch.from_numpy(got), want, atol=1e-5), (got, want)
+        assert_outputs_match(run_model(data, [x]), expected)
     return onnx.load_from_string(data)
 
 
@@ -249,8 +243,7 @@ def test_static_trip_count_still_unrolls_into_plain_ops() -> None:
     exporter.export(torch.jit.script(AppendThenStack()), (x,), buffer, opset_version=9)
     onnx_model = onnx.load_from_string(buffer.getvalue())
     assert "Loop" not in _op_types(onnx_model)
-    (got,) = run_onnxruntime(buffer.getvalue(), [x])
-    assert torch.allclose(torch.from_numpy(got), torch.jit.script(AppendThenStack())(x))
+    assert_outputs_match(run_model(buffer.getvalue(), [x]), torch.jit.script(AppendThenStack())(x))
 
 
 def test_verify_compares_a_returned_run_time_list() -> None:

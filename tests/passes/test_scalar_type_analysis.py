@@ -24,6 +24,9 @@ T, Z, N = 2, 1, 0  # dimensioned tensor, zero-dim tensor, Python number
         ([(torch.uint8, T), (torch.int8, T)], torch.int16),
         ([(torch.float16, Z), (torch.float64, N)], torch.float16),
         ([(torch.int64, N), (torch.float64, N)], torch.float32),
+        ([(torch.int32, T), (torch.int64, Z), (torch.float64, N)], torch.float32),
+        ([(torch.uint8, T), (torch.float16, Z), (torch.int8, T)], torch.float16),
+        ([(torch.bool, Z), (torch.int32, Z), (torch.int64, N)], torch.int32),
     ],
 )
 def test_promotion_matches_torch(operands: list[tuple[torch.dtype, int]], expected: torch.dtype) -> None:
@@ -37,10 +40,13 @@ def test_promotion_matches_torch(operands: list[tuple[torch.dtype, int]], expect
             samples.append(torch.zeros((), dtype=dtype))
         else:
             samples.append({torch.bool: False, torch.int64: 1, torch.float64: 1.5}[dtype])
-    result = samples[0]
-    for other in samples[1:]:
-        result = torch.result_type(result, other) if not isinstance(result, torch.dtype) else result
-    assert torch.result_type(samples[0], samples[1]) == expected
+    if len(samples) == 2:
+        assert torch.result_type(samples[0], samples[1]) == expected
+    else:  # fold with a real op: a tensor result keeps its priority class for the next step
+        result = samples[0]
+        for other in samples[1:]:
+            result = torch.add(result, other)
+        assert result.dtype == expected
 
 
 def _analysed(fn, *args: torch.Tensor) -> torch._C.Graph:  # noqa: ANN001

@@ -12,11 +12,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
 from exporter.errors import ExporterError
 from exporter.registry import REGISTRY
 from exporter import symbolic_opset9 as normalization
-from exporter.verify import run_onnxruntime
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -398,14 +397,14 @@ def test_native_dropout_training_statistics(opset: int, train: bool | None) -> N
     model = Wrap(lambda x: torch.native_dropout(x, 0.3, train))
     x = torch.rand(200, 100) + 1.0  # never zero, so a zero output means dropped
     data, _ = export_to_bytes(model, (x,), opset_version=opset)
-    out, mask = run_onnxruntime(data, [x])
+    out, mask = run_model(data, [x])
     assert out.shape == (200, 100) and out.dtype == x.numpy().dtype
     assert mask.shape == (200, 100) and mask.dtype == bool
     kept = mask.mean()
     assert 0.65 < kept < 0.75, kept
     expected = torch.where(torch.from_numpy(mask), x / 0.7, torch.zeros(()))
     torch.testing.assert_close(torch.from_numpy(out), expected, rtol=1e-5, atol=1e-6)
-    out2, mask2 = run_onnxruntime(data, [x])
+    out2, mask2 = run_model(data, [x])
     assert (mask != mask2).any(), "the mask must be random per run"
 
 

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterator
 import onnx
 import pytest
 import torch
+
+import exporter
 import torch.nn as nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from conftest import OPSETS, assert_matches_torch, export_to_bytes
-from exporter.errors import UnsupportedOperatorError
 
 Inputs = tuple[torch.Tensor, ...]
 
@@ -42,7 +43,6 @@ class Case:
     min_opset: int = 9
     atol: float = 1e-5
     rtol: float = 1e-4
-    needs: tuple[str, ...] = ()  # ops from other batches the traced model also records
 
 
 class Layer(nn.Module):
@@ -357,7 +357,6 @@ CASES = [
         lambda: Packed(nn.GRU(3, 4), enforce_sorted=False),
         packed_inputs(5, [3, 5, 1]),
         other_lengths(5, [[1, 2, 5], [5, 5, 5]]),
-        needs=("aten::sort", "aten::index_select", "aten::scatter", "aten::index", "aten::to", "aten::empty_like", "aten::numel"),
     ),
     Case(
         "packed_lstm_proj_size_bidirectional_state",
@@ -414,8 +413,6 @@ CASES = [
         "scripted_layers_and_cells",
         lambda: _scripted_layers(),
         lambda: (torch.randn(2, 5, 3),),
-        needs=("aten::__not__", "aten::dim", "prim::device", "prim::dtype", "aten::__contains__", "aten::format",
-               "prim::RaiseException", "prim::If", "aten::__isnot__", "aten::__is__", "prim::unchecked_cast"),
     ),
     Case(
         "cells_constant_weights",
@@ -430,16 +427,9 @@ CASES = [
 def test_recurrent(case: Case, opset: int) -> None:
     if opset < case.min_opset:
         pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    model = case.model()
-    try:
-        assert_matches_torch(
-            model, case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol, other_inputs=case.other_inputs()
-        )
-    except UnsupportedOperatorError as error:
-        missing = {op.name for op in error.ops}
-        if not case.needs or not missing or not missing <= set(case.needs):
-            raise
-        pytest.xfail(reason=f"the traced model also records {sorted(missing)}, from other batches")
+    assert_matches_torch(
+        case.model(), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol, other_inputs=case.other_inputs()
+    )
 
 
 def _op_types(model: object, args: Inputs, opset: int) -> list[str]:
@@ -478,13 +468,13 @@ def test_proj_size_over_dynamic_steps_is_refused() -> None:
     """proj_size is unrolled, so packed data that lost its padded source (here: touched
     between pack and LSTM) has a run-time step count and cannot be exported."""
     model = Packed(nn.LSTM(3, 4, proj_size=3), touch=True)
-    with pytest.raises(Exception, match="proj_size needs a static sequence length"):
+    with pytest.raises(exporter.SymbolicError, match="proj_size needs a static sequence length"):
         export_to_bytes(model, packed_inputs(4, [4, 2])(), opset_version=OPSETS[-1])
 
 
 def test_training_dropout_is_refused() -> None:
     model = Layer(nn.LSTM(3, 4, num_layers=2, dropout=0.5))
-    with pytest.raises(Exception, match="dropout"):
+    with pytest.raises(exporter.SymbolicError, match="dropout"):
         export_to_bytes(model, seq(5, 2, 3)(), opset_version=OPSETS[-1], training=True)
 
 
