@@ -228,3 +228,290 @@ def matmul_transposed_last(g: GraphContext, x: Value) -> Value:
     perm = list(range(rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return g.op("Transpose", x, perm=perm)
+
+
+def scaled(g: GraphContext, x: Value, alpha: float) -> Value:
+    if alpha == 1:
+        return x
+    return g.op("Mul", x, scalar_like(g, alpha, x))
+
+
+def floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
+    """Floor division. ONNX integer Div truncates toward zero; torch floors, so quotients of
+    operands with different signs and a remainder are one lower."""
+    if is_floating(self):
+        return g.op("Floor", g.op("Div", self, other))
+    quotient = g.op("Div", self, other)
+    remainder = g.op("Sub", self, g.op("Mul", quotient, other))
+    zero = scalar_like(g, 0, self)
+    has_remainder = g.op("Not", g.op("Equal", remainder, zero))
+    signs_differ = g.op("Xor", g.op("Less", remainder, zero), g.op("Less", other, zero))
+    adjust = g.op("And", has_remainder, signs_differ)
+    return g.op("Sub", quotient, cast(g, adjust, self.dtype))
+
+
+def comparable(g: GraphContext, x: Value) -> Value:
+    """Comparison ops before opset 11/13 lack small integer and half kernels: widen them."""
+    if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        return cast(g, x, ir.DataType.FLOAT)
+    if x.dtype in (ir.DataType.INT8, ir.DataType.INT16, ir.DataType.UINT8, ir.DataType.UINT16):
+        return cast(g, x, ir.DataType.INT32)
+    return x
+
+
+def any_nan(g: GraphContext, a: Value, b: Value) -> Value:
+    return g.op("Or", g.op("IsNaN", a), g.op("IsNaN", b))
+
+
+def equal(g: GraphContext, a: Value, b: Value) -> Value:
+    """Equal. Equal-7 has no float kernel, so floats compare as neither less nor greater
+    (and not NaN, which equals nothing)."""
+    a, b = comparable(g, a), comparable(g, b)
+    if g.opset >= 11 or not is_floating(a):
+        return g.op("Equal", a, b)
+    ordered = g.op("Or", g.op("Less", a, b), g.op("Greater", a, b))
+    return g.op("Not", g.op("Or", ordered, any_nan(g, a, b)))
+
+
+def shape_value(g: GraphContext, size: Sequence[int] | Value) -> Value:
+    return size if isinstance(size, Value) else g.constant(list(size))
+
+
+def arange(
+    g: GraphContext,
+    start: float | int | Value,
+    end: float | int | Value,
+    step: float | int | Value,
+    dtype: torch.dtype | None,
+) -> Value:
+    """arange with bounds known only at run time (constant bounds were folded in torch).
+
+    Range only exists from opset 11; below it, NonZero over a ones vector of the element
+    count yields 0..n-1, which is scaled and shifted.
+    """
+    is_float = any(isinstance(v, float) or (isinstance(v, Value) and is_floating(v)) for v in (start, end, step))
+    out_dtype = ir_dtype(dtype) if dtype is not None else (ir_dtype(torch.get_default_dtype()) if is_float else ir.DataType.INT64)
+    compute = ir.DataType.DOUBLE if is_float or tensors.is_floating(out_dtype) else ir.DataType.INT64
+
+    def as_value(v: float | int | Value) -> Value:
+        return cast(g, v, compute) if isinstance(v, Value) else g.constant(v, compute)
+
+    start_v, end_v, step_v = as_value(start), as_value(end), as_value(step)
+    if g.opset >= 11:
+        return cast(g, g.op("Range", start_v, end_v, step_v), out_dtype)
+    count = g.op("Div", g.op("Sub", end_v, start_v), step_v)
+    if compute == ir.DataType.DOUBLE:
+        count = g.op("Ceil", count)
+    count = cast(g, count, ir.DataType.INT64)
+    ones = g.op("ConstantOfShape", unsqueeze(g, count, [0]), value=torch.tensor([1], dtype=torch.int64))
+    indices = squeeze(g, g.op("NonZero", ones), [0])
+    values = g.op("Add", g.op("Mul", cast(g, indices, compute), step_v), start_v)
+    return cast(g, values, out_dtype)
+
+
+def pads(padding: Sequence[int], spatial: int) -> list[int]:
+    padding = list(padding) if len(padding) == spatial else list(padding) * spatial
+    return padding + padding
+
+
+def spatial_list(values: Sequence[int], spatial: int) -> list[int]:
+    return list(values) * spatial if len(values) == 1 else list(values)
+
+
+FLOAT32_ONLY_KERNELS = (ir.DataType.DOUBLE, ir.DataType.BFLOAT16)
+
+
+def float_kernel(g: GraphContext, op_type: str, x: Value, **attrs: object) -> Value:
+    """``op_type`` on ``x``, through float32 for dtypes onnxruntime has no kernel for."""
+    if x.dtype in FLOAT32_ONLY_KERNELS:
+        out = g.op(op_type, cast(g, x, ir.DataType.FLOAT), **attrs)
+        return g.op("Cast", out, to=x.dtype)
+    return g.op(op_type, x, **attrs)
+
+
+def filled_like(g: GraphContext, x: Value, value: bool) -> Value:
+    """A bool tensor of ``x``'s shape filled with ``value`` (isnan of an integer tensor...)."""
+    return g.op("ConstantOfShape", shape_of(g, x), value=torch.tensor([value]))
+
+
+def largest_finite(g: GraphContext, x: Value) -> Value:
+    return scalar_like(g, torch.finfo(tensors.to_torch_dtype(x.dtype)).max, x)
+
+
+def is_inf(g: GraphContext, x: Value) -> Value:
+    """|x| > the largest finite value. Needs no IsInf (opset 10, and without a float16 kernel
+    in onnxruntime before opset 20) and is false for NaN, as isinf is."""
+    if not is_floating(x):
+        return filled_like(g, x, False)
+    return g.op("Greater", g.op("Abs", x), largest_finite(g, x))
+
+
+def log1p(g: GraphContext, x: Value) -> Value:
+    """log(1 + x) accurate for tiny x (Log(1 + x) returns 0 for |x| < 1e-8 in float32).
+
+    Kahan's trick: with u = 1 + x rounded, log(u) * x / (u - 1) cancels the rounding of u.
+    u == 1 means x is below the rounding step, where log1p(x) == x; x / (u - 1) is inf/inf
+    only for x = inf, where the factor is 1.
+    """
+    one = scalar_like(g, 1.0, x)
+    u = g.op("Add", x, one)
+    factor = g.op("Div", x, g.op("Sub", u, one))
+    factor = g.op("Where", g.op("IsNaN", factor), one, factor)
+    out = g.op("Mul", g.op("Log", u), factor)
+    return g.op("Where", equal(g, u, one), x, out)
+
+
+BIT_WIDTHS = {
+    ir.DataType.INT8: 8,
+    ir.DataType.UINT8: 8,
+    ir.DataType.INT16: 16,
+    ir.DataType.UINT16: 16,
+    ir.DataType.INT32: 32,
+    ir.DataType.UINT32: 32,
+    ir.DataType.INT64: 64,
+}
+
+
+def compute_dtype(dtype: ir.DataType) -> ir.DataType:
+    """The integer dtype onnxruntime has arithmetic kernels for at every opset (int32/int64)
+    that holds every value of ``dtype``; casting back truncates, which is the wrap-around torch
+    gives for narrow types."""
+    if dtype not in BIT_WIDTHS:
+        raise TypeError(f"bitwise operations need an integer or bool tensor, got {dtype}")
+    return ir.DataType.INT64 if BIT_WIDTHS[dtype] == 64 or dtype == ir.DataType.UINT32 else ir.DataType.INT32
+
+
+def known_rank(x: Value, what: str) -> int:
+    rank = rank_of(x)
+    if rank is None:
+        raise ValueError(f"{what} needs the input rank")
+    return rank
+
+
+def mul_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
+    """Product of two dim sizes, folded when both are known."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, int) and a == 1:
+        return b
+    if isinstance(b, int) and b == 1:
+        return a
+    a_v = a if isinstance(a, Value) else g.constant(a)
+    b_v = b if isinstance(b, Value) else g.constant(b)
+    return g.op("Mul", cast(g, a_v, ir.DataType.INT64), cast(g, b_v, ir.DataType.INT64))
+
+
+def prod_sizes(g: GraphContext, sizes: Sequence[int | Value]) -> int | Value:
+    out: int | Value = 1
+    for size in sizes:
+        out = mul_sizes(g, out, size)
+    return out
+
+
+def sizes_to_shape(g: GraphContext, sizes: Sequence[int | Value]) -> Value:
+    return g.list_to_value(list(sizes)) if sizes else g.constant(torch.zeros(0, dtype=torch.int64))
+
+
+def normalize_index(g: GraphContext, index: Value, size: int | Value) -> Value:
+    """int64 indices with negatives wrapped by ``size``. Gather, Scatter and linearized
+    positions below opset 11 only accept indices in [0, size); constants fold here."""
+    index = cast(g, index, ir.DataType.INT64)
+    const = index.const_value
+    if const is not None:
+        array = torch.as_tensor(const.numpy())
+        if bool((array >= 0).all()):
+            return index
+        if isinstance(size, int):
+            return g.constant(torch.where(array < 0, array + size, array))
+    size_v = g.constant(size) if isinstance(size, int) else cast(g, size, ir.DataType.INT64)
+    negative = g.op("Less", index, g.constant(0))
+    return g.op("Where", negative, g.op("Add", index, size_v), index)
+
+
+def axis_shape(rank: int, axis: int) -> list[int]:
+    """Reshape target putting a 1-D tensor on ``axis`` of a rank-``rank`` tensor."""
+    return [1] * axis + [-1] + [1] * (rank - axis - 1)
+
+
+def data_dependent(g: GraphContext, value: Value, output: int = 0) -> Value:
+    """Mark a value whose sizes depend on the data (NonZero, Unique) as dynamic, so the traced
+    example's sizes are not stamped on it and folded into later shape arithmetic."""
+    rank = rank_of(value)
+    if rank is None and g.node is not None:
+        ts_type = g.node.outputsAt(output).type()
+        if isinstance(ts_type, torch._C.TensorType):
+            rank = ts_type.dim()
+    if rank is not None:
+        value.shape = ir.Shape([None] * rank)
+    return value
+
+
+def empty_int64(g: GraphContext) -> Value:
+    return g.constant(torch.zeros(0, dtype=torch.int64))
+
+
+HALF_DTYPES = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
+
+
+def upcast_half(g: GraphContext, x: Value) -> Value:
+    """float16/bfloat16 statistics are computed in float32, as torch does (opmath type)."""
+    return cast(g, x, ir.DataType.FLOAT) if x.dtype in HALF_DTYPES else x
+
+
+GRID_SAMPLE_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def all_true_like(g: GraphContext, x: Value) -> Value:
+    return g.op("ConstantOfShape", shape_of(g, x), value=torch.tensor([True]))
+
+
+def static_dim(x: Value, dim: int, what: str) -> int:
+    """The export-time size of ``dim`` or a clear error naming the op."""
+    rank = rank_of(x)
+    dim = normalize_dim(dim, rank)
+    if x.shape is None or not isinstance(x.shape[dim], int):
+        raise ValueError(f"{what} needs the size of dim {dim} at export time")
+    return int(x.shape[dim])
+
+
+def reshape(g: GraphContext, x: Value, shape: Sequence[int]) -> Value:
+    return g.op("Reshape", x, g.constant([int(s) for s in shape]))
+
+
+def gather_constant(g: GraphContext, x: Value, indices: torch.Tensor, axis: int) -> Value:
+    return g.op("Gather", x, g.constant(indices.to(torch.int64)), axis=axis)
+
+
+def const_ints(obj: object) -> list[int] | None:
+    """A constant int list behind an argument (Python list, constant tensor or value)."""
+    if isinstance(obj, Value):
+        if obj.const_value is None:
+            return None
+        obj = torch.from_numpy(obj.const_value.numpy().copy())
+    if isinstance(obj, torch.Tensor):
+        return [int(v) for v in obj.reshape(-1).tolist()]
+    if isinstance(obj, (list, tuple)) and all(isinstance(v, int) for v in obj):
+        return [int(v) for v in obj]
+    if isinstance(obj, int):
+        return [obj]
+    return None
+
+
+def concat_shape(g: GraphContext, parts: Sequence[Value | int | None]) -> Value:
+    values = [g.constant([p]) if isinstance(p, int) else p for p in parts if p is not None]
+    return g.op("Concat", *values, axis=0)
+
+
+def iota(g: GraphContext, n: int | Value) -> Value:
+    """``[0, 1, ..., n-1]`` as int64. Range needs opset 11; below, NonZero of a ones vector
+    gives the same indices."""
+    if isinstance(n, int):
+        return g.constant(torch.arange(n, dtype=torch.int64))
+    n = cast(g, n, ir.DataType.INT64)
+    if g.opset >= 11:
+        scalar = g.op("Reshape", n, g.constant(torch.tensor([], dtype=torch.int64)))
+        return g.op("Range", g.constant(0), scalar, g.constant(1))
+    ones = g.op(
+        "ConstantOfShape", g.op("Reshape", n, g.constant([1])), value=torch.tensor([1], dtype=torch.int64)
+    )
+    return squeeze(g, g.op("NonZero", ones), [0])

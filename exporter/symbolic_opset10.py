@@ -34,14 +34,7 @@ from exporter.quantization import (
     _scalar_value,
 )
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (
-    aten_batch_norm,
-    aten_group_norm,
-    aten_hardswish,
-    aten_instance_norm,
-    aten_layer_norm,
-    convolution,
-)
+from exporter.symbolic_opset9 import activations, convolution, normalization
 
 Value = ir.Value
 
@@ -108,7 +101,7 @@ def _constant_weight(g: GraphContext, weight: torch.Tensor, transpose: bool = Fa
 
 @dataclasses.dataclass
 class _Packed:
-    """Unpacked weights of a quantized linear or convolution, as torch tensors and lists."""
+    """Unpacked weights of a quantized linear or convolution.convolution, as torch tensors and lists."""
 
     weight: torch.Tensor
     bias: torch.Tensor | None
@@ -163,7 +156,7 @@ def _unpack_conv_object(packed: object) -> _Packed:
     if isinstance(packed, tuple) and packed and packed[0] == "3":
         tensors_ = list(packed[2])
         return _conv_from_config(tensors_[0], tensors_[1] if len(tensors_) > 1 else None, packed[1])
-    raise ValueError(f"expected packed convolution weights known at export time, got {type(packed).__name__}")
+    raise ValueError(f"expected packed convolution.convolution weights known at export time, got {type(packed).__name__}")
 
 
 def _unpack_conv(packed: object, spatial: int) -> _Packed:
@@ -181,7 +174,7 @@ def _bias_value(g: GraphContext, bias: torch.Tensor | None) -> Value | None:
 
 
 def _add_bias(g: GraphContext, y: Value, bias: torch.Tensor, trailing: int) -> Value:
-    """y + bias, with ``trailing`` unit dims on the bias (channel axis 1 of a convolution).
+    """y + bias, with ``trailing`` unit dims on the bias (channel axis 1 of a convolution.convolution).
 
     At opset 10 it is y - (-bias), which is the same float: onnxruntime fuses MatMul + Add
     (and Conv's bias input) fed by DequantizeLinear into a quantized bias with a Round node,
@@ -202,7 +195,7 @@ def _quantized_conv(
         raise ValueError(f"expected a {spatial + 2}-d weight, got {p.weight.dim()}-d")
     weight = _constant_weight(g, p.weight)
     bias = _bias_value(g, p.bias) if g.opset >= 11 else None
-    y = convolution(
+    y = convolution.convolution(
         g, _dequantize(g, qx), weight, bias, p.stride, p.padding, p.dilation,
         p.transposed, p.output_padding or [0], p.groups,
     )
@@ -393,7 +386,7 @@ def quantized_conv1d_prepack(
 ) -> object:
     """conv1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, [], dilation, groups, False)
 
@@ -405,7 +398,7 @@ def quantized_conv2d_prepack(
 ) -> object:
     """conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, [], dilation, groups, False)
 
@@ -417,7 +410,7 @@ def quantized_conv3d_prepack(
 ) -> object:
     """conv3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv3dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, [], dilation, groups, False)
 
@@ -429,7 +422,7 @@ def quantized_conv_transpose1d_prepack(
 ) -> object:
     """conv_transpose1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, output_padding, dilation, groups, True)
 
@@ -441,7 +434,7 @@ def quantized_conv_transpose2d_prepack(
 ) -> object:
     """conv_transpose2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, output_padding, dilation, groups, True)
 
@@ -453,13 +446,13 @@ def quantized_conv_transpose3d_prepack(
 ) -> object:
     """conv_transpose3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv3dPackedParamsBase
 
-    Recorded for the convolution symbolic (see quantized::linear_prepack)."""
+    Recorded for the convolution.convolution symbolic (see quantized::linear_prepack)."""
     del g
     return _conv_prepack(weight, bias, stride, padding, output_padding, dilation, groups, True)
 
 
 # ============================================================================================
-# Linear and convolution
+# Linear and convolution.convolution
 # ============================================================================================
 
 
@@ -628,7 +621,7 @@ def quantized_leaky_relu(
 @onnx_symbolic("quantized::hardswish", opset=10)
 def quantized_hardswish(g: GraphContext, input: Value, output_scale: float, output_zero_point: int) -> Value:  # noqa: A002
     """hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor"""
-    return _requantize_like(g, aten_hardswish(g, _dequantize(g, input)), input, output_scale, output_zero_point)
+    return _requantize_like(g, activations.aten_hardswish(g, _dequantize(g, input)), input, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::sigmoid", opset=10)
@@ -656,7 +649,7 @@ def quantized_group_norm(
     """group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor
 
     Normalized in float32 on the dequantized input (torch's kernel also works in float)."""
-    y = aten_group_norm(g, _dequantize(g, input), num_groups, weight, bias, eps)
+    y = normalization.aten_group_norm(g, _dequantize(g, input), num_groups, weight, bias, eps)
     return _requantize_like(g, y, input, output_scale, output_zero_point)
 
 
@@ -673,7 +666,7 @@ def quantized_instance_norm(
     """instance_norm(Tensor input, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor
 
     Always with the input's statistics: the quantized op has no running statistics."""
-    y = aten_instance_norm(g, _dequantize(g, input), weight, bias, None, None, True, 0.0, eps)
+    y = normalization.aten_instance_norm(g, _dequantize(g, input), weight, bias, None, None, True, 0.0, eps)
     return _requantize_like(g, y, input, output_scale, output_zero_point)
 
 
@@ -689,7 +682,7 @@ def quantized_layer_norm(
     output_zero_point: int,
 ) -> Value:
     """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor"""
-    y = aten_layer_norm(g, _dequantize(g, input), normalized_shape, weight, bias, eps)
+    y = normalization.aten_layer_norm(g, _dequantize(g, input), normalized_shape, weight, bias, eps)
     return _requantize_like(g, y, input, output_scale, output_zero_point)
 
 
@@ -698,7 +691,7 @@ def _quantized_batch_norm(
     eps: float, output_scale: float, output_zero_point: int, relu: bool,
 ) -> Value:
     x = _dequantize(g, qx)
-    y = aten_batch_norm(g, x, weight, bias, mean, var, False, 0.0, eps)
+    y = normalization.aten_batch_norm(g, x, weight, bias, mean, var, False, 0.0, eps)
     if relu:
         y = g.op("Relu", y)
     return _requantize_like(g, y, qx, output_scale, output_zero_point)

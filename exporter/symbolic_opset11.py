@@ -12,6 +12,7 @@ ONNX changes at opset 11 that this module reacts to:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import onnx_ir as ir
@@ -20,18 +21,68 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _cumulative_operand,
-    _data_dependent,
-    _empty_int64,
-    _interpolate_args,
-    _rank,
-    _resize,
-    _scales,
-    _unique_input,
-)
+from exporter.symbolic_opset9 import interpolation, reductions
 
 Value = ir.Value
+
+
+def _unique_input(g: GraphContext, x: Value) -> Value:
+    """onnxruntime's Unique has float, double, int8, int64 and string kernels only."""
+    if x.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.INT8, ir.DataType.INT64):
+        return x
+    if h.is_floating(x):
+        return h.cast(g, x, ir.DataType.FLOAT)
+    return h.cast(g, x, ir.DataType.INT64)
+
+
+def _resize_sizes(g: GraphContext, x: Value, out_sizes: list[int]) -> Value:
+    """Full-rank sizes input of Resize: N and C from the input, then the spatial sizes."""
+    shape = h.static_shape(x)
+    if shape is not None:
+        return g.constant(shape[:2] + out_sizes)
+    leading = h.slice_static(g, g.op("Shape", x), [0], [0], [2])
+    return g.op("Concat", leading, g.constant(out_sizes), axis=0)
+
+
+def _resize(
+    g: GraphContext,
+    x: Value,
+    mode: str,
+    output_size: Sequence[int] | None,
+    scales: Sequence[float | None] | None,
+    align_corners: bool | None,
+) -> Value:
+    """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic.
+
+    torch's nearest source is floor(dst * in/out), or floor(dst / scale) when a factor was
+    given: asymmetric + floor. Linear with align_corners=False is half_pixel (torch clamps
+    negative sources to 0, as onnxruntime does; pytorch_half_pixel would differ for an output
+    of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
+    """
+    out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)
+    attrs: dict[str, object] = {}
+    if mode == "nearest":
+        attrs.update(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    else:
+        attrs["mode"] = mode
+        attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
+        if mode == "cubic":
+            attrs["cubic_coeff_a"] = -0.75
+    if out_sizes is not None and scale_list is not None:
+        # both given (the non-vec overloads): torch samples with the scales, so keep them
+        # when they produce the requested size, which is the usual case
+        shape = h.static_shape(x)
+        if shape is not None and all(
+            math.floor(i * sc) == o for i, sc, o in zip(shape[2:], scale_list, out_sizes)
+        ):
+            out_sizes = None
+    empty = g.constant(torch.empty(0, dtype=torch.float32))  # roi (and scales with sizes)
+    if out_sizes is not None:
+        inputs = [empty, empty, _resize_sizes(g, x, out_sizes)]
+    else:
+        assert scale_list is not None
+        inputs = [empty, g.constant([1.0, 1.0] + scale_list, ir.DataType.FLOAT)]
+    return g.op("Resize", x, *inputs, **attrs)
 
 
 @onnx_symbolic("aten::_unique2", opset=11)
@@ -46,9 +97,9 @@ def aten__unique2(
     del sorted
     flat = g.op("Reshape", _unique_input(g, self), g.constant([-1]))
     values, _, inverse, counts = g.op("Unique", flat, sorted=1, num_outputs=4)
-    values = _data_dependent(g, h.cast(g, values, self.dtype), 0)
-    inverse = g.op("Reshape", inverse, h.shape_of(g, self)) if return_inverse else _empty_int64(g)
-    counts = _data_dependent(g, counts, 2) if return_counts else _empty_int64(g)
+    values = h.data_dependent(g, h.cast(g, values, self.dtype), 0)
+    inverse = g.op("Reshape", inverse, h.shape_of(g, self)) if return_inverse else h.empty_int64(g)
+    counts = h.data_dependent(g, counts, 2) if return_counts else h.empty_int64(g)
     return values, inverse, counts
 
 
@@ -75,15 +126,15 @@ def aten_unique_dim(
     Unique with an axis (opset 11) sorts the slices lexicographically, as torch does.
     """
     del sorted
-    rank = _rank(self, "unique_dim")
+    rank = h.known_rank(self, "unique_dim")
     dim = h.normalize_dim(dim, rank)
     values, _, inverse, counts = g.op("Unique", _unique_input(g, self), axis=dim, sorted=1, num_outputs=4)
     values = h.cast(g, values, self.dtype)
     shape = [None if a == dim else s for a, s in enumerate(self.shape)] if self.shape is not None else None
     if shape is not None:
         values.shape = ir.Shape(shape)
-    inverse = inverse if return_inverse else _empty_int64(g)
-    counts = _data_dependent(g, counts, 2) if return_counts else _empty_int64(g)
+    inverse = inverse if return_inverse else h.empty_int64(g)
+    counts = h.data_dependent(g, counts, 2) if return_counts else h.empty_int64(g)
     return values, inverse, counts
 
 
@@ -93,7 +144,7 @@ def aten_upsample_nearest1d_11(g: GraphContext, self: Value, output_size: Sequen
 
     Resize-11 asymmetric + floor reproduces torch's source index, also for dynamic sizes.
     """
-    return _resize(g, self, "nearest", output_size, _scales(scales), None)
+    return _resize(g, self, "nearest", output_size, interpolation.given_scales(scales), None)
 
 
 @onnx_symbolic("aten::upsample_nearest1d.vec", opset=11)
@@ -105,7 +156,7 @@ def aten_upsample_nearest1d_vec_11(g: GraphContext, input: Value, output_size: S
 @onnx_symbolic("aten::upsample_nearest2d", opset=11)
 def aten_upsample_nearest2d_11(g: GraphContext, self: Value, output_size: Sequence[int], scales_h: float | None = None, scales_w: float | None = None) -> Value:
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return _resize(g, self, "nearest", output_size, _scales(scales_h, scales_w), None)
+    return _resize(g, self, "nearest", output_size, interpolation.given_scales(scales_h, scales_w), None)
 
 
 @onnx_symbolic("aten::upsample_nearest2d.vec", opset=11)
@@ -117,7 +168,7 @@ def aten_upsample_nearest2d_vec_11(g: GraphContext, input: Value, output_size: S
 @onnx_symbolic("aten::upsample_nearest3d", opset=11)
 def aten_upsample_nearest3d_11(g: GraphContext, self: Value, output_size: Sequence[int], scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
-    return _resize(g, self, "nearest", output_size, _scales(scales_d, scales_h, scales_w), None)
+    return _resize(g, self, "nearest", output_size, interpolation.given_scales(scales_d, scales_h, scales_w), None)
 
 
 @onnx_symbolic("aten::upsample_nearest3d.vec", opset=11)
@@ -133,7 +184,7 @@ def aten_upsample_linear1d(g: GraphContext, self: Value, output_size: Sequence[i
     From opset 11: Upsample-9/Resize-10 only sample at asymmetric coordinates, never torch's
     half-pixel or align_corners positions.
     """
-    return _resize(g, self, "linear", output_size, _scales(scales), align_corners)
+    return _resize(g, self, "linear", output_size, interpolation.given_scales(scales), align_corners)
 
 
 @onnx_symbolic("aten::upsample_linear1d.vec", opset=11)
@@ -145,7 +196,7 @@ def aten_upsample_linear1d_vec(g: GraphContext, input: Value, output_size: Seque
 @onnx_symbolic("aten::upsample_bilinear2d", opset=11)
 def aten_upsample_bilinear2d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales_h: float | None = None, scales_w: float | None = None) -> Value:
     """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor (from opset 11, see upsample_linear1d)"""
-    return _resize(g, self, "linear", output_size, _scales(scales_h, scales_w), align_corners)
+    return _resize(g, self, "linear", output_size, interpolation.given_scales(scales_h, scales_w), align_corners)
 
 
 @onnx_symbolic("aten::upsample_bilinear2d.vec", opset=11)
@@ -157,7 +208,7 @@ def aten_upsample_bilinear2d_vec(g: GraphContext, input: Value, output_size: Seq
 @onnx_symbolic("aten::upsample_trilinear3d", opset=11)
 def aten_upsample_trilinear3d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
     """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor (from opset 11)"""
-    return _resize(g, self, "linear", output_size, _scales(scales_d, scales_h, scales_w), align_corners)
+    return _resize(g, self, "linear", output_size, interpolation.given_scales(scales_d, scales_h, scales_w), align_corners)
 
 
 @onnx_symbolic("aten::upsample_trilinear3d.vec", opset=11)
@@ -172,7 +223,7 @@ def aten_upsample_bicubic2d(g: GraphContext, self: Value, output_size: Sequence[
 
     Resize cubic with cubic_coeff_a=-0.75 (torch's A) from opset 11, the first with cubic.
     """
-    return _resize(g, self, "cubic", output_size, _scales(scales_h, scales_w), align_corners)
+    return _resize(g, self, "cubic", output_size, interpolation.given_scales(scales_h, scales_w), align_corners)
 
 
 @onnx_symbolic("aten::upsample_bicubic2d.vec", opset=11)
@@ -196,7 +247,7 @@ def aten___interpolate_11(
 
     Every mode through Resize-11 (align_corners=None means False, as in torch).
     """
-    onnx_mode, size, scale_factor = _interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
+    onnx_mode, size, scale_factor = interpolation.interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
 
 
@@ -207,7 +258,7 @@ def aten_cumsum_11(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | 
     CumSum; it has no float16 kernel before opset 14, and torch accumulates halves in float32
     anyway, so halves are summed in float32 and cast back.
     """
-    x, out_dtype = _cumulative_operand(g, self, dtype)
+    x, out_dtype = reductions.cumulative_operand(g, self, dtype)
     if h.rank_of(x) == 0:
         return h.cast(g, x, out_dtype)
     out = g.op("CumSum", x, g.constant(dim))

@@ -16,13 +16,9 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
-from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _all_true_like,
-    _einsum_lowered,
-)
+from exporter.symbolic_opset9 import linalg
 
 Value = ir.Value
 
@@ -35,7 +31,7 @@ def aten_native_dropout_12(g: GraphContext, input: Value, p: float, train: bool 
     and an all-false mask (Dropout would scale by 1/0).
     """
     if train is False or p == 0:
-        return input, _all_true_like(g, input)
+        return input, h.all_true_like(g, input)
     if p >= 1:
         zeros = g.op("Mul", input, h.scalar_like(g, 0, input))
         return zeros, g.op("ConstantOfShape", h.shape_of(g, input), value=torch.tensor([False]))
@@ -59,7 +55,7 @@ def aten_einsum_12(
     operands = list(tensors)
     lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     if arrow and "..." in lhs and "..." not in rhs:
-        return _einsum_lowered(g, equation, operands)
+        return linalg.einsum_lowered(g, equation, operands)
     is_bool = operands[0].dtype == ir.DataType.BOOL
     if is_bool:
         operands = [h.cast(g, t, ir.DataType.INT32) for t in operands]

@@ -14,9 +14,7 @@ ONNX changes at opset 13 that this module reacts to:
 from __future__ import annotations
 
 import onnx_ir as ir
-import torch
 
-from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset10 import _fake_quantize

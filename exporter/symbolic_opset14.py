@@ -9,14 +9,18 @@ ONNX changes at opset 14 that this module reacts to:
 from __future__ import annotations
 
 import onnx_ir as ir
+import torch
 
+from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _trilu,
-)
 
 Value = ir.Value
+
+
+def _trilu(g: GraphContext, self: Value, diagonal: int | Value, upper: bool) -> Value:
+    k = g.constant(diagonal) if isinstance(diagonal, int) else g.op("Reshape", h.cast(g, diagonal, ir.DataType.INT64), g.constant(torch.zeros(0, dtype=torch.int64)))
+    return g.op("Trilu", self, k, upper=int(upper))
 
 
 @onnx_symbolic("aten::tril", opset=14)

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import onnx_ir as ir
 
+from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _GRID_MODES_16,
-    _GRID_PADDING,
-    _rank,
-)
 
 Value = ir.Value
+
+
+_GRID_MODES_16 = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 
 
 # ============================================================================================
@@ -34,10 +33,10 @@ def aten_grid_sampler(
 
     GridSample first exists at opset 16, for 4-D inputs only (5-D needs opset 20).
     """
-    if _rank(input, "grid_sampler") != 4:
+    if h.known_rank(input, "grid_sampler") != 4:
         raise ValueError("grid_sampler on a 5-D input needs opset 20 or higher")
     return g.op(
         "GridSample", input, grid,
-        mode=_GRID_MODES_16[interpolation_mode], padding_mode=_GRID_PADDING[padding_mode],
+        mode=_GRID_MODES_16[interpolation_mode], padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )

@@ -8,6 +8,7 @@ ONNX changes at opset 17 that this module reacts to:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import onnx_ir as ir
@@ -17,11 +18,52 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _stft,
-)
 
 Value = ir.Value
+
+
+def _stft(
+    g: GraphContext,
+    self: Value,
+    n_fft: int,
+    hop_length: int | None,
+    win_length: int | None,
+    window: Value | None,
+    normalized: bool,
+    onesided: bool | None,
+    return_complex: bool | None,
+) -> Value:
+    if return_complex:
+        raise ValueError(
+            "stft with return_complex=True makes a complex tensor, which ONNX export does not support; "
+            "use return_complex=False (real and imaginary parts in a last dim of 2)"
+        )
+    if self.dtype not in (ir.DataType.FLOAT, ir.DataType.DOUBLE):
+        raise ValueError(f"stft of a {self.dtype} signal is not supported (float or double only)")
+    rank = h.rank_of(self)
+    if rank not in (1, 2):
+        raise ValueError(f"stft takes a 1-D or batched 2-D signal, got rank {rank}")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    torch_dtype = tensors.to_torch_dtype(self.dtype)
+    left = (n_fft - win) // 2
+    if window is None:
+        ones = torch.ones(win, dtype=torch_dtype)
+        full_window = g.constant(torch.nn.functional.pad(ones, (left, n_fft - win - left)))
+    elif win == n_fft:
+        full_window = h.cast(g, window, self.dtype)
+    else:  # torch centres a shorter window in the frame with zeros
+        full_window = g.op(
+            "Pad", h.cast(g, window, self.dtype), g.constant([left, n_fft - win - left])
+        )
+    signal = h.unsqueeze(g, self, [0, 2] if rank == 1 else [2])
+    if onesided is None:
+        onesided = True
+    out = g.op("STFT", signal, g.constant(hop), full_window, g.constant(n_fft), onesided=int(onesided))
+    if normalized:
+        out = g.op("Mul", out, h.scalar_like(g, 1.0 / math.sqrt(n_fft), self))
+    out = g.op("Transpose", out, perm=[0, 2, 1, 3])  # [batch, frames, bins, 2] -> [batch, bins, frames, 2]
+    return h.squeeze(g, out, [0]) if rank == 1 else out
 
 
 def affine_or_default(g: GraphContext, value: Value | None, shape: Sequence[int], fill: float, like: Value) -> Value:

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 import onnx_ir as ir
 
 from exporter import symbolic_helper as h
-from exporter import symbolic_opset9 as base
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import _bitwise_binary
+from exporter.symbolic_opset9 import activations, bitwise, convolution
 
 Value = ir.Value
 
@@ -28,44 +27,44 @@ def aten_mish(g: GraphContext, self: Value) -> Value:
     onnxruntime's Mish has float/float16 kernels only; other dtypes keep the base lowering.
     """
     if self.dtype not in (ir.DataType.FLOAT, ir.DataType.FLOAT16):
-        return base.aten_mish(g, self)
+        return activations.aten_mish(g, self)
     return g.op("Mish", self)
 
 
 @onnx_symbolic("aten::bitwise_and", opset=18)
 def aten_bitwise_and_18(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor: And on bool, BitwiseAnd on integers"""
-    return _bitwise_binary(g, "And", self, other, native=True)
+    return bitwise.bitwise_binary(g, "And", self, other, native=True)
 
 
 @onnx_symbolic("aten::__and__", opset=18)
 def aten___and___18(g: GraphContext, self: Value, other: Value) -> Value:
     """__and__.Tensor(Tensor self, Tensor other) -> Tensor: And on bool, BitwiseAnd on integers"""
-    return _bitwise_binary(g, "And", self, other, native=True)
+    return bitwise.bitwise_binary(g, "And", self, other, native=True)
 
 
 @onnx_symbolic("aten::bitwise_or", opset=18)
 def aten_bitwise_or_18(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor: Or on bool, BitwiseOr on integers"""
-    return _bitwise_binary(g, "Or", self, other, native=True)
+    return bitwise.bitwise_binary(g, "Or", self, other, native=True)
 
 
 @onnx_symbolic("aten::__or__", opset=18)
 def aten___or___18(g: GraphContext, self: Value, other: Value) -> Value:
     """__or__.Tensor(Tensor self, Tensor other) -> Tensor: Or on bool, BitwiseOr on integers"""
-    return _bitwise_binary(g, "Or", self, other, native=True)
+    return bitwise.bitwise_binary(g, "Or", self, other, native=True)
 
 
 @onnx_symbolic("aten::bitwise_xor", opset=18)
 def aten_bitwise_xor_18(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor: Xor on bool, BitwiseXor on integers"""
-    return _bitwise_binary(g, "Xor", self, other, native=True)
+    return bitwise.bitwise_binary(g, "Xor", self, other, native=True)
 
 
 @onnx_symbolic("aten::__xor__", opset=18)
 def aten___xor___18(g: GraphContext, self: Value, other: Value) -> Value:
     """__xor__.Tensor(Tensor self, Tensor other) -> Tensor: Xor on bool, BitwiseXor on integers"""
-    return _bitwise_binary(g, "Xor", self, other, native=True)
+    return bitwise.bitwise_binary(g, "Xor", self, other, native=True)
 
 
 @onnx_symbolic("aten::bitwise_not", opset=18)
@@ -92,7 +91,7 @@ def aten_col2im(
     so other dtypes and unbatched [C*k, L] input keep the base ConvTranspose lowering.
     """
     if self.dtype != ir.DataType.FLOAT or h.rank_of(self) != 3:
-        return base.aten_col2im(g, self, output_size, kernel_size, dilation, padding, stride)
+        return convolution.aten_col2im(g, self, output_size, kernel_size, dilation, padding, stride)
     pads = list(padding) * 2 if len(padding) == 2 else list(padding) * 4
     return g.op(
         "Col2Im",

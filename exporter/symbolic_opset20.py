@@ -11,15 +11,15 @@ from collections.abc import Sequence
 
 import onnx_ir as ir
 
+from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    _GRID_MODES_20,
-    _GRID_PADDING,
-    aten_affine_grid_generator,
-)
+from exporter.symbolic_opset9 import interpolation
 
 Value = ir.Value
+
+
+_GRID_MODES_20 = {0: "linear", 1: "nearest", 2: "cubic"}
 
 
 @onnx_symbolic("aten::gelu", opset=20)
@@ -40,7 +40,7 @@ def aten_grid_sampler_20(
     """
     return g.op(
         "GridSample", input, grid,
-        mode=_GRID_MODES_20[interpolation_mode], padding_mode=_GRID_PADDING[padding_mode],
+        mode=_GRID_MODES_20[interpolation_mode], padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )
 
@@ -53,6 +53,6 @@ def aten_affine_grid_generator_20(g: GraphContext, theta: Value, size: Sequence[
     """
     if not isinstance(size, Value) and any(d == 1 for d in size[2:]):
         # onnxruntime puts a single sample at -1 with align_corners; torch puts it at 0
-        return aten_affine_grid_generator(g, theta, size, align_corners)
+        return interpolation.aten_affine_grid_generator(g, theta, size, align_corners)
     size_value = size if isinstance(size, Value) else g.constant(list(size))
     return g.op("AffineGrid", theta, size_value, align_corners=int(align_corners))

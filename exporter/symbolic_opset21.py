@@ -10,9 +10,9 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from exporter import symbolic_helper as h
-from exporter import symbolic_opset9 as base
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
+from exporter.symbolic_opset9 import normalization
 from exporter.symbolic_opset17 import affine_or_default
 
 Value = ir.Value
@@ -29,7 +29,7 @@ def aten_group_norm(
 ) -> Value:
     """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"""
     if (h.rank_of(input) or 0) < 3:  # GroupNormalization wants spatial dims; (N, C) keeps the base
-        return base.aten_group_norm(g, input, num_groups, weight, bias, eps)
+        return normalization.aten_group_norm(g, input, num_groups, weight, bias, eps)
     channels = h.dim_size(g, input, 1)
     if not isinstance(channels, int):
         raise ValueError("group_norm needs a static channel count")

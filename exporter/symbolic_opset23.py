@@ -14,13 +14,10 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
-from exporter import symbolic_opset9 as base
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import (  # the base lowering's helpers
-    aten_rms_norm,
-)
+from exporter.symbolic_opset9 import attention, normalization
 
 Value = ir.Value
 
@@ -40,7 +37,7 @@ def aten_scaled_dot_product_attention(
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
     if h.rank_of(query) != 4 or h.rank_of(key) != 4 or (attn_mask is not None and is_causal):
         # other ranks keep the MatMul/Softmax lowering
-        return base.aten_scaled_dot_product_attention(
+        return attention.aten_scaled_dot_product_attention(
             g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
         )
     if dropout_p > 0 and g.options.training:
@@ -71,7 +68,7 @@ def aten_rms_norm_23(
     """
     if weight is None and not all(isinstance(d, int) for d in normalized_shape):
         # no static shape for the ones scale: the decomposition needs none
-        return aten_rms_norm(g, input, normalized_shape, weight, eps)
+        return normalization.aten_rms_norm(g, input, normalized_shape, weight, eps)
     torch_dtype = tensors.to_torch_dtype(input.dtype)
     compute = torch.float64 if torch_dtype == torch.float64 else torch.float32
     if eps is None:

@@ -18,7 +18,6 @@ import torch.nn.functional as F
 
 from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
 from exporter.registry import REGISTRY
-from exporter.symbolic_opset9 import aten_scaled_dot_product_attention_gqa
 
 # onnxruntime (1.31) has no CPU kernels for RandomUniform/RandomNormal(/Like)/Multinomial at
 # their opset-22 versions, so random models exported at 22+ are valid ONNX that it cannot load.
@@ -194,20 +193,18 @@ GQA_CASES = {
 @pytest.mark.parametrize(("name", "opset"), _opset_grid(list(GQA_CASES), 1))
 def test_sdpa_gqa(name: str, opset: int) -> None:
     fn, inputs = GQA_CASES[name]
-    with REGISTRY.scoped_custom("aten::scaled_dot_product_attention", 9, aten_scaled_dot_product_attention_gqa):
-        assert_matches_torch(Wrap(fn), inputs(), opset=opset)
+    assert_matches_torch(Wrap(fn), inputs(), opset=opset)
 
 
 @pytest.mark.parametrize("opset", [9, 18])
 def test_sdpa_gqa_dynamic_length(opset: int) -> None:
     fn, _ = GQA_CASES["gqa"]
     args = (torch.randn(2, 8, 5, 4), torch.randn(2, 2, 6, 4), torch.randn(2, 2, 6, 4))
-    with REGISTRY.scoped_custom("aten::scaled_dot_product_attention", 9, aten_scaled_dot_product_attention_gqa):
-        assert_matches_torch(
-            Wrap(fn), args, opset=opset, input_names=["q", "k", "v"],
-            dynamic_axes={"q": {0: "b", 2: "l"}, "k": {0: "b", 2: "s"}, "v": {0: "b", 2: "s"}},
-            other_inputs=[(torch.randn(3, 8, 2, 4), torch.randn(3, 2, 9, 4), torch.randn(3, 2, 9, 4))],
-        )
+    assert_matches_torch(
+        Wrap(fn), args, opset=opset, input_names=["q", "k", "v"],
+        dynamic_axes={"q": {0: "b", 2: "l"}, "k": {0: "b", 2: "s"}, "v": {0: "b", 2: "s"}},
+        other_inputs=[(torch.randn(3, 8, 2, 4), torch.randn(3, 2, 9, 4), torch.randn(3, 2, 9, 4))],
+    )
 
 
 # ============================================================================================

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
 from exporter.errors import ExporterError
 from exporter.registry import REGISTRY
-from exporter import symbolic_opset9 as normalization
+from exporter.symbolic_opset9 import pooling
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -251,7 +251,7 @@ def test_scripted(fn: torch.jit.ScriptFunction, inputs: Callable[[], tuple[torch
     assert_matches_torch(fn, inputs(), opset=opset, atol=1e-4)
 
 
-# -- adaptive average pooling with sizes that do not divide (replacement for symbolic_opset9's)
+# -- adaptive average pooling with sizes that do not divide
 
 
 ADAPTIVE_AVG = [
@@ -271,13 +271,9 @@ ADAPTIVE_AVG = [
 @pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
 @pytest.mark.parametrize(("fn", "inputs"), [a[1:] for a in ADAPTIVE_AVG], ids=[a[0] for a in ADAPTIVE_AVG])
 def test_adaptive_avg_pool_general(fn: Callable[..., object], inputs: Callable[[], tuple[torch.Tensor, ...]], opset: int) -> None:
-    general = normalization.aten_adaptive_avg_pool_general
     x = inputs()
     tolerance = dict(atol=2e-3, rtol=2e-3) if x[0].dtype == torch.float16 else {}
-    with REGISTRY.scoped_custom("aten::adaptive_avg_pool1d", 9, general), \
-            REGISTRY.scoped_custom("aten::adaptive_avg_pool2d", 9, general), \
-            REGISTRY.scoped_custom("aten::adaptive_avg_pool3d", 9, general):
-        assert_matches_torch(Wrap(fn), x, opset=opset, **tolerance)
+    assert_matches_torch(Wrap(fn), x, opset=opset, **tolerance)
 
 
 def test_adaptive_windows_match_torch() -> None:
@@ -288,7 +284,7 @@ def test_adaptive_windows_match_torch() -> None:
         for o in range(size_out):
             rows = torch.nonzero(weights[:, o]).flatten().tolist()
             torch_windows.append((rows[0], rows[-1] + 1))
-        assert normalization._adaptive_windows(size_in, size_out) == torch_windows
+        assert pooling.adaptive_windows(size_in, size_out) == torch_windows
 
 
 # -- dynamic shapes
@@ -348,7 +344,7 @@ def test_pool_ceil_padding_matches_torch_sizes() -> None:
     for size in range(4, 12):
         for kernel, stride, pad in [(3, 2, 1), (2, 2, 1), (3, 3, 0), (2, 1, 0), (4, 3, 2)]:
             expected = F.max_pool1d(torch.zeros(1, 1, size), kernel, stride, pad, ceil_mode=True).shape[-1]
-            extra = normalization.pool_ceil_padding(size, kernel, stride, pad, 1)
+            extra = pooling.pool_ceil_padding(size, kernel, stride, pad, 1)
             floor_out = (size + 2 * pad + extra - kernel) // stride + 1
             assert floor_out == expected, (size, kernel, stride, pad)
 

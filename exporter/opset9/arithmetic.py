@@ -1,0 +1,494 @@
+"""Elementwise arithmetic and math: add/sub/mul/div with torch's rounding modes, pow, exp/log
+family, trigonometry, rounding, lerp/addcmul/addcdiv, fmod/remainder, conjugation of real tensors.
+
+ONNX idioms: integer Div truncates where torch floors, so floor division corrects the quotient
+by the remainder's sign (``h.floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
+onnxruntime lacks double kernels for Acos/Asin/Atan/Tan/Erf (``h.float_kernel``); unary math on
+integers takes torch's result dtype from the TorchScript node.
+"""
+
+from __future__ import annotations
+
+import math
+
+import onnx_ir as ir
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.opset9 import bitwise
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::add")
+def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
+    """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
+        return g.op("Or", self, other)
+    return g.op("Add", self, h.scaled(g, other, alpha))
+
+
+@onnx_symbolic("aten::sub")
+def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    return g.op("Sub", self, h.scaled(g, other, alpha))
+
+
+@onnx_symbolic("aten::rsub")
+def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
+    return g.op("Sub", other, h.scaled(g, self, alpha))
+
+
+@onnx_symbolic("aten::mul")
+def aten_mul(g: GraphContext, self: Value, other: Value) -> Value:
+    """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    if self.dtype == ir.DataType.BOOL:  # bool * bool is logical and in torch
+        return g.op("And", self, other)
+    return g.op("Mul", self, other)
+
+
+def _trunc(g: GraphContext, x: Value) -> Value:
+    """trunc without the Trunc op (none in ONNX): sign(x) * floor(|x|)."""
+    return g.op("Mul", g.op("Sign", x), g.op("Floor", g.op("Abs", x)))
+
+
+@onnx_symbolic("aten::div")
+def aten_div(
+    g: GraphContext, self: Value, other: Value, rounding_mode: str | None = None
+) -> Value:
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    Integer operands arrive cast to float by scalar type analysis for true division.
+    """
+    if rounding_mode is None:
+        return g.op("Div", self, other)
+    if rounding_mode == "floor":
+        return h.floor_divide(g, self, other)
+    if rounding_mode == "trunc":
+        quotient = g.op("Div", self, other)
+        return _trunc(g, quotient) if h.is_floating(self) else quotient
+    raise ValueError(f"unknown rounding_mode {rounding_mode!r}")
+
+
+@onnx_symbolic("aten::true_divide")
+def aten_true_divide(g: GraphContext, self: Value, other: Value) -> Value:
+    """true_divide.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return g.op("Div", self, other)
+
+
+@onnx_symbolic("aten::floor_divide")
+def aten_floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
+    """floor_divide(Tensor self, Tensor other) -> Tensor (floors, also for negative ints)"""
+    return h.floor_divide(g, self, other)
+
+
+@onnx_symbolic("aten::remainder")
+def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor: self - floor(self/other)*other,
+    which takes the sign of the divisor like Python's %."""
+    return g.op("Sub", self, g.op("Mul", h.floor_divide(g, self, other), other))
+
+
+@onnx_symbolic("aten::neg")
+def aten_neg(g: GraphContext, self: Value) -> Value:
+    """neg(Tensor self) -> Tensor"""
+    return g.op("Neg", self)
+
+
+@onnx_symbolic("aten::abs")
+def aten_abs(g: GraphContext, self: Value) -> Value:
+    """abs(Tensor self) -> Tensor"""
+    return g.op("Abs", self)
+
+
+@onnx_symbolic("aten::pow")
+def aten_pow(g: GraphContext, self: Value, exponent: Value) -> Value:
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+
+    Pow before opset 12 takes floats only; integer powers are computed in double and cast
+    back so the result keeps torch's integer dtype.
+    """
+    if h.is_floating(self):
+        return g.op("Pow", self, h.cast(g, exponent, self.dtype))
+    as_double = g.op("Pow", h.cast(g, self, ir.DataType.DOUBLE), h.cast(g, exponent, ir.DataType.DOUBLE))
+    rounded = g.op("Floor", g.op("Add", as_double, g.constant(0.5, ir.DataType.DOUBLE)))
+    return g.op("Cast", rounded, to=self.dtype)
+
+
+@onnx_symbolic("aten::sqrt")
+def aten_sqrt(g: GraphContext, self: Value) -> Value:
+    """sqrt(Tensor self) -> Tensor"""
+    return g.op("Sqrt", self)
+
+
+@onnx_symbolic("aten::rsqrt")
+def aten_rsqrt(g: GraphContext, self: Value) -> Value:
+    """rsqrt(Tensor self) -> Tensor
+
+    Div(1, Sqrt(x)) rather than Reciprocal(Sqrt(x)): onnxruntime's SimplifiedLayerNormFusion
+    matches RMSNorm written as x * rsqrt(mean(x^2) + eps) (T5, LLaMA) only in the Div form.
+    """
+    root = g.op("Sqrt", self)
+    return g.op("Div", h.scalar_like(g, 1.0, root), root)
+
+
+@onnx_symbolic("aten::reciprocal")
+def aten_reciprocal(g: GraphContext, self: Value) -> Value:
+    """reciprocal(Tensor self) -> Tensor"""
+    return g.op("Reciprocal", self)
+
+
+@onnx_symbolic("aten::exp")
+def aten_exp(g: GraphContext, self: Value) -> Value:
+    """exp(Tensor self) -> Tensor"""
+    return g.op("Exp", self)
+
+
+@onnx_symbolic("aten::log")
+def aten_log(g: GraphContext, self: Value) -> Value:
+    """log(Tensor self) -> Tensor"""
+    return g.op("Log", self)
+
+
+@onnx_symbolic("aten::floor")
+def aten_floor(g: GraphContext, self: Value) -> Value:
+    """floor(Tensor self) -> Tensor"""
+    return g.op("Floor", self) if h.is_floating(self) else self
+
+
+@onnx_symbolic("aten::ceil")
+def aten_ceil(g: GraphContext, self: Value) -> Value:
+    """ceil(Tensor self) -> Tensor"""
+    return g.op("Ceil", self) if h.is_floating(self) else self
+
+
+@onnx_symbolic("aten::erf")
+def aten_erf(g: GraphContext, self: Value) -> Value:
+    """erf(Tensor self) -> Tensor"""
+    return g.op("Erf", self)
+
+
+@onnx_symbolic("aten::sin")
+def aten_sin(g: GraphContext, self: Value) -> Value:
+    """sin(Tensor self) -> Tensor"""
+    return g.op("Sin", self)
+
+
+@onnx_symbolic("aten::cos")
+def aten_cos(g: GraphContext, self: Value) -> Value:
+    """cos(Tensor self) -> Tensor"""
+    return g.op("Cos", self)
+
+
+def _as_result_dtype(g: GraphContext, x: Value) -> Value:
+    """``x`` cast to the node's result dtype: unary math on integers computes in float."""
+    return h.cast(g, x, bitwise.result_dtype(g, x.dtype) or x.dtype)
+
+
+def _constant_of(x: Value) -> float | int | bool | None:
+    """The Python number behind a single-element constant value, else None."""
+    if x.const_value is None or x.const_value.size != 1:
+        return None
+    return x.const_value.numpy().reshape(()).item()
+
+
+def _sign_bit(g: GraphContext, x: Value) -> Value:
+    """x < 0 including -0.0 (1 / -0.0 is -inf): the sign bit of a float, false for NaN."""
+    zero = h.scalar_like(g, 0.0, x)
+    return g.op("Or", g.op("Less", x, zero), g.op("Less", g.op("Reciprocal", x), zero))
+
+
+def _round_half_even(g: GraphContext, x: Value) -> Value:
+    """Round half to even without Round (opset 11). f = floor(x) and d = x - f are exact in
+    binary floating point (Floor(x + 0.5) is not: it rounds for |x| >= 2^23 in float32); round
+    up when d > 0.5, or when d == 0.5 and f is odd."""
+    f = g.op("Floor", x)
+    d = g.op("Sub", x, f)
+    half = h.scalar_like(g, 0.5, x)
+    two = h.scalar_like(g, 2.0, x)
+    f_is_odd = g.op("Greater", g.op("Sub", f, g.op("Mul", g.op("Floor", g.op("Div", f, two)), two)), half)
+    is_tie = g.op("Not", g.op("Or", g.op("Less", d, half), g.op("Greater", d, half)))
+    up = g.op("Or", g.op("Greater", d, half), g.op("And", is_tie, f_is_odd))
+    return g.op("Add", f, h.cast(g, up, x.dtype))
+
+
+def _unary_float(g: GraphContext, op_type: str, self: Value) -> Value:
+    return h.float_kernel(g, op_type, _as_result_dtype(g, self))
+
+
+@onnx_symbolic("aten::acos")
+def aten_acos(g: GraphContext, self: Value) -> Value:
+    """acos(Tensor self) -> Tensor
+
+    Integers compute in torch's float result dtype; double goes through float32 (onnxruntime
+    has no double Acos/Asin/Atan/Tan).
+    """
+    return _unary_float(g, "Acos", self)
+
+
+@onnx_symbolic("aten::asin")
+def aten_asin(g: GraphContext, self: Value) -> Value:
+    """asin(Tensor self) -> Tensor (double through float32, as acos)"""
+    return _unary_float(g, "Asin", self)
+
+
+@onnx_symbolic("aten::atan")
+def aten_atan(g: GraphContext, self: Value) -> Value:
+    """atan(Tensor self) -> Tensor (double through float32, as acos)"""
+    return _unary_float(g, "Atan", self)
+
+
+@onnx_symbolic("aten::tan")
+def aten_tan(g: GraphContext, self: Value) -> Value:
+    """tan(Tensor self) -> Tensor (double through float32, as acos)"""
+    return _unary_float(g, "Tan", self)
+
+
+@onnx_symbolic("aten::atan2")
+def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
+    """atan2(Tensor self, Tensor other) -> Tensor
+
+    atan(y / x) corrected by +-pi when x is negative. The sign tests (_sign_bit) count -0.0
+    as negative, as in C's atan2 (torch's exporter tests y > 0 and returns -pi for
+    atan2(0, -1)). 0/0 and inf/inf make the ratio NaN: there it is replaced by y (a signed
+    zero) and by sign(y) (atan = pi/4) before the quadrant fix-up.
+    """
+    y, x = self, other
+    zero = h.scalar_like(g, 0.0, x)
+    ratio = g.op("Div", y, x)
+    both_zero = g.op("And", h.equal(g, y, zero), h.equal(g, x, zero))
+    ratio = g.op("Where", both_zero, y, ratio)
+    both_inf = g.op("And", h.is_inf(g, y), h.is_inf(g, x))
+    ratio = g.op("Where", both_inf, g.op("Mul", g.op("Sign", y), g.op("Sign", x)), ratio)
+    angle = h.float_kernel(g, "Atan", ratio)
+    y_negative, x_negative = _sign_bit(g, y), _sign_bit(g, x)
+    pi = h.scalar_like(g, math.pi, x)
+    turned = g.op("Where", y_negative, g.op("Sub", angle, pi), g.op("Add", angle, pi))
+    return g.op("Where", x_negative, turned, angle)
+
+
+@onnx_symbolic("aten::sign")
+def aten_sign(g: GraphContext, self: Value) -> Value:
+    """sign(Tensor self) -> Tensor
+
+    torch's sign of NaN is 0; Sign returns NaN. Bool is its own sign.
+    """
+    if self.dtype == ir.DataType.BOOL:
+        return self
+    out = g.op("Sign", self)
+    if h.is_floating(self):
+        out = g.op("Where", g.op("IsNaN", self), h.scalar_like(g, 0.0, self), out)
+    return out
+
+
+@onnx_symbolic("aten::square")
+def aten_square(g: GraphContext, self: Value) -> Value:
+    """square(Tensor self) -> Tensor (bool squares to int64 in torch)"""
+    x = _as_result_dtype(g, self)
+    return g.op("Mul", x, x)
+
+
+@onnx_symbolic("aten::trunc")
+def aten_trunc(g: GraphContext, self: Value) -> Value:
+    """trunc(Tensor self) -> Tensor (ONNX has no Trunc; integers are already whole)"""
+    return _trunc(g, self) if h.is_floating(self) else self
+
+
+@onnx_symbolic("aten::fix")
+def aten_fix(g: GraphContext, self: Value) -> Value:
+    """fix(Tensor self) -> Tensor: trunc's alias"""
+    return _trunc(g, self) if h.is_floating(self) else self
+
+
+def _log_base(g: GraphContext, self: Value, base: float) -> Value:
+    x = _as_result_dtype(g, self)
+    return g.op("Div", g.op("Log", x), h.scalar_like(g, math.log(base), x))
+
+
+@onnx_symbolic("aten::log10")
+def aten_log10(g: GraphContext, self: Value) -> Value:
+    """log10(Tensor self) -> Tensor"""
+    return _log_base(g, self, 10.0)
+
+
+@onnx_symbolic("aten::log2")
+def aten_log2(g: GraphContext, self: Value) -> Value:
+    """log2(Tensor self) -> Tensor"""
+    return _log_base(g, self, 2.0)
+
+
+@onnx_symbolic("aten::log1p")
+def aten_log1p(g: GraphContext, self: Value) -> Value:
+    """log1p(Tensor self) -> Tensor
+
+    Log(1 + x) loses all precision for tiny x (torch's exporter does that); see h.log1p.
+    """
+    return h.log1p(g, _as_result_dtype(g, self))
+
+
+@onnx_symbolic("aten::logit")
+def aten_logit(g: GraphContext, self: Value, eps: float | None = None) -> Value:
+    """logit(Tensor self, float? eps=None) -> Tensor: log(z / (1 - z)), z clamped to
+    [eps, 1 - eps] when eps is given.
+
+    The clamp selects with Less/Greater + Where: NaN stays NaN as in torch, and double works
+    below opset 11 (onnxruntime's attribute-form Clip is float32-only).
+    """
+    x = _as_result_dtype(g, self)
+    if eps is not None:
+        low, high = h.scalar_like(g, eps, x), h.scalar_like(g, 1.0 - eps, x)
+        x = g.op("Where", g.op("Less", x, low), low, g.op("Where", g.op("Greater", x, high), high, x))
+    return g.op("Log", g.op("Div", x, g.op("Sub", h.scalar_like(g, 1.0, x), x)))
+
+
+@onnx_symbolic("aten::hypot")
+def aten_hypot(g: GraphContext, self: Value, other: Value) -> Value:
+    """hypot(Tensor self, Tensor other) -> Tensor
+
+    sqrt(a^2 + b^2) overflows once |a| > 256 in half precision; the scaled form
+    big * sqrt(1 + (small/big)^2) does not. 0/0 (both zero) gives 0, and an infinite operand
+    gives inf even against NaN, as C's hypot.
+    """
+    a, b = g.op("Abs", self), g.op("Abs", other)
+    a_larger = g.op("Greater", a, b)
+    big = g.op("Where", a_larger, a, b)
+    small = g.op("Where", a_larger, b, a)
+    one = h.scalar_like(g, 1.0, a)
+    ratio = g.op("Div", small, big)
+    out = g.op("Mul", big, g.op("Sqrt", g.op("Add", one, g.op("Mul", ratio, ratio))))
+    out = g.op("Where", h.equal(g, big, h.scalar_like(g, 0.0, a)), big, out)
+    any_inf = g.op("Or", h.is_inf(g, a), h.is_inf(g, b))
+    return g.op("Where", any_inf, h.scalar_like(g, math.inf, a), out)
+
+
+@onnx_symbolic("aten::lerp")
+def aten_lerp(g: GraphContext, self: Value, end: Value, weight: Value) -> Value:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor (and lerp.Scalar)
+
+    torch switches formulas at |weight| = 0.5 so weight 1 returns ``end`` exactly:
+    self + w * (end - self) below, end - (end - self) * (1 - w) from there. A constant weight
+    picks its formula at export time.
+    """
+    weight = h.cast(g, weight, self.dtype)
+    diff = g.op("Sub", end, self)
+    one = h.scalar_like(g, 1.0, self)
+    low = g.op("Add", self, g.op("Mul", weight, diff))
+    high = g.op("Sub", end, g.op("Mul", diff, g.op("Sub", one, weight)))
+    constant = _constant_of(weight)
+    if constant is not None:
+        return low if abs(constant) < 0.5 else high
+    use_low = g.op("Less", g.op("Abs", weight), h.scalar_like(g, 0.5, self))
+    return g.op("Where", use_low, low, high)
+
+
+def _times_value(g: GraphContext, x: Value, value: Value) -> Value:
+    if _constant_of(value) == 1:
+        return x
+    return g.op("Mul", h.cast(g, value, x.dtype), x)
+
+
+def _addc_operands(g: GraphContext, inputs: tuple[object, ...]) -> tuple[Value, Value, Value, Value]:
+    """(self, tensor1, tensor2, value) of addcmul/addcdiv, given raw: scalar type analysis
+    turns the Scalar ``value`` into a tensor constant, after which the node matches no
+    schema, so these symbolics take their inputs positionally."""
+    if len(inputs) != 4:
+        raise TypeError(f"expected (self, tensor1, tensor2, value), got {len(inputs)} inputs")
+    values = [x if isinstance(x, Value) else g.constant(x) for x in inputs]
+    self = values[0]
+    return self, values[1], values[2], h.cast(g, values[3], self.dtype)
+
+
+@onnx_symbolic("aten::addcmul")
+def aten_addcmul(g: GraphContext, *inputs: object) -> Value:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor:
+    self + value * tensor1 * tensor2, multiplied in torch's order (inputs raw: see
+    _addc_operands)"""
+    self, tensor1, tensor2, value = _addc_operands(g, inputs)
+    return g.op("Add", self, g.op("Mul", _times_value(g, tensor1, value), tensor2))
+
+
+@onnx_symbolic("aten::addcdiv")
+def aten_addcdiv(g: GraphContext, *inputs: object) -> Value:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor:
+    self + value * tensor1 / tensor2 (inputs raw: see _addc_operands)"""
+    self, tensor1, tensor2, value = _addc_operands(g, inputs)
+    return g.op("Add", self, g.op("Div", _times_value(g, tensor1, value), tensor2))
+
+
+@onnx_symbolic("aten::fmod")
+def aten_fmod(g: GraphContext, self: Value, other: Value) -> Value:
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor (and fmod.Scalar)
+
+    Before Mod (opset 10): a - trunc(a / b) * b. Exact for integers (ONNX integer Div
+    truncates, computed in int32 where narrow types lack Div kernels); for floats it can be
+    off by the rounding of a / b when the quotient is large.
+    """
+    other = h.cast(g, other, self.dtype)
+    if h.is_floating(self):
+        return g.op("Sub", self, g.op("Mul", _trunc(g, g.op("Div", self, other)), other))
+    compute = h.compute_dtype(self.dtype)
+    a, b = h.cast(g, self, compute), h.cast(g, other, compute)
+    out = g.op("Sub", a, g.op("Mul", g.op("Div", a, b), b))
+    return h.cast(g, out, self.dtype)
+
+
+@onnx_symbolic("aten::round")
+def aten_round(g: GraphContext, self: Value, decimals: int = 0) -> Value:
+    """round(Tensor self) -> Tensor, round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    Half to even. Below opset 11 (no Round) see _round_half_even. With decimals, torch
+    rounds x * 10^d and divides back (x / 10^-d and multiplies back when d < 0).
+    """
+    if not h.is_floating(self):
+        return self
+    rounder = (lambda v: g.op("Round", v)) if g.opset >= 11 else (lambda v: _round_half_even(g, v))
+    if decimals == 0:
+        return rounder(self)
+    scale = h.scalar_like(g, 10.0 ** abs(decimals), self)
+    if decimals > 0:
+        return g.op("Div", rounder(g.op("Mul", self, scale)), scale)
+    return g.op("Mul", rounder(g.op("Div", self, scale)), scale)
+
+
+@onnx_symbolic("aten::floordiv")
+def aten_floordiv(g: GraphContext, a: Value, b: Value) -> Value:
+    """floordiv.int(int a, int b) -> int (and the float overloads): TorchScript's // on
+    numbers known only at run time (sizes). Floors for negative integers too; floats and
+    mixed operands compute in double like aten::Float."""
+    if h.is_floating(a) or h.is_floating(b):
+        a, b = h.cast(g, a, ir.DataType.DOUBLE), h.cast(g, b, ir.DataType.DOUBLE)
+        return g.op("Floor", g.op("Div", a, b))
+    return h.floor_divide(g, a, h.cast(g, b, a.dtype))
+
+
+def _real_identity(self: Value) -> Value:
+    if self.dtype in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128):
+        raise ValueError("complex tensors have no ONNX representation")
+    return self
+
+
+@onnx_symbolic("aten::_conj")
+def aten__conj(g: GraphContext, self: Value) -> Value:
+    """_conj(Tensor(a) self) -> Tensor(a): the identity on real tensors"""
+    return _real_identity(self)
+
+
+@onnx_symbolic("aten::conj_physical")
+def aten_conj_physical(g: GraphContext, self: Value) -> Value:
+    """conj_physical(Tensor self) -> Tensor: the identity on real tensors"""
+    return _real_identity(self)
+
+
+@onnx_symbolic("aten::resolve_conj")
+def aten_resolve_conj(g: GraphContext, self: Value) -> Value:
+    """resolve_conj(Tensor(a) self) -> Tensor(a): real tensors never carry the conj bit"""
+    return _real_identity(self)
+
+
+@onnx_symbolic("aten::resolve_neg")
+def aten_resolve_neg(g: GraphContext, self: Value) -> Value:
+    """resolve_neg(Tensor(a) self) -> Tensor(a): the neg bit only exists on conjugated
+    complex views, so real tensors pass through"""
+    return _real_identity(self)

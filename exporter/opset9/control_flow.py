@@ -1,0 +1,561 @@
+"""Control flow and TorchScript builtins of scripted models: prim::If, prim::Loop, raising, lists
+and their in-place mutations, identity checks, string builtins that fold at export time.
+
+ONNX idioms: an ``if`` on a run-time value is an ONNX If, one decided at export time emits only the
+branch taken; loops are ONNX Loops with loop-carried values, unrolled only when the body needs
+Python state (a growing Python list, None) and the trip count is known. Lists that grow at run
+time are RuntimeLists (runtime_list.py): Loop scan outputs, or ONNX sequences from opset 13.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import runtime_list
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList, ScanItem
+
+Value = ir.Value
+
+
+_UNROLL_LIMIT = 256
+
+
+def _raises(block: torch._C.Block) -> bool:
+    return any(node.kind() == "prim::RaiseException" for node in block.nodes())
+
+
+def _as_bool_value(g: GraphContext, condition: Value) -> Value:
+    if h.rank_of(condition) not in (0, None):
+        condition = g.op("Reshape", condition, g.constant(torch.tensor([], dtype=torch.int64)))
+    return h.cast(g, condition, ir.DataType.BOOL)
+
+
+# Ops that change a list in place.
+_LIST_MUTATIONS = frozenset({"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"})
+
+
+def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
+    """Whether ``node`` lies in ``block`` or a block nested in it."""
+    owner: torch._C.Block | None = node.owningBlock()
+    while owner is not None:
+        if owner == block:
+            return True
+        parent = owner.owningNode()
+        owner = parent.owningBlock() if parent is not None else None
+    return False
+
+
+def _nodes_within(blocks: Sequence[torch._C.Block]) -> list[torch._C.Node]:
+    found = []
+    for block in blocks:
+        for node in block.nodes():
+            found.append(node)
+            found.extend(_nodes_within(list(node.blocks())))
+    return found
+
+
+class _OuterList:
+    """A list defined before a control-flow node and used inside its blocks."""
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+        self.uses: list[torch._C.Node] = []
+        self.values: list[torch._C.Value] = []
+        self.mutated = False
+
+
+def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterList]:
+    """The lists (export-time or run-time) from enclosing code that ``blocks`` change, each
+    with all of its uses inside them: these must be threaded through the If or Loop."""
+    # Most blocks change no list: searching for the mutating ops in C++ first is much
+    # cheaper than walking every node in Python.
+    if not any(block.findAllNodes(kind, True) for kind in _LIST_MUTATIONS for block in blocks):
+        return []
+    found: dict[int, _OuterList] = {}
+    for node in _nodes_within(blocks):
+        for position, value in enumerate(node.inputs()):
+            if not isinstance(value.type(), torch._C.ListType):
+                continue
+            if any(_inside(block, value.node()) for block in blocks):
+                continue
+            obj = g.lookup(value)
+            if not isinstance(obj, (list, RuntimeList)):
+                continue
+            entry = found.setdefault(id(obj), _OuterList(obj))
+            entry.uses.append(node)
+            if value not in entry.values:
+                entry.values.append(value)
+            if position == 0 and node.kind() in _LIST_MUTATIONS:
+                entry.mutated = True
+    return [entry for entry in found.values() if entry.mutated]
+
+
+def _as_runtime_list(g: GraphContext, entry: _OuterList) -> RuntimeList:
+    if isinstance(entry.obj, RuntimeList):
+        return entry.obj
+    assert isinstance(entry.obj, list)
+    converted = runtime_list.from_items(g, entry.obj)
+    g.replace(entry.obj, converted)
+    return converted
+
+
+def _sequences_in_control_flow(g: GraphContext, what: str) -> None:
+    if g.opset < runtime_list.CONTROL_FLOW_SEQUENCE_OPSET:
+        raise ValueError(
+            f"{what} needs opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} or higher: ONNX Loop and If "
+            f"carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} (exporting at opset {g.opset})"
+        )
+
+
+def _threaded_values(lists: Sequence[RuntimeList]) -> list[Value]:
+    return [items.sequence for items in lists]  # type: ignore[misc]
+
+
+@onnx_symbolic("prim::If")
+def prim_if(g: GraphContext, *inputs: object) -> object:
+    """prim::If(bool cond) with two blocks -> ONNX If.
+
+    A condition known at export time emits only the taken branch. A branch that only raises
+    (a scripted argument check) cannot be expressed in ONNX; the other branch is taken, as
+    it is for every input the model accepts. Lists a branch changes become sequences that
+    the If returns (opset 13).
+    """
+    (condition,) = inputs
+    then_block, else_block = list(g.node.blocks())
+    outputs = g.node.outputsSize()
+    if isinstance(condition, (bool, int)) or (isinstance(condition, torch.Tensor) and condition.numel() == 1):
+        taken = then_block if bool(condition) else else_block
+        result = g.inline_block(taken)
+    elif _raises(then_block) or _raises(else_block):
+        result = g.inline_block(else_block if _raises(then_block) else then_block)
+    else:
+        assert isinstance(condition, Value)
+        changed = _outer_lists(g, [then_block, else_block])
+        if changed:
+            _sequences_in_control_flow(g, "a list changed inside an `if` on a value computed at run time")
+        lists = [_as_runtime_list(g, entry) for entry in changed]
+        before = [runtime_list.sequence_of(g, items) for items in lists]
+        branches = []
+        for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
+            for items, value in zip(lists, before):
+                items.sequence = value
+            branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+        count = outputs + len(lists)
+        if count == 0:
+            return None
+        values = g.op(
+            "If", _as_bool_value(g, condition), then_branch=branches[0], else_branch=branches[1], num_outputs=count
+        )
+        values = values if isinstance(values, tuple) else (values,)
+        _typed_like(values, branches[0].outputs)
+        for items, value in zip(lists, values[outputs:]):
+            items._set_sequence(value)
+        if outputs == 0:
+            return None
+        return values[0] if outputs == 1 else values[:outputs]
+    if outputs == 0:
+        return None
+    return result[0] if outputs == 1 else tuple(result)
+
+
+def _typed_like(values: Sequence[Value], graph_outputs: Sequence[Value]) -> None:
+    """Type If/Loop results from the subgraph outputs they come from (the shapes may differ
+    between branches and iterations, so only the rank is kept)."""
+    for value, source in zip(values, graph_outputs):
+        if value.type is None and source.type is not None:
+            value.type = source.type
+        if value.shape is None and source.shape is not None and not isinstance(source.type, ir.SequenceType):
+            value.shape = ir.Shape([None] * len(source.shape))
+
+
+def _is_for_loop(body: torch._C.Block) -> bool:
+    condition = list(body.outputs())[0]
+    node = condition.node()
+    return node.kind() == "prim::Constant" and node.output().toIValue() is True
+
+
+def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carried: list[object], count: int) -> object:
+    state = list(carried)
+    for iteration in range(trip_count):
+        outputs = g.inline_block(body, [iteration, *state])
+        state = outputs[1:]
+    return state[0] if count == 1 else (tuple(state) if count else None)
+
+
+def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
+    """An empty list the body only appends to, once per iteration: a Loop scan output."""
+    if not isinstance(entry.obj, list) or entry.obj or len(entry.uses) != 1:
+        return False
+    (use,) = entry.uses
+    return use.kind() == "aten::append" and use.owningBlock() == body and not use.output().uses()
+
+
+def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
+    return [use.user.kind() for value in entry.values for use in value.uses() if use.user != node and not _inside_node(node, use.user)]
+
+
+def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
+    return any(_inside(block, other) for block in node.blocks())
+
+
+def _onnx_loop(
+    g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int, changed: list[_OuterList]
+) -> object:
+    sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
+    scans: list[_OuterList] = []
+    threaded: list[_OuterList] = []
+    for entry in changed:
+        # A scan output needs items of one shape, which torch.stack guarantees; with
+        # sequences available, lists used any other way stay sequences.
+        stacked_only = set(_later_uses(entry, g.node)) <= {"aten::stack", "aten::len"}
+        if _is_scan(entry, body) and (stacked_only or not sequences_allowed):
+            scans.append(entry)
+        else:
+            threaded.append(entry)
+    if threaded:
+        _sequences_in_control_flow(
+            g,
+            "a list changed inside a loop whose trip count is only known at run time (other than "
+            "appending one item per iteration to a list that starts empty)",
+        )
+    lists = [_as_runtime_list(g, entry) for entry in threaded]
+    trip = g.constant(trip_count if isinstance(trip_count, int) else h.INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
+    cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
+    initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
+    initial_lists = [runtime_list.sequence_of(g, items) for items in lists]
+    iteration = ir.Value(name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    cond_in = ir.Value(name=g.unique_name("loop_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    carried_in = [
+        ir.Value(
+            name=g.unique_name("loop_carried"),
+            type=ir.TensorType(v.dtype) if v.dtype is not None else None,
+            shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
+        )
+        for v in initial
+    ]
+    lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
+    for items, value in zip(lists, lists_in):
+        items.sequence = value
+    collectors = [runtime_list.ScanItem() for _ in scans]
+    for entry, collector in zip(scans, collectors):
+        g.replace(entry.obj, collector)
+    # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
+    # a dummy one through.
+    dummy = [g.constant(False)] if not initial and not initial_lists else []
+    dummy_in = [ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+                for _ in dummy]
+
+    def extra_outputs() -> list[object]:
+        return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
+
+    body_graph = g.subgraph(body, [iteration, *carried_in, *lists_in, *dummy_in], "loop_body", extra_outputs)
+    # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
+    body_graph.inputs.insert(1, cond_in)
+    if body_graph.outputs[0].dtype != ir.DataType.BOOL:
+        raise ValueError("the loop condition must be a bool")
+    if count + len(lists) + len(scans) == 0:
+        return None
+    total = count + len(lists) + len(dummy) + len(scans)
+    values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
+    values = values if isinstance(values, tuple) else (values,)
+    _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
+    for items, value in zip(lists, values[count:]):
+        items._set_sequence(value)
+    for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy):]):
+        item = collector.item
+        assert item is not None
+        value.dtype = item.dtype
+        if item.shape is not None:
+            value.shape = ir.Shape([None, *item.shape])
+        g.replace(collector, RuntimeList(stacked=value, item_dtype=item.dtype))
+    if count == 0:
+        return None
+    return values[0] if count == 1 else values[:count]
+
+
+@onnx_symbolic("prim::Loop")
+def prim_loop(g: GraphContext, *inputs: object) -> object:
+    """prim::Loop(int max_trip_count, bool cond, *carried) -> ONNX Loop, or an unrolled copy.
+
+    Loops become ONNX Loop, whose size does not grow with the trip count. A for loop with a
+    trip count known at export time (up to 256) is unrolled instead when its body changes
+    Python-level state ONNX cannot carry: lists from outside the loop, values that start as
+    None, or a body that only exports with its iteration number known (the Loop attempt
+    failed). With a run-time trip count, lists the body appends to become a scan output or
+    a loop-carried sequence (see runtime_list.py).
+    """
+    trip_count, condition, *carried = inputs
+    (body,) = list(g.node.blocks())
+    count = g.node.outputsSize()
+    changed = _outer_lists(g, [body])
+    static_for = isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
+    if static_for:
+        needs_python_state = any(isinstance(e.obj, list) for e in changed) or any(
+            c is None or isinstance(c, (list, tuple)) for c in carried
+        )
+        if needs_python_state or trip_count <= 1:
+            return _unrolled_loop(g, body, trip_count, carried, count)
+        saved = [(e.obj, e.obj.sequence, e.obj.stacked) for e in changed if isinstance(e.obj, RuntimeList)]
+        try:
+            return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+        except Exception:  # noqa: BLE001 - the unrolled form needs less of ONNX
+            for items, sequence, stacked in saved:
+                items.sequence, items.stacked = sequence, stacked
+            return _unrolled_loop(g, body, trip_count, carried, count)
+    if any(isinstance(c, (list, tuple)) for c in carried):
+        raise ValueError("a list re-assigned in a loop whose trip count is only known at run time is not supported")
+    return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+
+
+@onnx_symbolic("prim::RaiseException")
+def prim_raise_exception(g: GraphContext, *inputs: object) -> object:
+    """prim::RaiseException(str msg, str? cls): only reached in a branch decided at export
+    time to raise, which means the example input itself would have raised."""
+    raise ValueError(f"the scripted model raises here for the example inputs: {inputs[0]!r}")
+
+
+@onnx_symbolic("prim::Uninitialized")
+def prim_uninitialized(g: GraphContext, *inputs: object) -> object:
+    """prim::Uninitialized() -> Any: a placeholder on paths that raise; never read."""
+    return None
+
+
+@onnx_symbolic("prim::unchecked_cast")
+def prim_unchecked_cast(g: GraphContext, *inputs: object) -> object:
+    """prim::unchecked_cast(t x) -> t: a type refinement (Optional[T] -> T), no computation."""
+    return inputs[0]
+
+
+def _identical(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a is b
+
+
+@onnx_symbolic("aten::__is__")
+def aten___is__(g: GraphContext, self: object, obj: object) -> object:
+    """__is__(t1 self, t2 obj) -> bool: `x is None` is decided at export time, since a value
+    in the exported graph is either always present or always absent."""
+    return _identical(self, obj)
+
+
+@onnx_symbolic("aten::__isnot__")
+def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
+    """__isnot__(t1 self, t2 obj) -> bool"""
+    return not _identical(self, obj)
+
+
+@onnx_symbolic("aten::len.t")
+def aten_len_t(g: GraphContext, a: object) -> object:
+    """len.t(t[] a) -> int: lists are Python lists at export time."""
+    if isinstance(a, (list, tuple)):
+        return len(a)
+    if isinstance(a, RuntimeList):
+        return runtime_list.length(g, a)
+    if isinstance(a, Value):  # a shape computed at run time
+        return h.dim_size(g, a, 0)
+    raise TypeError(f"len of {type(a).__name__}")
+
+
+@onnx_symbolic("aten::len.Tensor")
+def aten_len_tensor(g: GraphContext, t: Value) -> object:
+    """len.Tensor(Tensor t) -> int"""
+    return h.dim_size(g, t, 0)
+
+
+@onnx_symbolic("aten::__getitem__")
+def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
+    """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
+    if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
+        return list[idx]
+    if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
+        return runtime_list.at(g, list, idx)
+    if isinstance(list, Value) and isinstance(idx, int):  # a shape list computed at run time
+        return g.op("Gather", list, g.constant(idx), axis=0)
+    raise ValueError("indexing a list with an index computed at run time is not supported")
+
+
+@onnx_symbolic("aten::append")
+def aten_append(g: GraphContext, self: object, el: object) -> object:
+    """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
+    run-time one (a sequence, or the item of a loop's scan output)."""
+    if isinstance(self, ScanItem):
+        if not isinstance(el, Value):
+            el = g.constant(el)
+        self.item = el
+        return self
+    if isinstance(self, RuntimeList):
+        return runtime_list.append(g, self, el)
+    if not isinstance(self, list):
+        raise ValueError(f"append to {type(self).__name__} is not supported")
+    self.append(el)
+    return self
+
+
+@onnx_symbolic("aten::__range_length")
+def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step: int | Value) -> object:
+    """__range_length(int lo, int hi, int step) -> int: trip count of range(lo, hi, step)."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (lo, hi, step)]
+    lo_v, hi_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    span = g.op("Sub", hi_v, lo_v)
+    # ceil(span / step) for positive steps, clamped at 0
+    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
+    return g.op("Max", count, g.constant(0)) if g.opset >= 12 else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
+
+
+@onnx_symbolic("aten::__derive_index")
+def aten___derive_index(g: GraphContext, index: int | Value, start: int | Value, step: int | Value) -> object:
+    """__derive_index(int index, int start, int step) -> int: start + index * step."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (index, start, step)]
+    index_v, start_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    return g.op("Add", start_v, g.op("Mul", index_v, step_v))
+
+
+@onnx_symbolic("aten::is_autocast_enabled")
+def aten_is_autocast_enabled(g: GraphContext) -> object:
+    """is_autocast_enabled() -> bool: an exported graph never autocasts."""
+    return False
+
+
+@onnx_symbolic("aten::is_grad_enabled")
+def aten_is_grad_enabled(g: GraphContext) -> object:
+    """is_grad_enabled() -> bool: an exported graph computes no gradients."""
+    return False
+
+
+@onnx_symbolic("prim::requires_grad")
+def prim_requires_grad(g: GraphContext, *inputs: object) -> object:
+    """prim::requires_grad(Tensor a) -> bool"""
+    return False
+
+
+@onnx_symbolic("prim::is_nested")
+def prim_is_nested(g: GraphContext, *inputs: object) -> object:
+    """prim::is_nested(Tensor a) -> bool: nested tensors have no ONNX form."""
+    return False
+
+
+@onnx_symbolic("prim::type")
+def prim_type(g: GraphContext, *inputs: object) -> object:
+    """prim::type(Device self) -> str: the device type; ONNX graphs are device independent."""
+    (device,) = inputs
+    return device.type if isinstance(device, torch.device) else "cpu"
+
+
+@onnx_symbolic("aten::warn")
+def aten_warn(g: GraphContext, *inputs: object) -> object:
+    """warn(str message, int stacklevel=2) -> (): warnings are dropped from the graph."""
+    return None
+
+
+@onnx_symbolic("aten::format")
+def aten_format(g: GraphContext, *inputs: object) -> object:
+    """format(str self, ...) -> str: strings only feed messages; a run-time value prints as '?'."""
+    template, *values = inputs
+    try:
+        return str(template).format(*("?" if isinstance(v, Value) else v for v in values))
+    except (IndexError, KeyError, ValueError):
+        return str(template)
+
+
+@onnx_symbolic("aten::__contains__")
+def aten___contains__(g: GraphContext, *inputs: object) -> object:
+    """__contains__.*(list or dict, item) -> bool: decided on export-time containers."""
+    container, item = inputs
+    if isinstance(container, RuntimeList):
+        raise ValueError("`in` on a list whose length is only known at run time is not supported")
+    if isinstance(item, Value) or any(isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])):
+        raise ValueError("`in` on values computed at run time is not supported")
+    return item in container
+
+
+@onnx_symbolic("prim::TupleIndex")
+def prim_tuple_index(g: GraphContext, *inputs: object) -> object:
+    """prim::TupleIndex(Any tup, int i) -> Any"""
+    container, index = inputs
+    if not isinstance(index, int):
+        raise ValueError("indexing a tuple with a run-time index is not supported")
+    return container[index]
+
+
+@onnx_symbolic("aten::len.str")
+def aten_len_str(g: GraphContext, s: str) -> object:
+    """len.str(str s) -> int"""
+    return len(s)
+
+
+def _export_time_list(g: GraphContext, value: object, what: str) -> list:  # type: ignore[type-arg]
+    if not isinstance(value, list):
+        raise ValueError(f"{what} on {type(value).__name__} is not supported")
+    return value
+
+
+@onnx_symbolic("aten::list.t")
+def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema name
+    """list.t(t[] l) -> t[]: a copy, so later mutation of either list stays separate."""
+    if isinstance(l, RuntimeList):
+        return runtime_list.copy(l)
+    return list(_export_time_list(g, l, "list()"))
+
+
+@onnx_symbolic("aten::_set_item.t")
+def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -> object:  # noqa: E741
+    """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`"""
+    if isinstance(l, RuntimeList):
+        runtime_list.set_item(g, l, idx, el)
+        return l
+    if not isinstance(idx, int):
+        raise ValueError("assigning to an export-time list at an index computed at run time is not supported")
+    items = _export_time_list(g, l, "item assignment")
+    items[idx] = el
+    return items
+
+
+@onnx_symbolic("aten::insert.t")
+def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -> object:
+    """insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.insert(g, self, idx, el)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("inserting into an export-time list at an index computed at run time is not supported")
+    _export_time_list(g, self, "insert").insert(idx, el)
+    return None
+
+
+@onnx_symbolic("aten::pop.t")
+def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
+    """pop.t(t[](a!) self, int idx=-1) -> t(*)"""
+    if isinstance(self, RuntimeList):
+        return runtime_list.pop(g, self, idx)
+    if not isinstance(idx, int):
+        raise ValueError("popping from an export-time list at an index computed at run time is not supported")
+    return _export_time_list(g, self, "pop").pop(idx)
+
+
+@onnx_symbolic("aten::Delete.t")
+def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
+    """Delete.t(t[](a!) self, int idx) -> (): `del l[idx]`"""
+    if isinstance(self, RuntimeList):
+        runtime_list.delete(g, self, idx)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("deleting from an export-time list at an index computed at run time is not supported")
+    del _export_time_list(g, self, "del")[idx]
+    return None
+
+
+@onnx_symbolic("aten::clear.t")
+def aten_clear_t(g: GraphContext, self: object) -> object:
+    """clear.t(t[](a!) self) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.clear(g, self)
+        return None
+    _export_time_list(g, self, "clear").clear()
+    return None

@@ -1,0 +1,395 @@
+"""Indexing: slice/select and their scatter forms, advanced indexing (aten::index,
+index_put), masks (masked_select/masked_scatter), nonzero, one_hot, narrow.
+
+ONNX idioms: advanced indices are broadcast and flattened into one Gather over a reshaped input
+(``_Arranged``); index_put with accumulate goes through gather_scatter's scatter_reduce; the
+data-dependent shapes (nonzero, masked_select) say so when a later consumer needs them static.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.opset9 import gather_scatter
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::slice")
+def aten_slice(
+    g: GraphContext,
+    self: Value,
+    dim: int = 0,
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> Value:
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    start = 0 if start is None else start
+    end = h.INT64_MAX if end is None else end
+    if isinstance(start, int) and isinstance(end, int):
+        size = self.shape[dim] if self.shape is not None else None
+        if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
+            return self
+        if step != 1 and g.opset < 10:
+            # Slice-1 has no steps: gather the selected positions instead (static sizes only)
+            if not isinstance(size, int):
+                raise ValueError("a strided slice of a dynamic dim needs opset 10 or higher")
+            positions = list(range(size))[slice(start, end, step)]
+            return g.op("Gather", self, g.constant(positions), axis=dim)
+        return h.slice_static(g, self, [dim], [start], [end], [step])
+    if g.opset < 10:
+        raise ValueError("slicing with bounds computed at run time needs opset 10 or higher")
+    bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim])]
+    if step != 1:
+        bounds.append(g.constant([step]))
+    return g.op("Slice", self, *bounds)
+
+
+@onnx_symbolic("aten::select")
+def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    Gather before opset 11 does not take negative indices: they are made positive here.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    if isinstance(index, int):
+        if index < 0:
+            size = h.dim_size(g, self, dim)
+            if isinstance(size, int):
+                index += size
+            elif g.opset < 11:
+                raise ValueError("a negative index on a dynamic dim needs opset 11")
+        return g.op("Gather", self, g.constant(index), axis=dim)
+    return g.op("Gather", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
+
+
+def _scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Value, axis: int) -> Value:
+    """ScatterElements (Scatter before opset 11: same semantics, older name)."""
+    return g.op("ScatterElements" if g.opset >= 11 else "Scatter", data, indices, updates, axis=axis)
+
+
+@onnx_symbolic("aten::slice_scatter")
+def aten_slice_scatter(
+    g: GraphContext,
+    self: Value,
+    src: Value,
+    dim: int = 0,
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> Value:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    The functional form of a write into a slice (``y[:, 1:3] = v``). With static bounds and
+    step 1 it is a Concat of the untouched parts around ``src`` (a full slice is ``src``
+    itself); other steps scatter along ``dim`` with indices folded at export time.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    size = self.shape[dim] if self.shape is not None else None
+    src = h.cast(g, src, self.dtype) if self.dtype is not None else src
+    if isinstance(size, int) and not isinstance(start, Value) and not isinstance(end, Value):
+        lo = 0 if start is None else (start + size if start < 0 else start)
+        hi = size if end is None else (end + size if end < 0 else end)
+        lo, hi = max(0, min(lo, size)), max(0, min(hi, size))
+        if step == 1:
+            if lo == 0 and hi >= size:
+                return src
+            parts = []
+            if lo > 0:
+                parts.append(h.slice_static(g, self, [dim], [0], [lo]))
+            parts.append(src)
+            if hi < size:
+                parts.append(h.slice_static(g, self, [dim], [hi], [size]))
+            return g.op("Concat", *parts, axis=dim)
+        src_shape = h.static_shape(src)
+        if src_shape is None:
+            raise ValueError("slice_scatter with a step needs a source of static shape")
+        positions = torch.arange(lo, hi, step)[: src_shape[dim]]
+        view = [1] * len(src_shape)
+        view[dim] = len(positions)
+        indices = positions.reshape(view).expand(src_shape).contiguous()
+        return _scatter_elements(g, self, g.constant(indices), src, dim)
+    if g.opset < 11:
+        raise ValueError("slice_scatter with bounds known only at run time needs opset 11 or higher")
+    first = g.list_to_value([0 if start is None else start])
+    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
+    positions = g.op(
+        "Range",
+        h.squeeze(g, first, [0]),
+        h.squeeze(g, g.op("Add", first, g.op("Mul", count, g.constant([step]))), [0]),
+        g.constant(step),
+    )
+    shape = [1] * (rank or 1)
+    shape[dim] = -1
+    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
+    return _scatter_elements(g, self, indices, src, dim)
+
+
+@onnx_symbolic("aten::select_scatter")
+def aten_select_scatter(g: GraphContext, self: Value, src: Value, dim: int, index: int | Value) -> Value:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+
+    The functional form of ``y[i] = v`` / ``y[i].add_(1)``: a one-element slice_scatter.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    expanded = h.unsqueeze(g, src, [dim])
+    if isinstance(index, int):
+        size = self.shape[dim] if self.shape is not None else None
+        if index < 0:
+            if not isinstance(size, int):
+                raise ValueError("a negative index on a dynamic dim is not supported here")
+            index += size
+        return aten_slice_scatter(g, self, expanded, dim, index, index + 1, 1)
+    return aten_slice_scatter(g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1)
+
+
+def _flat_nonzero(g: GraphContext, mask: Value) -> Value:
+    """Row-major positions of the true elements of ``mask`` as a 1-D int64 tensor."""
+    flat = g.op("Reshape", h.cast(g, mask, ir.DataType.BOOL), g.constant([-1]))
+    return h.squeeze(g, g.op("NonZero", flat), [0])
+
+
+def _index_items(g: GraphContext, indices: object) -> list[Value | None]:
+    """The Tensor?[] argument: None entries are full slices; constants become values."""
+    if not isinstance(indices, (list, tuple)):
+        raise TypeError(f"expected a list of optional index tensors, got {type(indices).__name__}")
+    items: list[Value | None] = []
+    for item in indices:
+        if item is None or isinstance(item, Value):
+            items.append(item)
+        elif isinstance(item, torch.Tensor):
+            items.append(g.constant(item))
+        else:
+            raise TypeError(f"unsupported index entry {item!r}")
+    return items
+
+
+class _Arranged:
+    """``data`` viewed so that every indexed dim sits in one merged axis ``axis``.
+
+    Advanced indices that are adjacent stay in place; otherwise they move to the front, as
+    torch does. Each index becomes a position in the merged axis: a bool mask over k dims is
+    its row-major NonZero positions over them, integer indices are wrapped and scaled by the
+    sizes of the indexed dims after them; broadcasting the terms broadcasts the indices.
+    """
+
+    def __init__(self, g: GraphContext, data: Value, indices: Sequence[Value | None]) -> None:
+        rank = h.known_rank(data, "advanced indexing")
+        entries: list[tuple[list[int], Value]] = []
+        self.has_mask = False
+        dim = 0
+        for item in indices:
+            if item is None:
+                dim += 1
+                continue
+            if item.dtype in (ir.DataType.BOOL, ir.DataType.UINT8):
+                k = h.known_rank(item, "a boolean mask index")
+                entries.append((list(range(dim, dim + k)), _flat_nonzero(g, item)))
+                self.has_mask = True
+                dim += k
+            else:
+                entries.append(([dim], h.normalize_index(g, item, h.dim_size(g, data, dim))))
+                dim += 1
+        if dim > rank:
+            raise ValueError(f"too many indices for a tensor of rank {rank}")
+        indexed = [d for dims, _ in entries for d in dims]
+        if indexed == list(range(indexed[0], indexed[-1] + 1)):
+            self.order = list(range(rank))
+            self.axis = indexed[0]
+            view = data
+        else:
+            self.order = indexed + [d for d in range(rank) if d not in indexed]
+            self.axis = 0
+            view = g.op("Transpose", data, perm=self.order)
+        all_sizes = [h.dim_size(g, data, d) for d in range(rank)]
+        self.sizes = [all_sizes[d] for d in self.order]
+        self.count = len(indexed)
+        position: Value | None = None
+        stride: int | Value = 1
+        for dims, index in reversed(entries):
+            term = index if isinstance(stride, int) and stride == 1 else g.op(
+                "Mul", index, stride if isinstance(stride, Value) else g.constant(stride)
+            )
+            position = term if position is None else g.op("Add", term, position)
+            stride = h.mul_sizes(g, stride, h.prod_sizes(g, [all_sizes[d] for d in dims]))
+        assert position is not None
+        self.position = position
+        if self.count > 1:
+            merged = [*self.sizes[: self.axis], h.prod_sizes(g, self.sizes[self.axis : self.axis + self.count]), *self.sizes[self.axis + self.count :]]
+            view = g.op("Reshape", view, h.sizes_to_shape(g, merged))
+            static = all(isinstance(m, int) for m in merged)
+            view.shape = ir.Shape(merged if static else [None] * len(merged))
+            view.dtype = data.dtype
+            self.merged_rank = len(merged)
+        else:
+            self.merged_rank = rank
+        self.view = view
+
+    def restore(self, g: GraphContext, merged: Value) -> Value:
+        """The inverse of the arrangement for a tensor shaped like the merged view."""
+        out = merged
+        if self.count > 1:
+            out = g.op("Reshape", out, h.sizes_to_shape(g, self.sizes))
+        if self.order != sorted(self.order):
+            inverse = [self.order.index(d) for d in range(len(self.order))]
+            out = g.op("Transpose", out, perm=inverse)
+        return out
+
+
+@onnx_symbolic("aten::index")
+def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    One Gather on a view where the indexed dims are merged into one axis (see _Arranged):
+    boolean masks, several broadcast index tensors and None slices all reduce to it, at
+    every opset (GatherND only arrives at 11 and cannot express masks or slices anyway).
+    """
+    items = _index_items(g, indices)
+    if all(item is None for item in items):
+        return self
+    arranged = _Arranged(g, self, items)
+    out = g.op("Gather", arranged.view, arranged.position, axis=arranged.axis)
+    return h.data_dependent(g, out) if arranged.has_mask else out
+
+
+@onnx_symbolic("aten::index_put")
+def aten_index_put(
+    g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False
+) -> Value:
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    Also the functional form of ``x[idx] = v`` and ``x[mask] = v``. On the merged view (see
+    aten::index), the positions are flattened to one axis with the values broadcast to the
+    indexed result, then scattered; accumulate=True sums repeated positions (reduction='add'
+    from opset 16, the one-hot lowering before).
+    """
+    items = _index_items(g, indices)
+    values = h.cast(g, values, self.dtype)
+    if all(item is None for item in items):
+        return g.op("Expand", values, h.shape_of(g, self))
+    arranged = _Arranged(g, self, items)
+    axis, view = arranged.axis, arranged.view
+    before = arranged.sizes[: axis]
+    after = arranged.sizes[axis + arranged.count :]
+    flat_position = g.op("Reshape", arranged.position, g.constant([-1]))
+    selected = h.dim_size(g, flat_position, 0)
+    result_shape = g.op("Concat", h.sizes_to_shape(g, before), g.op("Shape", arranged.position), h.sizes_to_shape(g, after), axis=0)
+    target = h.sizes_to_shape(g, [*before, selected, *after])
+    updates = g.op("Reshape", g.op("Expand", values, result_shape), target)
+    placed = g.op("Reshape", flat_position, g.constant(h.axis_shape(arranged.merged_rank, axis)))
+    positions = g.op("Expand", placed, target)
+    if accumulate:
+        out = gather_scatter.scatter_reduce(g, view, axis, positions, updates, "sum")
+    else:
+        out = gather_scatter.scatter(g, view, positions, updates, axis)
+    return arranged.restore(g, out)
+
+
+@onnx_symbolic("aten::masked_select")
+def aten_masked_select(g: GraphContext, self: Value, mask: Value) -> Value:
+    """masked_select(Tensor self, Tensor mask) -> Tensor
+
+    self and mask broadcast against each other (a Where broadcasts both), then the flat true
+    positions are gathered; NonZero and Gather make it expressible from opset 9.
+    """
+    mask = h.cast(g, mask, ir.DataType.BOOL)
+    broadcast = h.where(g, mask, self, self)
+    full_mask = g.op("Expand", mask, g.op("Shape", broadcast))
+    flat = g.op("Reshape", broadcast, g.constant([-1]))
+    return h.data_dependent(g, g.op("Gather", flat, _flat_nonzero(g, full_mask), axis=0))
+
+
+@onnx_symbolic("aten::masked_scatter")
+def aten_masked_scatter(g: GraphContext, self: Value, mask: Value, source: Value) -> Value:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    The i-th true position (row-major, mask broadcast to self) takes source's i-th element:
+    the first n flat source elements are scattered onto the flat true positions. Opset 9
+    suffices (NonZero, Gather, Scatter); no CumSum is needed.
+    """
+    shape = h.shape_of(g, self)
+    mask = g.op("Expand", h.cast(g, mask, ir.DataType.BOOL), shape)
+    positions = _flat_nonzero(g, mask)
+    count = h.dim_size(g, positions, 0)
+    updates = g.op("Gather", g.op("Reshape", h.cast(g, source, self.dtype), g.constant([-1])), h.iota(g, count), axis=0)
+    flat = g.op("Reshape", self, g.constant([-1]))
+    return g.op("Reshape", gather_scatter.scatter(g, flat, positions, updates, 0), shape)
+
+
+def _nonzero_rows(g: GraphContext, self: Value) -> Value:
+    x = self
+    if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        x = h.cast(g, x, ir.DataType.FLOAT)
+    return g.op("NonZero", x)
+
+
+@onnx_symbolic("aten::nonzero")
+def aten_nonzero(g: GraphContext, self: Value) -> Value:
+    """nonzero(Tensor self) -> Tensor: [n, rank], NonZero's [rank, n] transposed"""
+    return h.data_dependent(g, g.op("Transpose", _nonzero_rows(g, self), perm=[1, 0]))
+
+
+@onnx_symbolic("aten::nonzero_numpy")
+def aten_nonzero_numpy(g: GraphContext, self: Value) -> list[Value]:
+    """nonzero_numpy(Tensor self) -> Tensor[] (nonzero(as_tuple=True)): one row per dim"""
+    rows = _nonzero_rows(g, self)
+    out = []
+    for i in range(h.known_rank(self, "nonzero")):
+        row = g.op("Gather", rows, g.constant(i), axis=0)
+        row.dtype, row.shape = ir.DataType.INT64, ir.Shape([None])
+        out.append(row)
+    return out
+
+
+@onnx_symbolic("aten::one_hot")
+def aten_one_hot(g: GraphContext, self: Value, num_classes: int = -1) -> Value:
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor
+
+    An Equal against 0..C-1, cast to int64: onnxruntime's OneHot lacks many type
+    combinations. num_classes=-1 takes max(self)+1 at run time.
+    """
+    rank = h.known_rank(self, "one_hot")
+    index = h.cast(g, self, ir.DataType.INT64)
+    if num_classes < 0:
+        depth = g.op("Add", h.reduce(g, "ReduceMax", index, None, False), g.constant(1))
+        classes = h.iota(g, depth)
+    else:
+        classes = h.iota(g, num_classes)
+    out = h.cast(g, g.op("Equal", h.unsqueeze(g, index, [rank]), classes), ir.DataType.INT64)
+    return out if num_classes >= 0 else h.data_dependent(g, out)
+
+
+@onnx_symbolic("aten::narrow")
+def aten_narrow(g: GraphContext, self: Value, dim: int, start: int | Value, length: int | Value) -> Value:
+    """narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a) (and .Tensor)
+
+    A slice [start, start+length); a negative start counts from the end. Bounds known only
+    at run time need Slice-10.
+    """
+    rank = h.known_rank(self, "narrow")
+    dim = h.normalize_dim(dim, rank)
+    size = h.dim_size(g, self, dim)
+    if isinstance(start, int) and start < 0:
+        if isinstance(size, int):
+            start += size
+        else:
+            start = g.op("Add", g.constant(start), size)
+    elif isinstance(start, Value):
+        start = h.normalize_index(g, g.op("Reshape", start, g.constant(torch.zeros(0, dtype=torch.int64))), size)
+    if isinstance(start, int) and isinstance(length, int):
+        return aten_slice(g, self, dim, start, start + length, 1)
+    start_v = start if isinstance(start, Value) else g.constant(start)
+    length_v = h.cast(g, length, ir.DataType.INT64) if isinstance(length, Value) else g.constant(length)
+    return aten_slice(g, self, dim, start_v, g.op("Add", start_v, length_v), 1)

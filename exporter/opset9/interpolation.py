@@ -1,0 +1,231 @@
+"""Interpolation and grids: upsample_nearest*, F.interpolate as scripted code records it
+(__interpolate), affine_grid_generator.
+
+ONNX idioms: opset 9 has Upsample with asymmetric coordinates only, so nearest interpolation is a
+Gather of torch's source indices and linear modes wait for Resize-11 (symbolic_opset11); grids
+are computed with MatMul over constant base coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter import tensors
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+def _nearest_sources(in_size: int, out_size: int, scale: float | None) -> list[int]:
+    """torch's nearest source index min(floor(dst * s), in - 1), in float32 like torch, with
+    s = 1/scale_factor when a factor was given, else in/out."""
+    if scale is not None and scale > 0:
+        step = torch.tensor(1.0 / scale, dtype=torch.float32)
+    else:
+        step = torch.tensor(in_size, dtype=torch.float32) / torch.tensor(out_size, dtype=torch.float32)
+    dst = torch.arange(out_size, dtype=torch.float32)
+    return torch.clamp(torch.floor(dst * step).to(torch.int64), max=in_size - 1).tolist()
+
+
+def _nearest_gather(
+    g: GraphContext,
+    x: Value,
+    in_sizes: list[int],
+    out_sizes: list[int] | None,
+    scales: list[float] | None,
+) -> Value:
+    """Nearest interpolation as one Gather per resized axis with constant source indices.
+    Exact torch indices for any ratio (Upsample-9 refuses scales below 1 in onnxruntime)."""
+    spatial = len(in_sizes)
+    out = x
+    for j in range(spatial):
+        scale = scales[j] if scales is not None else None
+        size = out_sizes[j] if out_sizes is not None else int(math.floor(in_sizes[j] * scale))  # type: ignore[operator]
+        sources = _nearest_sources(in_sizes[j], size, scale)
+        if sources == list(range(in_sizes[j])):
+            continue
+        out = g.op("Gather", out, g.constant(sources), axis=2 + j)
+    return out
+
+
+def interpolation_args(
+    x: Value, output_size: Sequence[int] | None, scales: Sequence[float | None] | None
+) -> tuple[list[int] | None, list[float] | None]:
+    """Per-spatial-axis output sizes and scale factors (either may be None)."""
+    spatial = h.known_rank(x, "interpolation") - 2
+    scale_list: list[float] | None = None
+    if scales is not None and len(scales) > 0 and all(s is not None for s in scales):
+        scale_list = [float(s) for s in h.spatial_list(scales, spatial)]  # type: ignore[arg-type]
+    out_sizes: list[int] | None = None
+    if output_size is not None and len(output_size) > 0:
+        out_sizes = h.spatial_list(output_size, spatial)
+    if out_sizes is None and scale_list is None:
+        raise ValueError("interpolation needs either an output size or scale factors")
+    return out_sizes, scale_list
+
+
+def _nearest_opset9(
+    g: GraphContext, x: Value, output_size: Sequence[int] | None, scales: Sequence[float | None] | None
+) -> Value:
+    """Nearest upsampling before Resize-11.
+
+    With static sizes, one Gather per axis with torch's own source indices: exact for any
+    ratio, downsampling included (onnxruntime's Upsample refuses scales below 1). With dynamic
+    sizes, Upsample-9 (Resize-10 at opset 10, where Upsample is deprecated) by scale factors,
+    which samples floor(dst / scale) like torch.
+    """
+    out_sizes, scale_list = interpolation_args(x, output_size, scales)
+    shape = h.static_shape(x)
+    if shape is not None:
+        return _nearest_gather(g, x, shape[2:], out_sizes, scale_list)
+    if out_sizes is not None or scale_list is None or any(s < 1 for s in scale_list):
+        raise ValueError(
+            "nearest interpolation with dynamic input sizes needs opset 11 or higher unless "
+            "it upsamples by scale factors (Upsample/Resize-10 take scales >= 1 only)"
+        )
+    op_type = "Upsample" if g.opset == 9 else "Resize"
+    return g.op(op_type, x, g.constant([1.0, 1.0] + scale_list, ir.DataType.FLOAT), mode="nearest")
+
+
+def _linear_needs_opset_11(mode: str) -> ValueError:
+    return ValueError(
+        f"{mode} interpolation needs opset 11 or higher: Upsample-9 and Resize-10 only have "
+        "asymmetric coordinates, which differ from torch's half-pixel/align_corners sampling"
+    )
+
+
+def _linspace_coords(steps: int, align_corners: bool) -> torch.Tensor:
+    """Normalized pixel centers of affine_grid along one axis (a single step is 0)."""
+    if steps <= 1:
+        return torch.zeros(max(steps, 0), dtype=torch.float64)
+    coords = torch.linspace(-1.0, 1.0, steps, dtype=torch.float64)
+    if not align_corners:
+        coords = coords * (steps - 1) / steps
+    return coords
+
+
+def given_scales(*scales: float | None) -> list[float] | None:
+    """Per-axis scales of the non-vec overloads, used only when all are given."""
+    if any(s is None for s in scales):
+        return None
+    return [float(s) for s in scales]  # type: ignore[arg-type]
+
+
+@onnx_symbolic("aten::upsample_nearest1d")
+def aten_upsample_nearest1d(g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None) -> Value:
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+
+    Given scales decide the sampling (torch uses 1/scale, not in/out); the size the shape.
+    """
+    return _nearest_opset9(g, self, output_size, given_scales(scales))
+
+
+@onnx_symbolic("aten::upsample_nearest1d.vec")
+def aten_upsample_nearest1d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+    """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor (what tracing records)"""
+    return _nearest_opset9(g, input, output_size, scale_factors)
+
+
+@onnx_symbolic("aten::upsample_nearest2d")
+def aten_upsample_nearest2d(g: GraphContext, self: Value, output_size: Sequence[int], scales_h: float | None = None, scales_w: float | None = None) -> Value:
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    return _nearest_opset9(g, self, output_size, given_scales(scales_h, scales_w))
+
+
+@onnx_symbolic("aten::upsample_nearest2d.vec")
+def aten_upsample_nearest2d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+    """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
+    return _nearest_opset9(g, input, output_size, scale_factors)
+
+
+@onnx_symbolic("aten::upsample_nearest3d")
+def aten_upsample_nearest3d(g: GraphContext, self: Value, output_size: Sequence[int], scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    return _nearest_opset9(g, self, output_size, given_scales(scales_d, scales_h, scales_w))
+
+
+@onnx_symbolic("aten::upsample_nearest3d.vec")
+def aten_upsample_nearest3d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+    """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
+    return _nearest_opset9(g, input, output_size, scale_factors)
+
+
+_INTERPOLATE_MODES = {
+    "nearest": "nearest",
+    "linear": "linear",
+    "bilinear": "linear",
+    "trilinear": "linear",
+    "bicubic": "cubic",
+}
+
+
+def interpolate_args(
+    input: Value,  # noqa: A002
+    size: Sequence[int] | None,
+    scale_factor: Sequence[float] | None,
+    mode: str,
+    recompute_scale_factor: bool | None,
+    antialias: bool,
+) -> tuple[str, Sequence[int] | None, Sequence[float] | None]:
+    """F.interpolate's arguments as (ONNX-ish mode, size, scales). recompute_scale_factor=True
+    makes torch derive the output size and then sample with in/out, not the given factor."""
+    if antialias:
+        raise ValueError("interpolate with antialias=True is not supported")
+    if mode not in _INTERPOLATE_MODES:
+        raise ValueError(f"interpolate mode {mode!r} is not supported")
+    if recompute_scale_factor and scale_factor is not None and size is None:
+        shape = h.static_shape(input)
+        if shape is None:
+            raise ValueError("recompute_scale_factor=True needs static input sizes")
+        factors = h.spatial_list(scale_factor, len(shape) - 2)
+        size = [int(math.floor(i * f)) for i, f in zip(shape[2:], factors)]
+        scale_factor = None
+    return _INTERPOLATE_MODES[mode], size, scale_factor
+
+
+@onnx_symbolic("aten::__interpolate")
+def aten___interpolate(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    size: Sequence[int] | None = None,
+    scale_factor: Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Value:
+    """__interpolate(Tensor input, int? size=None, float? scale_factor=None, str mode="nearest", bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor (and the size_list/scale_list overloads)
+
+    Scripted F.interpolate after function substitution. Nearest only below opset 11 (see
+    upsample_linear1d for why linear and cubic need 11).
+    """
+    onnx_mode, size, scale_factor = interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
+    if onnx_mode != "nearest":
+        raise _linear_needs_opset_11(mode)
+    return _nearest_opset9(g, input, size, scale_factor)
+
+
+@onnx_symbolic("aten::affine_grid_generator")
+def aten_affine_grid_generator(g: GraphContext, theta: Value, size: Sequence[int], align_corners: bool) -> Value:
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    Before AffineGrid (opset 20) the grid is a constant base grid of homogeneous pixel
+    coordinates times theta^T, one MatMul; the size must be static.
+    """
+    spatial = len(size) - 2
+    if spatial not in (2, 3):
+        raise ValueError(f"affine_grid_generator needs a 4-D or 5-D size, got {list(size)}")
+    dims = list(size[2:])  # (H, W) or (D, H, W)
+    axes = [_linspace_coords(n, align_corners) for n in reversed(dims)]  # x (W) first
+    mesh = torch.meshgrid(*reversed(axes), indexing="ij")  # over (D,) H, W
+    coords = [mesh[spatial - 1 - i] for i in range(spatial)]  # x, y(, z)
+    base = torch.stack(coords + [torch.ones(dims, dtype=torch.float64)], dim=-1)
+    base = base.reshape(-1, spatial + 1).to(tensors.to_torch_dtype(theta.dtype))
+    rows = g.op("MatMul", g.constant(base), g.op("Transpose", theta, perm=[0, 2, 1]))
+    return g.op("Reshape", rows, g.constant([size[0]] + dims + [spatial]))

@@ -1,0 +1,248 @@
+"""Comparison and selection: eq/ne/lt/le/gt/ge, where, masked_fill, clamp, NaN/inf
+classification, elementwise maximum/minimum, logical ops.
+
+ONNX idioms: Equal has no float kernel before opset 11 and Max/Min no integer one before 12, so
+comparisons go through opset-9 idioms (``h.equal``, ``h.comparable``); fmax/fmin and
+nan_to_num keep torch's NaN rules with explicit IsNaN masks.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter import tensors
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::eq")
+def aten_eq(g: GraphContext, self: Value, other: Value) -> Value:
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return h.equal(g, self, other)
+
+
+@onnx_symbolic("aten::ne")
+def aten_ne(g: GraphContext, self: Value, other: Value) -> Value:
+    """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return g.op("Not", h.equal(g, self, other))
+
+
+def _bool_operands(g: GraphContext, a: Value, b: Value) -> tuple[Value, Value]:
+    if a.dtype == ir.DataType.BOOL:
+        return h.cast(g, a, ir.DataType.INT32), h.cast(g, b, ir.DataType.INT32)
+    return h.comparable(g, a), h.comparable(g, b)
+
+
+@onnx_symbolic("aten::gt")
+def aten_gt(g: GraphContext, self: Value, other: Value) -> Value:
+    """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return g.op("Greater", *_bool_operands(g, self, other))
+
+
+@onnx_symbolic("aten::lt")
+def aten_lt(g: GraphContext, self: Value, other: Value) -> Value:
+    """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return g.op("Less", *_bool_operands(g, self, other))
+
+
+def _or_equal(g: GraphContext, strict_op: str, a: Value, b: Value) -> Value:
+    """a <= b as not(a > b), except that NaN compares false (torch semantics)."""
+    a, b = _bool_operands(g, a, b)
+    opposite = "Greater" if strict_op == "Less" else "Less"
+    result = g.op("Not", g.op(opposite, a, b))
+    if h.is_floating(a):
+        result = g.op("And", result, g.op("Not", h.any_nan(g, a, b)))
+    return result
+
+
+@onnx_symbolic("aten::ge")
+def aten_ge(g: GraphContext, self: Value, other: Value) -> Value:
+    """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return _or_equal(g, "Greater", self, other)
+
+
+@onnx_symbolic("aten::le")
+def aten_le(g: GraphContext, self: Value, other: Value) -> Value:
+    """le.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return _or_equal(g, "Less", self, other)
+
+
+@onnx_symbolic("aten::where")
+def aten_where(g: GraphContext, condition: Value, self: Value, other: Value) -> Value:
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    return h.where(g, h.cast(g, condition, ir.DataType.BOOL), self, other)
+
+
+@onnx_symbolic("aten::masked_fill")
+def aten_masked_fill(g: GraphContext, self: Value, mask: Value, value: Value) -> Value:
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    return h.where(g, h.cast(g, mask, ir.DataType.BOOL), h.cast(g, value, self.dtype), self)
+
+
+@onnx_symbolic("aten::clamp")
+def aten_clamp(g: GraphContext, self: Value, min: float | Value | None = None, max: float | Value | None = None) -> Value:  # noqa: A002 - schema names
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    return h.clip(g, self, min, max)
+
+
+@onnx_symbolic("aten::clamp_min")
+def aten_clamp_min(g: GraphContext, self: Value, min: float | Value) -> Value:  # noqa: A002
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    return h.clip(g, self, min, None)
+
+
+@onnx_symbolic("aten::clamp_max")
+def aten_clamp_max(g: GraphContext, self: Value, max: float | Value) -> Value:  # noqa: A002
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    return h.clip(g, self, None, max)
+
+
+def _is_nan(g: GraphContext, x: Value) -> Value:
+    if not h.is_floating(x):
+        return h.filled_like(g, x, False)
+    return g.op("IsNaN", x)
+
+
+def _pick(g: GraphContext, a: Value, b: Value, larger: bool) -> Value:
+    """max(a, b) / min(a, b) with torch's NaN propagation. Max/Min ignore or mishandle NaN
+    depending on the kernel and have no integer kernels before opset 12 (Greater + Where
+    there); narrow integers compute in int32 (no int16 Max or Where kernels)."""
+    if a.dtype == ir.DataType.BOOL:
+        return g.op("Or" if larger else "And", a, b)
+    if not h.is_floating(a):
+        compute = h.compute_dtype(a.dtype)
+        wide_a, wide_b = h.cast(g, a, compute), h.cast(g, b, compute)
+        if g.opset >= 12:
+            out = g.op("Max" if larger else "Min", wide_a, wide_b)
+        else:
+            out = g.op("Where", g.op("Greater" if larger else "Less", wide_a, wide_b), wide_a, wide_b)
+        return h.cast(g, out, a.dtype)
+    picked = g.op("Max" if larger else "Min", a, b)
+    return g.op("Where", g.op("IsNaN", a), a, g.op("Where", g.op("IsNaN", b), b, picked))
+
+
+def _pick_ignoring_nan(g: GraphContext, a: Value, b: Value, larger: bool) -> Value:
+    """fmax/fmin: a NaN operand loses to a number (NaN only when both are NaN)."""
+    if not h.is_floating(a):
+        return _pick(g, a, b, larger)
+    picked = g.op("Max" if larger else "Min", a, b)
+    return g.op("Where", g.op("IsNaN", a), b, g.op("Where", g.op("IsNaN", b), a, picked))
+
+
+@onnx_symbolic("aten::isnan")
+def aten_isnan(g: GraphContext, self: Value) -> Value:
+    """isnan(Tensor self) -> Tensor (integers and bools are never NaN)"""
+    return _is_nan(g, self)
+
+
+@onnx_symbolic("aten::isinf")
+def aten_isinf(g: GraphContext, self: Value) -> Value:
+    """isinf(Tensor self) -> Tensor: |x| > max finite, at opset 9 (IsInf is opset 10)"""
+    return h.is_inf(g, self)
+
+
+@onnx_symbolic("aten::isfinite")
+def aten_isfinite(g: GraphContext, self: Value) -> Value:
+    """isfinite(Tensor self) -> Tensor: |x| <= max finite, false for NaN"""
+    if not h.is_floating(self):
+        return h.filled_like(g, self, True)
+    return g.op("Not", g.op("Or", g.op("IsNaN", self), h.is_inf(g, self)))
+
+
+@onnx_symbolic("aten::nan_to_num")
+def aten_nan_to_num(
+    g: GraphContext,
+    self: Value,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Value:
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    Infinities are the values beyond the dtype's finite range, so no IsInf (opset 10) is
+    needed; defaults are 0 and the dtype's largest and lowest finite values.
+    """
+    if not h.is_floating(self):
+        return self
+    info = torch.finfo(tensors.to_torch_dtype(self.dtype))
+    x = self
+    out = g.op("Where", g.op("IsNaN", x), h.scalar_like(g, 0.0 if nan is None else nan, x), x)
+    top = h.largest_finite(g, x)
+    out = g.op("Where", g.op("Greater", x, top), h.scalar_like(g, info.max if posinf is None else posinf, x), out)
+    bottom = h.scalar_like(g, info.min, x)
+    return g.op("Where", g.op("Less", x, bottom), h.scalar_like(g, info.min if neginf is None else neginf, x), out)
+
+
+@onnx_symbolic("aten::maximum")
+def aten_maximum(g: GraphContext, self: Value, other: Value) -> Value:
+    """maximum(Tensor self, Tensor other) -> Tensor (NaN propagates, as in torch)"""
+    return _pick(g, self, other, larger=True)
+
+
+@onnx_symbolic("aten::minimum")
+def aten_minimum(g: GraphContext, self: Value, other: Value) -> Value:
+    """minimum(Tensor self, Tensor other) -> Tensor (NaN propagates, as in torch)"""
+    return _pick(g, self, other, larger=False)
+
+
+@onnx_symbolic("aten::max.other")
+def aten_max_other(g: GraphContext, self: Value, other: Value) -> Value:
+    """max.other(Tensor self, Tensor other) -> Tensor: maximum"""
+    return _pick(g, self, other, larger=True)
+
+
+@onnx_symbolic("aten::min.other")
+def aten_min_other(g: GraphContext, self: Value, other: Value) -> Value:
+    """min.other(Tensor self, Tensor other) -> Tensor: minimum"""
+    return _pick(g, self, other, larger=False)
+
+
+@onnx_symbolic("aten::fmax")
+def aten_fmax(g: GraphContext, self: Value, other: Value) -> Value:
+    """fmax(Tensor self, Tensor other) -> Tensor: a NaN operand yields the other one"""
+    return _pick_ignoring_nan(g, self, other, larger=True)
+
+
+@onnx_symbolic("aten::fmin")
+def aten_fmin(g: GraphContext, self: Value, other: Value) -> Value:
+    """fmin(Tensor self, Tensor other) -> Tensor: a NaN operand yields the other one"""
+    return _pick_ignoring_nan(g, self, other, larger=False)
+
+
+def _truth(g: GraphContext, x: Value) -> Value:
+    """Nonzero is true (NaN included); Cast to bool does exactly that."""
+    return h.cast(g, x, ir.DataType.BOOL)
+
+
+@onnx_symbolic("aten::logical_and")
+def aten_logical_and(g: GraphContext, self: Value, other: Value) -> Value:
+    """logical_and(Tensor self, Tensor other) -> Tensor (operands of any dtype)"""
+    return g.op("And", _truth(g, self), _truth(g, other))
+
+
+@onnx_symbolic("aten::logical_or")
+def aten_logical_or(g: GraphContext, self: Value, other: Value) -> Value:
+    """logical_or(Tensor self, Tensor other) -> Tensor (operands of any dtype)"""
+    return g.op("Or", _truth(g, self), _truth(g, other))
+
+
+@onnx_symbolic("aten::logical_xor")
+def aten_logical_xor(g: GraphContext, self: Value, other: Value) -> Value:
+    """logical_xor(Tensor self, Tensor other) -> Tensor (operands of any dtype)"""
+    return g.op("Xor", _truth(g, self), _truth(g, other))
+
+
+@onnx_symbolic("aten::logical_not")
+def aten_logical_not(g: GraphContext, self: Value) -> Value:
+    """logical_not(Tensor self) -> Tensor (operand of any dtype)"""
+    return g.op("Not", _truth(g, self))
+
+
+@onnx_symbolic("aten::__not__")
+def aten___not__(g: GraphContext, self: Value) -> Value:
+    """__not__(bool self) -> bool: TorchScript's ``not`` on a run-time bool"""
+    return g.op("Not", _truth(g, self))

@@ -1,0 +1,232 @@
+"""TorchScript primitives and scalars: Int/Float/Bool conversions, NumToTensor, list and tuple
+construction and unpacking, item, tensor queries (dim, shape, dtype, device, layout) and
+aliases.
+
+ONNX idioms: queries answer at export time when the shape or dtype is known; Python scalars stay
+Python values until a symbolic needs a tensor, then become 0-d constants.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import torch
+
+from exporter import runtime_list, tensors
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::Int")
+def aten_int(g: GraphContext, a: Value) -> Value:
+    """Int.Tensor(Tensor a) -> int: a 0-d int64 value when only known at run time"""
+    return h.cast(g, a, ir.DataType.INT64)
+
+
+@onnx_symbolic("aten::Float")
+def aten_float(g: GraphContext, a: Value) -> Value:
+    """Float.Tensor(Tensor a) -> float"""
+    return h.cast(g, a, ir.DataType.DOUBLE)
+
+
+@onnx_symbolic("aten::Bool")
+def aten_bool(g: GraphContext, a: Value) -> Value:
+    """Bool.Tensor(Tensor a) -> bool"""
+    return h.cast(g, a, ir.DataType.BOOL)
+
+
+@onnx_symbolic("aten::ScalarImplicit")
+def aten_scalar_implicit(g: GraphContext, a: Value) -> Value:
+    """ScalarImplicit(Tensor a) -> Scalar"""
+    return a
+
+
+@onnx_symbolic("prim::NumToTensor")
+def prim_num_to_tensor(g: GraphContext, *inputs: object) -> object:
+    """prim::NumToTensor(Scalar a) -> Tensor"""
+    (a,) = inputs
+    if isinstance(a, (bool, int, float)):
+        return torch.tensor(a)
+    return a
+
+
+@onnx_symbolic("prim::ListConstruct")
+def prim_list_construct(g: GraphContext, *inputs: object) -> object:
+    """prim::ListConstruct(...) -> list: kept as a Python list; symbolics convert it as
+    their annotation asks (a constant int list, a run-time shape, a list of tensors)."""
+    return list(inputs)
+
+
+@onnx_symbolic("prim::TupleConstruct")
+def prim_tuple_construct(g: GraphContext, *inputs: object) -> object:
+    """prim::TupleConstruct(...) -> tuple"""
+    return tuple(inputs)
+
+
+def _unpack_sequence(g: GraphContext, packed: object) -> object:
+    count = g.node.outputsSize() if g.node is not None else 0
+    if isinstance(packed, (list, tuple)):
+        if len(packed) != count:
+            raise ValueError(f"unpacking {len(packed)} items into {count} values")
+        return tuple(packed) if count != 1 else packed[0]
+    if isinstance(packed, RuntimeList):  # the count is fixed by the TorchScript node
+        items = tuple(runtime_list.at(g, packed, i) for i in range(count))
+        return items if count != 1 else items[0]
+    if isinstance(packed, Value):  # a run-time shape: one 0-d value per dim
+        items = tuple(g.op("Gather", packed, g.constant(i), axis=0) for i in range(count))
+        return items if count != 1 else items[0]
+    raise TypeError(f"cannot unpack {type(packed).__name__}")
+
+
+@onnx_symbolic("prim::ListUnpack")
+def prim_list_unpack(g: GraphContext, *inputs: object) -> object:
+    """prim::ListUnpack(list) -> (...)"""
+    return _unpack_sequence(g, inputs[0])
+
+
+@onnx_symbolic("prim::TupleUnpack")
+def prim_tuple_unpack(g: GraphContext, *inputs: object) -> object:
+    """prim::TupleUnpack(tuple) -> (...)"""
+    return _unpack_sequence(g, inputs[0])
+
+
+@onnx_symbolic("aten::item")
+def aten_item(g: GraphContext, self: Value) -> object:
+    """item(Tensor self) -> Scalar: a 0-d value; constants were folded to numbers already."""
+    if h.rank_of(self) not in (0, None):
+        return g.op("Reshape", self, g.constant(torch.tensor([], dtype=torch.int64)))
+    return self
+
+
+@onnx_symbolic("aten::alias")
+def aten_alias(g: GraphContext, self: Value) -> Value:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    return self
+
+
+@onnx_symbolic("aten::lift")
+def aten_lift(g: GraphContext, self: Value) -> Value:
+    """lift(Tensor self) -> Tensor (functionalization marker)"""
+    return self
+
+
+@onnx_symbolic("aten::is_floating_point")
+def aten_is_floating_point(g: GraphContext, self: Value) -> bool:
+    """is_floating_point(Tensor self) -> bool: decided by the dtype at export time."""
+    if self.dtype is None:
+        raise ValueError("is_floating_point needs the input dtype")
+    return h.is_floating(self)
+
+
+@onnx_symbolic("aten::is_pinned")
+def aten_is_pinned(g: GraphContext, self: Value, device: object = None) -> bool:
+    """is_pinned(Tensor self, Device? device=None) -> bool: ONNX has no pinned memory."""
+    return False
+
+
+@onnx_symbolic("aten::dim")
+def aten_dim(g: GraphContext, self: Value) -> int:
+    """dim(Tensor self) -> int: the rank, a constant."""
+    return h.known_rank(self, "dim")
+
+
+@onnx_symbolic("prim::shape")
+def prim_shape(g: GraphContext, *inputs: object) -> object:
+    """prim::shape(Tensor self) -> int[]: a constant list when static, else Shape."""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    shape = h.static_shape(x)
+    return shape if shape is not None else g.op("Shape", x)
+
+
+@onnx_symbolic("prim::dtype")
+def prim_dtype(g: GraphContext, *inputs: object) -> object:
+    """prim::dtype(Tensor self) -> int: the ScalarType number TorchScript uses for dtypes."""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    if x.dtype is None:
+        raise ValueError("prim::dtype needs the input dtype")
+    return tensors.DTYPE_TO_SCALAR_TYPE[tensors.to_torch_dtype(x.dtype)]
+
+
+@onnx_symbolic("prim::device")
+def prim_device(g: GraphContext, *inputs: object) -> object:
+    """prim::device(Tensor self) -> Device: a placeholder (ONNX has no devices); consumers
+    ignore device arguments."""
+    return torch.device("cpu")
+
+
+@onnx_symbolic("prim::layout")
+def prim_layout(g: GraphContext, *inputs: object) -> object:
+    """prim::layout(Tensor self) -> Layout: 0 (strided), the only layout TorchScript types carry."""
+    return 0
+
+
+@onnx_symbolic("prim::data")
+def prim_data(g: GraphContext, *inputs: object) -> object:
+    """prim::data(Tensor self) -> Tensor (x.data: the same values)"""
+    return inputs[0]
+
+
+@onnx_symbolic("prim::tolist")
+def prim_tolist(g: GraphContext, *inputs: object) -> object:
+    """prim::tolist(Tensor self, int dim, int elem_type) -> list
+
+    A 0-d tensor stays a value (a Python scalar at run time); a 1-D tensor of static length
+    becomes a list of 0-d values, which list consumers (ListUnpack, ListConstruct users)
+    take item by item.
+    """
+    x = inputs[0]
+    assert isinstance(x, Value)
+    rank = h.known_rank(x, "prim::tolist")
+    if rank == 0:
+        return x
+    if rank == 1:
+        length = h.static_dim(x, 0, "prim::tolist")
+        return [g.op("Gather", x, g.constant(i), axis=0) for i in range(length)]
+    raise ValueError("prim::tolist of a tensor with more than one dim is not supported")
+
+
+def _scalar_extreme(g: GraphContext, inputs: tuple[object, ...], pick_max: bool) -> object:
+    items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else list(inputs)
+    if not items:
+        raise ValueError("max/min of an empty list")
+    if len(inputs) == 1 and isinstance(inputs[0], Value):
+        return h.reduce(g, "ReduceMax" if pick_max else "ReduceMin", inputs[0], None, False)
+    if all(not isinstance(i, Value) for i in items):
+        values = [i.item() if isinstance(i, torch.Tensor) else i for i in items]
+        return max(values) if pick_max else min(values)
+    floating = any(isinstance(i, float) or (isinstance(i, Value) and h.is_floating(i)) for i in items)
+    dtype = ir.DataType.DOUBLE if floating else ir.DataType.INT64
+    values = [h.cast(g, i, dtype) if isinstance(i, Value) else g.constant(i, dtype) for i in items]
+    best = values[0]
+    for v in values[1:]:  # Greater+Where: Max/Min lack integer kernels before opset 12
+        better = g.op("Greater", v, best) if pick_max else g.op("Less", v, best)
+        best = g.op("Where", better, v, best)
+    return best
+
+
+@onnx_symbolic("prim::max")
+def prim_max(g: GraphContext, *inputs: object) -> object:
+    """prim::max(a, b) / prim::max(list) -> scalar: Python max when constant"""
+    return _scalar_extreme(g, inputs, True)
+
+
+@onnx_symbolic("prim::min")
+def prim_min(g: GraphContext, *inputs: object) -> object:
+    """prim::min(a, b) / prim::min(list) -> scalar: Python min when constant"""
+    return _scalar_extreme(g, inputs, False)
+
+
+@onnx_symbolic("prim::convert_element_type")
+def prim_convert_element_type(g: GraphContext, *inputs: object) -> object:
+    """prim::convert_element_type(Tensor self, ScalarType dtype) -> Tensor: a Cast"""
+    x, dtype = inputs[0], inputs[1]
+    assert isinstance(x, Value)
+    if isinstance(dtype, int):
+        dtype = tensors.scalar_type_to_dtype(dtype)
+    assert isinstance(dtype, torch.dtype)
+    return h.cast(g, x, h.ir_dtype(dtype))

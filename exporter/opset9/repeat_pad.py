@@ -1,0 +1,408 @@
+"""Repeating, broadcasting and padding: repeat/tile/repeat_interleave, expand-like broadcasts,
+meshgrid, as_strided/unfold, constant/reflection/replication/circular padding.
+
+ONNX idioms: repeats are Tile (or Expand when only new leading dims appear); Pad's mode
+attribute covers constant/reflect/edge, and circular padding is a Concat of slices
+(``_circular_pad``); as_strided gathers the flat indices the strides describe.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.opset9.shape import aten_expand
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+def _pad_lists(pad: Sequence[int], rank: int) -> tuple[list[int], list[int]]:
+    """torch pads (last dim first, begin/end pairs) as full-rank begin and end lists."""
+    if len(pad) % 2:
+        raise ValueError(f"pad needs begin/end pairs, got {list(pad)}")
+    if len(pad) // 2 > rank:
+        raise ValueError(f"pad {list(pad)} has more dims than the input rank {rank}")
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        begins[rank - 1 - i] = int(pad[2 * i])
+        ends[rank - 1 - i] = int(pad[2 * i + 1])
+    return begins, ends
+
+
+def onnx_pad(
+    g: GraphContext,
+    x: Value,
+    begins: Sequence[int],
+    ends: Sequence[int],
+    mode: str,
+    value: float | int | bool = 0,
+) -> Value:
+    """ONNX Pad from full-rank begin/end lists (negative entries crop, as in torch).
+
+    Pad-2 (opsets 9-10) takes pads and value as attributes and has float kernels only, Pad-11
+    takes them as inputs and adds integers, Pad-13 adds bool. Other dtypes pass through a
+    wider type and back: integers through double (exact below 2**53), bool through int32.
+    """
+    if not any(begins) and not any(ends):
+        return x
+    dtype = x.dtype
+    work = x
+    if g.opset < 11 and not h.is_floating(x):
+        work = h.cast(g, x, ir.DataType.DOUBLE)
+    elif g.opset < 13 and dtype == ir.DataType.BOOL:
+        work = h.cast(g, x, ir.DataType.INT32)
+    if g.opset < 11:
+        attrs: dict[str, object] = {"pads": list(begins) + list(ends), "mode": mode}
+        if mode == "constant":
+            attrs["value"] = float(value)
+        out = g.op("Pad", work, **attrs)
+    else:
+        fill = h.scalar_like(g, value, work) if mode == "constant" else None
+        out = g.op("Pad", work, g.constant(list(begins) + list(ends)), fill, mode=mode)
+    return h.cast(g, out, dtype) if work is not x else out
+
+
+def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequence[int]) -> Value:
+    """Circular padding: each dim gets its own tail in front and its head behind (Slice with
+    negative starts needs no sizes). torch crops first for negative pads; so does this."""
+    out = x
+    for dim, (b, e) in enumerate(zip(begins, ends)):
+        if b < 0 or e < 0:
+            out = h.slice_static(g, out, [dim], [max(-b, 0)], [e if e < 0 else h.INT64_MAX])
+        parts = []
+        if b > 0:
+            parts.append(h.slice_static(g, out, [dim], [-b], [h.INT64_MAX]))
+        parts.append(out)
+        if e > 0:
+            parts.append(h.slice_static(g, out, [dim], [0], [e]))
+        if len(parts) > 1:
+            out = g.op("Concat", *parts, axis=dim)
+    return out
+
+
+def _torch_pad(
+    g: GraphContext, x: Value, pad: Sequence[int], mode: str, value: float | int | bool = 0
+) -> Value:
+    rank = h.known_rank(x, f"{mode} padding")
+    begins, ends = _pad_lists(pad, rank)
+    if mode == "circular":
+        return _circular_pad(g, x, begins, ends)
+    onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
+    if onnx_mode is None:
+        raise ValueError(f"unknown padding mode {mode!r}")
+    return onnx_pad(g, x, begins, ends, onnx_mode, value)
+
+
+def _tile(g: GraphContext, x: Value, repeats: Sequence[int] | Value) -> Value:
+    """Tile after giving ``x`` as many dims as ``repeats`` (leading ones)."""
+    rank = h.known_rank(x, "repeat")
+    if isinstance(repeats, Value):
+        count = repeats.shape[0] if repeats.shape is not None and len(repeats.shape) == 1 else None
+        if count != rank:
+            raise ValueError("repeat with run-time repeats needs as many repeats as input dims")
+        return g.op("Tile", x, h.cast(g, repeats, ir.DataType.INT64))
+    repeats = [int(r) for r in repeats]
+    if len(repeats) > rank:
+        extra = len(repeats) - rank
+        x = h.unsqueeze(g, x, list(range(extra))) if rank else h.reshape(g, x, [1] * extra)
+    if all(r == 1 for r in repeats) and len(repeats) == rank:
+        return x
+    return g.op("Tile", x, g.constant(repeats))
+
+
+@onnx_symbolic("aten::repeat")
+def aten_repeat(g: GraphContext, self: Value, repeats: Sequence[int] | Value) -> Value:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor: Tile, with leading dims added when
+    there are more repeats than dims (torch allows that, Tile does not)."""
+    return _tile(g, self, repeats)
+
+
+@onnx_symbolic("aten::tile")
+def aten_tile(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
+    """tile(Tensor self, SymInt[] dims) -> Tensor: like repeat, but fewer dims than the input
+    rank repeat the trailing dims. Tile-6 (opset 9) already takes repeats as an input."""
+    rank = h.known_rank(self, "tile")
+    dims = [1] * (rank - len(dims)) + list(dims)
+    return _tile(g, self, dims)
+
+
+def _interleave_indices(g: GraphContext, repeats: Value) -> Value:
+    """repeat_interleave(repeats) for a 1-D count tensor known at run time: output position
+    p takes index #{j : cumsum(repeats)[j] <= p}. Range and CumSum need opset 11."""
+    if g.opset < 11:
+        raise ValueError("repeat_interleave with repeats known only at run time needs opset 11")
+    counts = h.cast(g, repeats, ir.DataType.INT64)
+    ends = g.op("CumSum", counts, g.constant(0))
+    total = h.reduce(g, "ReduceSum", counts, [0], False)
+    positions = g.op("Range", g.constant(0), total, g.constant(1))
+    row_ends, column = h.unsqueeze(g, ends, [0]), h.unsqueeze(g, positions, [1])
+    if g.opset >= 12:
+        passed = g.op("LessOrEqual", row_ends, column)
+    else:
+        passed = g.op("Not", g.op("Greater", row_ends, column))
+    return h.reduce(g, "ReduceSum", h.cast(g, passed, ir.DataType.INT64), [1], False)
+
+
+@onnx_symbolic("aten::repeat_interleave")
+def aten_repeat_interleave(
+    g: GraphContext,
+    repeats: int | Value,
+    self: Value | None = None,
+    dim: int | None = None,
+    output_size: int | None = None,
+) -> Value:
+    """repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor; .self_Tensor; .Tensor(Tensor repeats)
+
+    An int (or constant) repeat count is Unsqueeze + Tile + Reshape; constant per-index
+    counts become a constant Gather; counts known only at run time need opset 11. Without
+    dim the input is flattened first, as in torch.
+    """
+    del output_size
+    if self is None:  # repeat_interleave(repeats): indices 0..n-1 repeated
+        assert isinstance(repeats, Value)
+        counts = h.const_ints(repeats)
+        if counts is not None:
+            return g.constant(torch.repeat_interleave(torch.tensor(counts, dtype=torch.int64)))
+        return _interleave_indices(g, repeats)
+    x = self
+    if dim is None:
+        x = h.reshape(g, x, [-1])
+        dim = 0
+    rank = h.known_rank(x, "repeat_interleave")
+    dim = h.normalize_dim(dim, rank)
+    counts = h.const_ints(repeats) if isinstance(repeats, Value) else [repeats]
+    if counts is not None and len(counts) == 1 and counts[0] == 0:
+        return h.slice_static(g, x, [dim], [0], [0])  # a 0 in a Reshape target would copy the dim
+    one_count = isinstance(repeats, Value) and repeats.shape is not None and math.prod(
+        d if isinstance(d, int) else 2 for d in repeats.shape
+    ) == 1
+    if counts is not None and len(counts) == 1 or counts is None and one_count:
+        # one count for every index (a run-time one too): Unsqueeze + Tile + Reshape
+        if counts is not None:
+            r_1d: Value = g.constant(counts)
+        else:
+            assert isinstance(repeats, Value)
+            r_1d = h.reshape(g, h.cast(g, repeats, ir.DataType.INT64), [1])
+        ones_before = g.constant([1] * (dim + 1))
+        ones_after = g.constant([1] * (rank - dim - 1)) if rank - dim - 1 else None
+        expanded = h.unsqueeze(g, x, [dim + 1])
+        if counts is not None:
+            tiled = g.op("Tile", expanded, g.constant([1] * (dim + 1) + counts + [1] * (rank - dim - 1)))
+        else:
+            tiled = g.op("Tile", expanded, h.concat_shape(g, [ones_before, r_1d, ones_after]))
+        shape = h.static_shape(x)
+        if shape is not None and counts is not None:
+            shape[dim] *= counts[0]
+            return h.reshape(g, tiled, shape)
+        scale = h.concat_shape(g, [g.constant([1] * dim) if dim else None, r_1d, ones_after])
+        return g.op("Reshape", tiled, g.op("Mul", h.shape_of(g, x), scale))
+    if counts is not None:
+        index = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
+        return h.gather_constant(g, x, index, dim)
+    assert isinstance(repeats, Value)
+    return g.op("Gather", x, _interleave_indices(g, repeats), axis=dim)
+
+
+@onnx_symbolic("aten::broadcast_to")
+def aten_broadcast_to(g: GraphContext, self: Value, size: Sequence[int] | Value) -> Value:
+    """broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a): expand (-1 keeps a dim)."""
+    return aten_expand(g, self, size)
+
+
+@onnx_symbolic("aten::broadcast_tensors")
+def aten_broadcast_tensors(g: GraphContext, tensors: Sequence[Value]) -> list[Value]:  # noqa: F811
+    """broadcast_tensors(Tensor[] tensors) -> Tensor[]
+
+    Expand broadcasts both ways, so expanding a tensor by every other tensor's shape in turn
+    gives the common shape even when it is only known at run time.
+    """
+    shapes = [h.static_shape(t) for t in tensors]
+    if all(s is not None for s in shapes):
+        target = list(torch.broadcast_shapes(*[tuple(s) for s in shapes]))
+        return [t if s == target else g.op("Expand", t, g.constant(target)) for t, s in zip(tensors, shapes)]
+    out = []
+    for i, t in enumerate(tensors):
+        y = t
+        for j, other in enumerate(tensors):
+            if j != i:
+                y = g.op("Expand", y, h.shape_of(g, other))
+        out.append(y)
+    return out
+
+
+@onnx_symbolic("aten::meshgrid")
+def aten_meshgrid(
+    g: GraphContext, tensors: Sequence[Value], indexing: str = "ij"  # noqa: F811
+) -> list[Value]:
+    """meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]; meshgrid(Tensor[] tensors)
+
+    Each 0-d/1-d input is reshaped to lie along its own axis and expanded to the grid shape;
+    'xy' swaps the roles of the first two axes (torch's default without indexing is 'ij').
+    """
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"unknown meshgrid indexing {indexing!r}")
+    n = len(tensors)
+    flat = [h.reshape(g, t, [-1]) if h.rank_of(t) != 1 else t for t in tensors]
+    axes = list(range(n))
+    if indexing == "xy" and n >= 2:
+        axes[0], axes[1] = 1, 0
+    sizes: list[int | Value] = []
+    for t in tensors:
+        shape = h.static_shape(t)
+        sizes.append(math.prod(shape) if shape is not None else g.op("Shape", h.reshape(g, t, [-1])))
+    grid_sizes = [sizes[axes.index(a)] for a in range(n)]
+    if all(isinstance(s, int) for s in grid_sizes):
+        grid = g.constant(grid_sizes)
+    else:
+        grid = g.op("Concat", *[g.constant([s]) if isinstance(s, int) else s for s in grid_sizes], axis=0)
+    out = []
+    for t, axis in zip(flat, axes):
+        shape = [1] * n
+        shape[axis] = -1
+        out.append(g.op("Expand", h.reshape(g, t, shape), grid))
+    return out
+
+
+def _input_strides(g: GraphContext, index: int) -> list[int] | None:
+    """The strides TorchScript recorded for a node input (traced graphs carry them)."""
+    if g.node is None:
+        return None
+    ts_type = g.node.inputsAt(index).type()
+    if not isinstance(ts_type, torch._C.TensorType):
+        return None
+    strides = ts_type.strides()
+    return list(strides) if strides is not None and all(s is not None for s in strides) else None
+
+
+@onnx_symbolic("aten::as_strided")
+def aten_as_strided(
+    g: GraphContext,
+    self: Value,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Value:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    A Gather from the flattened input with the strided offsets computed at export time. ONNX
+    has no storage: the offsets address ``self``'s elements by where they sit in memory,
+    using the strides the trace recorded (so x.t().as_strided reads x's layout, as in
+    torch); without recorded strides the input is taken as contiguous. An explicit
+    storage_offset counts from the input's first element.
+    """
+    offset = storage_offset or 0
+    index = torch.full(tuple(size), offset, dtype=torch.int64)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        index = index + (torch.arange(n, dtype=torch.int64) * s).reshape(shape)
+    in_shape = h.static_shape(self)
+    in_strides = _input_strides(g, 0)
+    if in_shape is not None and in_strides is not None and len(in_strides) == len(in_shape):
+        contiguous = [math.prod(in_shape[d + 1 :]) for d in range(len(in_shape))]
+        def significant(strides: list[int]) -> list[int]:  # size-1 dims have any stride
+            return [s for n, s in zip(in_shape, strides) if n > 1]
+
+        if significant(in_strides) != significant(contiguous):
+            positions = torch.zeros(in_shape, dtype=torch.int64)
+            for d, (n, s) in enumerate(zip(in_shape, in_strides)):
+                positions = positions + (torch.arange(n, dtype=torch.int64) * s).reshape(
+                    [n if i == d else 1 for i in range(len(in_shape))]
+                )
+            flat_positions = positions.reshape(-1)
+            extent = int(flat_positions.max()) + 1 if flat_positions.numel() else 1
+            lookup = torch.full((extent,), -1, dtype=torch.int64)
+            lookup[flat_positions] = torch.arange(flat_positions.numel(), dtype=torch.int64)
+            if index.numel() and (int(index.max()) >= lookup.numel() or bool((lookup[index] < 0).any())):
+                raise ValueError("as_strided reads memory outside the input's elements")
+            index = lookup[index]
+    return h.gather_constant(g, h.reshape(g, self, [-1]), index, 0)
+
+
+@onnx_symbolic("aten::unfold")
+def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: int) -> Value:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+
+    Sliding windows as one Gather with an [n, size] index along the dim (a constant when the
+    dim is static, computed from its run-time size otherwise), then the window axis moved
+    last.
+    """
+    rank = h.known_rank(self, "unfold")
+    if rank == 0:
+        return h.reshape(g, self, [1])
+    dim = h.normalize_dim(dimension, rank)
+    length = h.dim_size(g, self, dim)
+    if isinstance(length, int):
+        count = (length - size) // step + 1
+        index = torch.arange(count).unsqueeze(1) * step + torch.arange(size).unsqueeze(0)
+        windows = h.gather_constant(g, self, index, dim)
+    else:  # window starts computed at run time (the base arange works at every opset)
+        count_v = g.op("Add", g.op("Div", g.op("Sub", length, g.constant(size)), g.constant(step)), g.constant(1))
+        starts = g.op("Mul", h.arange(g, 0, count_v, 1, torch.int64), g.constant(step))
+        index = g.op("Add", h.unsqueeze(g, starts, [1]), g.constant(torch.arange(size).unsqueeze(0)))
+        windows = g.op("Gather", self, index, axis=dim)
+    if dim == rank - 1:
+        return windows
+    perm = [d for d in range(rank + 1) if d != dim + 1] + [dim + 1]
+    return g.op("Transpose", windows, perm=perm)
+
+
+@onnx_symbolic("aten::constant_pad_nd")
+def aten_constant_pad_nd(
+    g: GraphContext, self: Value, pad: Sequence[int], value: float | int | bool = 0
+) -> Value:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop)"""
+    return _torch_pad(g, self, pad, "constant", value)
+
+
+@onnx_symbolic("aten::pad")
+def aten_pad(
+    g: GraphContext, self: Value, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Value:
+    """pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
+
+    ONNX calls replicate 'edge'; circular has no ONNX mode and is sliced and concatenated.
+    """
+    return _torch_pad(g, self, pad, mode, 0 if value is None else value)
+
+
+@onnx_symbolic("aten::reflection_pad1d")
+def aten_reflection_pad1d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "reflect")
+
+
+@onnx_symbolic("aten::reflection_pad2d")
+def aten_reflection_pad2d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "reflect")
+
+
+@onnx_symbolic("aten::reflection_pad3d")
+def aten_reflection_pad3d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "reflect")
+
+
+@onnx_symbolic("aten::replication_pad1d")
+def aten_replication_pad1d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "replicate")
+
+
+@onnx_symbolic("aten::replication_pad2d")
+def aten_replication_pad2d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "replicate")
+
+
+@onnx_symbolic("aten::replication_pad3d")
+def aten_replication_pad3d(g: GraphContext, self: Value, padding: Sequence[int]) -> Value:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    return _torch_pad(g, self, padding, "replicate")

@@ -1,0 +1,383 @@
+"""Shape and layout: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze,
+expand, size, flip, roll, pixel_shuffle.
+
+ONNX idioms: target shapes are built from the sizes known at export time, or from Shape
+arithmetic where a size is only known at run time; flip and roll gather with constant reversed
+or rotated indices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::view")
+def aten_view(g: GraphContext, self: Value, size: Sequence[int] | Value) -> Value:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    return g.op("Reshape", self, h.shape_value(g, size))
+
+
+@onnx_symbolic("aten::reshape")
+def aten_reshape(g: GraphContext, self: Value, shape: Sequence[int] | Value) -> Value:
+    """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
+    return g.op("Reshape", self, h.shape_value(g, shape))
+
+
+@onnx_symbolic("aten::view_as")
+def aten_view_as(g: GraphContext, self: Value, other: Value) -> Value:
+    """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    return g.op("Reshape", self, h.shape_of(g, other))
+
+
+@onnx_symbolic("aten::reshape_as")
+def aten_reshape_as(g: GraphContext, self: Value, other: Value) -> Value:
+    """reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    return g.op("Reshape", self, h.shape_of(g, other))
+
+
+@onnx_symbolic("aten::flatten")
+def aten_flatten(g: GraphContext, self: Value, start_dim: int = 0, end_dim: int = -1) -> Value:
+    """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
+    rank = h.rank_of(self)
+    if rank is None:
+        raise ValueError("flatten needs the input rank")
+    if rank == 0:
+        return g.op("Reshape", self, g.constant([1]))
+    start = h.normalize_dim(start_dim, rank)
+    end = h.normalize_dim(end_dim, rank)
+    if start == end:
+        return self
+    shape = h.static_shape(self)
+    if shape is not None:
+        flat = math.prod(shape[start : end + 1])
+        return g.op("Reshape", self, g.constant(shape[:start] + [flat] + shape[end + 1 :]))
+    if end == rank - 1 and start == 1:
+        return g.op("Flatten", self, axis=1)
+    parts = []
+    full = g.op("Shape", self)
+    if start > 0:
+        parts.append(h.slice_static(g, full, [0], [0], [start]))
+    parts.append(g.constant([-1]))
+    if end < rank - 1:
+        parts.append(h.slice_static(g, full, [0], [end + 1], [h.INT64_MAX]))
+    return g.op("Reshape", self, g.op("Concat", *parts, axis=0) if len(parts) > 1 else parts[0])
+
+
+@onnx_symbolic("aten::unflatten")
+def aten_unflatten(g: GraphContext, self: Value, dim: int, sizes: Sequence[int]) -> Value:
+    """unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"""
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    shape = h.static_shape(self)
+    if shape is not None:
+        return g.op("Reshape", self, g.constant(shape[:dim] + list(sizes) + shape[dim + 1 :]))
+    full = g.op("Shape", self)
+    parts = []
+    if dim > 0:
+        parts.append(h.slice_static(g, full, [0], [0], [dim]))
+    parts.append(g.constant(list(sizes)))
+    if rank is not None and dim < rank - 1:
+        parts.append(h.slice_static(g, full, [0], [dim + 1], [h.INT64_MAX]))
+    return g.op("Reshape", self, g.op("Concat", *parts, axis=0) if len(parts) > 1 else parts[0])
+
+
+@onnx_symbolic("aten::permute")
+def aten_permute(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    rank = len(dims)
+    perm = [h.normalize_dim(d, rank) for d in dims]
+    if perm == list(range(rank)):
+        return self
+    return g.op("Transpose", self, perm=perm)
+
+
+@onnx_symbolic("aten::transpose")
+def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    rank = h.rank_of(self)
+    if rank is None:
+        raise ValueError("transpose needs the input rank")
+    a, b = h.normalize_dim(dim0, rank), h.normalize_dim(dim1, rank)
+    if a == b:
+        return self
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return g.op("Transpose", self, perm=perm)
+
+
+@onnx_symbolic("aten::t")
+def aten_t(g: GraphContext, self: Value) -> Value:
+    """t(Tensor(a) self) -> Tensor(a)"""
+    if (h.rank_of(self) or 0) < 2:
+        return self
+    return g.op("Transpose", self, perm=[1, 0])
+
+
+@onnx_symbolic("aten::contiguous")
+def aten_contiguous(g: GraphContext, self: Value) -> Value:
+    """contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a): layout only"""
+    return self
+
+
+@onnx_symbolic("aten::clone")
+def aten_clone(g: GraphContext, self: Value) -> Value:
+    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    return self
+
+
+@onnx_symbolic("aten::detach")
+def aten_detach(g: GraphContext, self: Value) -> Value:
+    """detach(Tensor(a) self) -> Tensor(a)"""
+    return self
+
+
+@onnx_symbolic("aten::unsqueeze")
+def aten_unsqueeze(g: GraphContext, self: Value, dim: int) -> Value:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    rank = h.rank_of(self)
+    if dim < 0:
+        if rank is None:
+            raise ValueError("unsqueeze with a negative dim needs the input rank")
+        dim += rank + 1
+    return h.unsqueeze(g, self, [dim])
+
+
+@onnx_symbolic("aten::squeeze")
+def aten_squeeze(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+    """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a); squeeze.dim; squeeze()
+
+    torch leaves a dim that is not of size 1 alone; ONNX Squeeze would fail on it, so such
+    dims are dropped from the axes when the shape is known.
+    """
+    if dim is None:
+        shape = h.static_shape(self)
+        if shape is not None:
+            axes = [i for i, s in enumerate(shape) if s == 1]
+            return h.squeeze(g, self, axes) if axes else self
+        return h.squeeze(g, self, None)
+    rank = h.rank_of(self)
+    axes = [h.normalize_dim(d, rank) for d in dim]
+    if self.shape is not None:
+        axes = [a for a in axes if not (isinstance(self.shape[a], int) and self.shape[a] != 1)]
+    if not axes:
+        return self
+    return h.squeeze(g, self, axes)
+
+
+@onnx_symbolic("aten::expand")
+def aten_expand(g: GraphContext, self: Value, size: Sequence[int] | Value, implicit: bool = False) -> Value:
+    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+
+    torch's -1 keeps a dim; Expand broadcasts, so a 1 there does the same.
+    """
+    del implicit
+    if isinstance(size, Value):
+        ones = g.op("ConstantOfShape", g.op("Shape", size), value=torch.tensor([1]))
+        is_keep = g.op("Equal", size, g.constant(-1))
+        return g.op("Expand", self, g.op("Where", is_keep, ones, size))
+    target = [1 if s == -1 else s for s in size]
+    shape = h.static_shape(self)
+    if shape is not None and len(shape) == len(target) and all(t in (1, s) for t, s in zip(target, shape)):
+        return self
+    return g.op("Expand", self, g.constant(target))
+
+
+@onnx_symbolic("aten::expand_as")
+def aten_expand_as(g: GraphContext, self: Value, other: Value) -> Value:
+    """expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    return g.op("Expand", self, h.shape_of(g, other))
+
+
+@onnx_symbolic("aten::size")
+def aten_size(g: GraphContext, self: Value, dim: int | None = None) -> int | Value | list[int]:
+    """size.int(Tensor self, int dim) -> int; size(Tensor self) -> int[]
+
+    A static dim is returned as a Python int, so shape arithmetic folds away.
+    """
+    if dim is None:
+        shape = h.static_shape(self)
+        return shape if shape is not None else g.op("Shape", self)
+    return h.dim_size(g, self, dim)
+
+
+def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
+    """Reverse one dim: Slice with step -1 from opset 10; Slice-1 has no steps, so opset 9
+    gathers reversed indices (constant, or from the run-time size)."""
+    if g.opset >= 10:
+        return h.slice_static(g, x, [dim], [-1], [-h.INT64_MAX], [-1])
+    size = h.dim_size(g, x, dim)
+    if isinstance(size, int):
+        return h.gather_constant(g, x, torch.arange(size - 1, -1, -1), dim)
+    last = g.op("Sub", size, g.constant(1))
+    return g.op("Gather", x, g.op("Sub", last, h.arange(g, 0, size, 1, torch.int64)), axis=dim)
+
+
+@onnx_symbolic("aten::movedim")
+def aten_movedim(g: GraphContext, self: Value, source: Sequence[int], destination: Sequence[int]) -> Value:
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a); movedim.int
+
+    The remaining dims keep their order in the free slots.
+    """
+    rank = h.known_rank(self, "movedim")
+    src = [h.normalize_dim(d, rank) for d in source]
+    dst = [h.normalize_dim(d, rank) for d in destination]
+    perm = [-1] * rank
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(d for d in range(rank) if d not in src)
+    perm = [p if p != -1 else next(rest) for p in perm]
+    if perm == list(range(rank)):
+        return self
+    return g.op("Transpose", self, perm=perm)
+
+
+@onnx_symbolic("aten::numpy_T")
+def aten_numpy_t(g: GraphContext, self: Value) -> Value:
+    """numpy_T(Tensor(a) self) -> Tensor(a): x.T reverses all dims."""
+    rank = h.known_rank(self, "numpy_T")
+    if rank < 2:
+        return self
+    return g.op("Transpose", self, perm=list(range(rank))[::-1])
+
+
+@onnx_symbolic("aten::flip")
+def aten_flip(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
+    """flip(Tensor self, int[] dims) -> Tensor
+
+    Slice with step -1 from opset 10 (any size); at opset 9, which has no Slice steps, a
+    Gather with reversed constant indices, so the flipped dims must have static sizes.
+    """
+    rank = h.known_rank(self, "flip")
+    if rank == 0:  # torch accepts dims [0] or [-1] on a 0-d tensor: nothing to reverse
+        return self
+    out = self
+    for d in dict.fromkeys(h.normalize_dim(d, rank) for d in dims):
+        out = _flip_dim(g, out, d)
+    return out
+
+
+def _roll_dim_gather(g: GraphContext, x: Value, shift: int, dim: int, size: Value) -> Value:
+    """Opset 9 roll along a run-time dim (no Mod, no run-time Slice bounds): gather index
+    (i - shift) mod size, the modulo made non-negative with Where (Div truncates)."""
+    shift_v = g.constant(shift)
+    remainder = g.op("Sub", shift_v, g.op("Mul", g.op("Div", shift_v, size), size))
+
+    def wrap(v: Value) -> Value:
+        return g.op("Where", g.op("Less", v, g.constant(0)), g.op("Add", v, size), v)
+
+    index = wrap(g.op("Sub", h.arange(g, 0, size, 1, torch.int64), wrap(remainder)))
+    return g.op("Gather", x, index, axis=dim)
+
+
+def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int) -> Value:
+    """One roll: the last ``shift`` items (mod size) move to the front. A static size is
+    reduced at export time; a run-time one with Mod (opset 10, as are Slice's run-time
+    bounds); Mod with fmod=0 takes the divisor's sign, so negative shifts come out right."""
+    size = h.dim_size(g, x, dim)
+    if isinstance(size, int):
+        s = shift % size if size else 0
+        if s == 0:
+            return x
+        tail = h.slice_static(g, x, [dim], [size - s], [size])
+        head = h.slice_static(g, x, [dim], [0], [size - s])
+        return g.op("Concat", tail, head, axis=dim)
+    if g.opset < 10:
+        return _roll_dim_gather(g, x, shift, dim, size)
+    size_1d = h.unsqueeze(g, size, [0])
+    split = g.op("Sub", size_1d, g.op("Mod", g.constant([shift]), size_1d, fmod=0))
+    axes = g.constant([dim])
+    tail = g.op("Slice", x, split, g.constant([h.INT64_MAX]), axes)
+    head = g.op("Slice", x, g.constant([0]), split, axes)
+    return g.op("Concat", tail, head, axis=dim)
+
+
+@onnx_symbolic("aten::roll")
+def aten_roll(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int] = ()) -> Value:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+
+    Each roll is two slices concatenated in swapped order, the shift taken modulo the dim
+    size (shifts larger than the dim, and negative ones, are valid in torch). Without dims
+    the flattened tensor rolls and is reshaped back.
+    """
+    if not dims:
+        flat = h.reshape(g, self, [-1])
+        rolled = _roll_dim(g, flat, shifts[0], 0)
+        return g.op("Reshape", rolled, h.shape_of(g, self))
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+    rank = h.known_rank(self, "roll")
+    out = self
+    for shift, dim in zip(shifts, dims):
+        out = _roll_dim(g, out, shift, h.normalize_dim(dim, rank))
+    return out
+
+
+def _shape_parts(g: GraphContext, x: Value, rank: int) -> tuple[Value | None, Value, Value, Value]:
+    """(leading dims, C, H, W) of a run-time shape as 1-D int64 values (Slice of Shape)."""
+    full = g.op("Shape", x)
+
+    def part(start: int, end: int) -> Value:
+        return h.slice_static(g, full, [0], [start], [end])
+
+    batch = part(0, rank - 3) if rank > 3 else None
+    return batch, part(rank - 3, rank - 2), part(rank - 2, rank - 1), part(rank - 1, rank)
+
+
+@onnx_symbolic("aten::pixel_shuffle")
+def aten_pixel_shuffle(g: GraphContext, self: Value, upscale_factor: int) -> Value:
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+
+    (*, C*r*r, H, W) -> (*, C, H*r, W*r) as reshape-transpose-reshape, which works for every
+    dtype and opset (DepthToSpace's CRD mode, the torch order, needs opset 11). Run-time
+    sizes build the Reshape targets from Shape.
+    """
+    r = upscale_factor
+    shape = h.static_shape(self)
+    if shape is not None:
+        *batch, c, hh, ww = shape
+        c_out = c // (r * r)
+        split = h.reshape(g, self, [-1, c_out, r, r, hh, ww])
+        moved = g.op("Transpose", split, perm=[0, 1, 4, 2, 5, 3])
+        return h.reshape(g, moved, batch + [c_out, hh * r, ww * r])
+    rank = h.known_rank(self, "pixel_shuffle")
+    batch_v, c_v, h_v, w_v = _shape_parts(g, self, rank)
+    c_out = g.op("Div", c_v, g.constant([r * r]))
+    split = g.op("Reshape", self, h.concat_shape(g, [-1, c_out, r, r, h_v, w_v]))
+    moved = g.op("Transpose", split, perm=[0, 1, 4, 2, 5, 3])
+    scale = g.constant([r])
+    target = h.concat_shape(g, [batch_v, c_out, g.op("Mul", h_v, scale), g.op("Mul", w_v, scale)])
+    return g.op("Reshape", moved, target)
+
+
+@onnx_symbolic("aten::pixel_unshuffle")
+def aten_pixel_unshuffle(g: GraphContext, self: Value, downscale_factor: int) -> Value:
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+
+    (*, C, H*r, W*r) -> (*, C*r*r, H, W). SpaceToDepth orders the channels block-first,
+    torch channel-first, so this is always reshape-transpose-reshape.
+    """
+    r = downscale_factor
+    shape = h.static_shape(self)
+    if shape is not None:
+        *batch, c, hh, ww = shape
+        split = h.reshape(g, self, [-1, c, hh // r, r, ww // r, r])
+        moved = g.op("Transpose", split, perm=[0, 1, 3, 5, 2, 4])
+        return h.reshape(g, moved, batch + [c * r * r, hh // r, ww // r])
+    rank = h.known_rank(self, "pixel_unshuffle")
+    batch_v, c_v, h_v, w_v = _shape_parts(g, self, rank)
+    scale = g.constant([r])
+    h_out, w_out = g.op("Div", h_v, scale), g.op("Div", w_v, scale)
+    split = g.op("Reshape", self, h.concat_shape(g, [-1, c_v, h_out, r, w_out, r]))
+    moved = g.op("Transpose", split, perm=[0, 1, 3, 5, 2, 4])
+    target = h.concat_shape(g, [batch_v, g.op("Mul", c_v, g.constant([r * r])), h_out, w_out])
+    return g.op("Reshape", moved, target)

@@ -1,0 +1,351 @@
+"""Splitting and joining: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and
+the ConstantChunk/ConstantSplit prims.
+
+ONNX idioms: Split with sizes known at export time (an attribute before 13, an input from 13);
+run-time sizes slice with Shape arithmetic; cat of a RuntimeList is ConcatFromSequence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import runtime_list
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::cat")
+def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    if isinstance(tensors, RuntimeList):
+        return runtime_list.cat(g, tensors, dim)
+    if len(tensors) == 1:
+        return tensors[0]
+    return g.op("Concat", *tensors, axis=dim)
+
+
+@onnx_symbolic("aten::stack")
+def aten_stack(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    if isinstance(tensors, RuntimeList):
+        return runtime_list.stack(g, tensors, dim)
+    rank = h.rank_of(tensors[0])
+    if dim < 0:
+        if rank is None:
+            raise ValueError("stack with a negative dim needs the input rank")
+        dim += rank + 1
+    parts = [h.unsqueeze(g, t, [dim]) for t in tensors]
+    return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=dim)
+
+
+def _split_static(g: GraphContext, x: Value, sizes: Sequence[int], dim: int) -> list[Value]:
+    """Split ``x`` along ``dim`` into pieces of the given export-time sizes.
+
+    Split takes the sizes as an attribute before opset 13 and as an input from 13 (at 18
+    the num_outputs attribute is the alternative to sizes, not needed with them).
+    """
+    sizes = [int(s) for s in sizes]
+    if len(sizes) == 1:
+        return [x]
+    if g.opset >= 13:
+        out = g.op("Split", x, g.constant(sizes), axis=dim, num_outputs=len(sizes))
+    else:
+        out = g.op("Split", x, axis=dim, split=sizes, num_outputs=len(sizes))
+    return list(out)
+
+
+def _split_sizes(total: int, split_size: int) -> list[int]:
+    """torch.split by a size: full pieces and a shorter last one (one empty piece for 0)."""
+    if split_size <= 0:
+        raise ValueError(f"split_size must be positive, got {split_size}")
+    if total == 0:
+        return [0]
+    sizes = [split_size] * (total // split_size)
+    if total % split_size:
+        sizes.append(total % split_size)
+    return sizes
+
+
+def _chunk_sizes(total: int, chunks: int) -> list[int]:
+    """torch.chunk: pieces of ceil(total/chunks), so fewer than ``chunks`` may come out."""
+    if chunks <= 0:
+        raise ValueError(f"chunks must be positive, got {chunks}")
+    return _split_sizes(total, max(1, math.ceil(total / chunks)))
+
+
+def _atleast(g: GraphContext, x: Value, ndim: int) -> Value:
+    rank = h.known_rank(x, f"atleast_{ndim}d")
+    if rank >= ndim:
+        return x
+    if ndim == 3 and rank == 1:
+        return h.unsqueeze(g, x, [0, 2])
+    if ndim == 3 and rank == 2:
+        return h.unsqueeze(g, x, [2])
+    return h.unsqueeze(g, x, list(range(ndim - rank)))
+
+
+def _output_count(g: GraphContext) -> int | None:
+    """How many items a list-returning node yields, when a prim::ListUnpack consumes it."""
+    if g.node is None or g.node.outputsSize() != 1:
+        return None
+    uses = g.node.output().uses()
+    if len(uses) == 1 and uses[0].user.kind() == "prim::ListUnpack":
+        return uses[0].user.outputsSize()
+    return None
+
+
+def _split_by(
+    g: GraphContext, self: Value, split: int | Sequence[int], dim: int, count: int | None = None
+) -> list[Value]:
+    """split by a size or by sizes. By a size along a dim known only at run time, piece i is
+    the constant slice [i*size, (i+1)*size) (Slice clamps the last one); how many pieces
+    there are is read from the ListUnpack (or the node's outputs) since ONNX needs it fixed."""
+    rank = h.known_rank(self, "split")
+    dim = h.normalize_dim(dim, rank)
+    if not isinstance(split, int):
+        return _split_static(g, self, split, dim)
+    size = h.dim_size(g, self, dim)
+    if isinstance(size, int):
+        return _split_static(g, self, _split_sizes(size, split), dim)
+    count = _output_count(g) if count is None else count
+    if count is None:
+        raise ValueError("split of a dynamic dim needs its pieces unpacked (the count must be static)")
+    # the last piece is open-ended: it takes whatever the run-time dim leaves
+    ends = [(i + 1) * split for i in range(count - 1)] + [h.INT64_MAX]
+    return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
+
+
+@onnx_symbolic("aten::split")
+def aten_split(
+    g: GraphContext,
+    self: Value,
+    split_size: int | Sequence[int] | None = None,
+    split_sizes: Sequence[int] | None = None,
+    dim: int = 0,
+) -> list[Value]:
+    """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]; split.sizes; split(self, int[] split_sizes, dim)
+
+    Sizes must be known at export time: the number of ONNX outputs is fixed in the graph.
+    A split_size covering the whole dim yields the input itself.
+    """
+    split = split_size if split_size is not None else split_sizes
+    if split is None:
+        raise ValueError("split needs split_size or split_sizes")
+    return _split_by(g, self, split, dim)
+
+
+@onnx_symbolic("aten::split_with_sizes")
+def aten_split_with_sizes(
+    g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0
+) -> list[Value]:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    return _split_by(g, self, list(split_sizes), dim)
+
+
+@onnx_symbolic("aten::unsafe_split")
+def aten_unsafe_split(g: GraphContext, self: Value, split_size: int, dim: int = 0) -> list[Value]:
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[] (split
+    without view tracking; the values are the same)"""
+    return _split_by(g, self, split_size, dim)
+
+
+@onnx_symbolic("aten::unsafe_split_with_sizes")
+def aten_unsafe_split_with_sizes(
+    g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0
+) -> list[Value]:
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    return _split_by(g, self, list(split_sizes), dim)
+
+
+def _chunk(g: GraphContext, self: Value, chunks: int, dim: int) -> list[Value]:
+    rank = h.known_rank(self, "chunk")
+    dim = h.normalize_dim(dim, rank)
+    size = h.dim_size(g, self, dim)
+    if isinstance(size, int):
+        return _split_static(g, self, _chunk_sizes(size, chunks), dim)
+    return _chunk_dynamic(g, self, chunks, dim, size, _output_count(g))
+
+
+def _chunk_dynamic(
+    g: GraphContext, x: Value, chunks: int, dim: int, size: Value, count: int | None
+) -> list[Value]:
+    """chunk of a dim known only at run time: the piece size ceil(size/chunks) is computed
+    in the graph and each piece sliced (gathered at opset 9, whose Slice has no run-time
+    bounds). How many pieces come out must still be fixed: it is read from the ListUnpack
+    that consumes them."""
+    if count is None:
+        raise ValueError("chunk of a dynamic dim needs its pieces unpacked (the count must be static)")
+    piece = g.op("Div", g.op("Add", size, g.constant(chunks - 1)), g.constant(chunks))
+
+    def at_most_size(v: Value) -> Value:
+        return g.op("Where", g.op("Less", v, size), v, size)
+
+    pieces = []
+    for i in range(count):
+        start = g.op("Mul", piece, g.constant(i))
+        end = g.op("Mul", piece, g.constant(i + 1))
+        if g.opset >= 10:
+            bounds = [h.unsqueeze(g, start, [0]), h.unsqueeze(g, end, [0]), g.constant([dim])]
+            pieces.append(g.op("Slice", x, *bounds))
+        else:  # Slice-1 takes constant bounds only: gather the clamped index range instead
+            index = h.arange(g, at_most_size(start), at_most_size(end), 1, torch.int64)
+            pieces.append(g.op("Gather", x, index, axis=dim))
+    return pieces
+
+
+@onnx_symbolic("aten::chunk")
+def aten_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+
+    torch makes pieces of ceil(size/chunks), so fewer than ``chunks`` may come out (chunk(5)
+    of 6 gives 3 pieces of 2). A dynamic dim is cut with bounds computed at run time.
+    """
+    return _chunk(g, self, chunks, dim)
+
+
+@onnx_symbolic("aten::unsafe_chunk")
+def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+    """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
+    return _chunk(g, self, chunks, dim)
+
+
+@onnx_symbolic("aten::tensor_split")
+def aten_tensor_split(
+    g: GraphContext,
+    self: Value,
+    sections: int | None = None,
+    indices: Sequence[int] | None = None,
+    tensor_indices_or_sections: object = None,
+    dim: int = 0,
+) -> list[Value]:
+    """tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]; .indices; .tensor_indices_or_sections
+
+    Unlike split, sections spread the remainder over the first pieces and may yield empty
+    pieces; indices are clamped to the dim like Python slices. A tensor argument must be a
+    constant (0-d: sections, 1-d: indices).
+    """
+    rank = h.known_rank(self, "tensor_split")
+    dim = h.normalize_dim(dim, rank)
+    size = h.static_dim(self, dim, "tensor_split")
+    if tensor_indices_or_sections is not None:
+        values = h.const_ints(tensor_indices_or_sections)
+        if values is None:
+            raise ValueError("tensor_split with indices computed at run time is not supported")
+        obj = tensor_indices_or_sections
+        zero_d = isinstance(obj, (int, float)) or (isinstance(obj, torch.Tensor) and obj.dim() == 0) or (
+            isinstance(obj, Value) and obj.shape is not None and len(obj.shape) == 0
+        )
+        if zero_d:
+            sections = values[0]
+        else:
+            indices = values
+    if sections is not None:
+        base, extra = divmod(size, sections)
+        sizes = [base + 1] * extra + [base] * (sections - extra)
+        return _split_static(g, self, sizes, dim)
+    if indices is None:
+        raise ValueError("tensor_split needs sections or indices")
+    bounds = [min(max(i + size if i < 0 else i, 0), size) for i in indices]
+    starts, ends = [0] + bounds, bounds + [size]
+    # each piece is self[start:end] like a Python slice: decreasing indices give empty ones
+    return [h.slice_static(g, self, [dim], [a], [max(a, b)]) for a, b in zip(starts, ends)]
+
+
+@onnx_symbolic("aten::unbind")
+def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value]:
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: one size-1 split per index,
+    squeezed; along a run-time dim, one Gather per item the ListUnpack takes."""
+    rank = h.known_rank(self, "unbind")
+    dim = h.normalize_dim(dim, rank)
+    size = h.dim_size(g, self, dim)
+    if isinstance(size, int):
+        return [h.squeeze(g, piece, [dim]) for piece in _split_static(g, self, [1] * size, dim)]
+    count = _output_count(g)
+    if count is None:
+        raise ValueError("unbind of a dynamic dim needs its pieces unpacked (the count must be static)")
+    return [g.op("Gather", self, g.constant(i), axis=dim) for i in range(count)]
+
+
+@onnx_symbolic("prim::ConstantChunk")
+def prim_constant_chunk(g: GraphContext, *inputs: object) -> object:
+    """prim::ConstantChunk[chunks, dim](Tensor self) -> (Tensor, ...): chunk with the count
+    fixed as node attributes and one output per piece."""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    chunks, dim = g.node.i("chunks"), g.node.i("dim")
+    rank = h.known_rank(x, "prim::ConstantChunk")
+    dim = h.normalize_dim(dim, rank)
+    size = h.dim_size(g, x, dim)
+    if isinstance(size, int):
+        pieces = _split_static(g, x, _chunk_sizes(size, chunks), dim)
+    else:
+        pieces = _chunk_dynamic(g, x, chunks, dim, size, g.node.outputsSize())
+    return tuple(pieces) if len(pieces) > 1 else pieces[0]
+
+
+@onnx_symbolic("prim::ConstantSplit")
+def prim_constant_split(g: GraphContext, *inputs: object) -> object:
+    """prim::ConstantSplit[split_size, dim](Tensor self) -> (Tensor, ...)"""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    pieces = _split_by(g, x, g.node.i("split_size"), g.node.i("dim"), g.node.outputsSize())
+    return tuple(pieces) if len(pieces) > 1 else pieces[0]
+
+
+@onnx_symbolic("aten::atleast_1d")
+def aten_atleast_1d(
+    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+) -> Value | list[Value]:
+    """atleast_1d(Tensor self) -> Tensor; atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]"""
+    if tensors is not None:
+        return [_atleast(g, t, 1) for t in tensors]
+    assert self is not None
+    return _atleast(g, self, 1)
+
+
+@onnx_symbolic("aten::atleast_2d")
+def aten_atleast_2d(
+    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+) -> Value | list[Value]:
+    """atleast_2d(Tensor self) -> Tensor; atleast_2d.Sequence: a 1-D [n] becomes [1, n]."""
+    if tensors is not None:
+        return [_atleast(g, t, 2) for t in tensors]
+    assert self is not None
+    return _atleast(g, self, 2)
+
+
+@onnx_symbolic("aten::atleast_3d")
+def aten_atleast_3d(
+    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+) -> Value | list[Value]:
+    """atleast_3d(Tensor self) -> Tensor; atleast_3d.Sequence
+
+    Not leading ones like the others: [n] becomes [1, n, 1] and [m, n] becomes [m, n, 1].
+    """
+    if tensors is not None:
+        return [_atleast(g, t, 3) for t in tensors]
+    assert self is not None
+    return _atleast(g, self, 3)
+
+
+@onnx_symbolic("aten::hstack")
+def aten_hstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
+    """hstack(Tensor[] tensors) -> Tensor: concatenates 1-D inputs on dim 0, others on dim 1."""
+    parts = [_atleast(g, t, 1) for t in tensors]
+    axis = 0 if h.rank_of(parts[0]) == 1 else 1
+    return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=axis)
+
+
+@onnx_symbolic("aten::vstack")
+def aten_vstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
+    """vstack(Tensor[] tensors) -> Tensor: 1-D inputs become rows, then concatenated on dim 0."""
+    parts = [_atleast(g, t, 2) for t in tensors]
+    return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
