@@ -32,7 +32,7 @@ _ZERO_POINT = "quantized_zero_point"
 _AXIS = "quantized_axis"
 
 _QUANTIZED_STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
-_QUANTIZED_IR = {
+QUANTIZED_IR = {
     torch.quint8: ir.DataType.UINT8,
     torch.qint8: ir.DataType.INT8,
     torch.qint32: ir.DataType.INT32,
@@ -51,38 +51,7 @@ _LAYOUT_OPS = frozenset(
 )
 
 
-def _retype_quantized_outputs(g: GraphContext) -> None:
-    """Give quantized TorchScript values their storage dtype (QUInt8 -> uint8 ...).
-
-    The emitter stamps TorchScript output dtypes onto what a symbolic returns, and
-    quantized dtypes have no ONNX equivalent (onnx_ir refuses them). The storage integer
-    type is what the ONNX value really holds, and what layout ops between quantized ops
-    (flatten, reshape, max_pool) run on, so the first quantized op retypes every quantized
-    value of the graph, its own outputs and later ones alike. (Workaround: the emitter
-    should map quantized dtypes itself; see the batch report.)
-    """
-    if g.node is None:
-        return
-    own = [o.type() for o in g.node.outputs()]
-    if not any(isinstance(t, torch._C.TensorType) and t.dtype() in _QUANTIZED_STORAGE for t in own):
-        return
-    block = g.node.owningBlock()
-    while block.owningNode() is not None:
-        block = block.owningNode().owningBlock()
-    _retype_block(block)
-
-
-def _retype_block(block: torch._C.Block) -> None:
-    for node in block.nodes():
-        for out in node.outputs():
-            ts_type = out.type()
-            if isinstance(ts_type, torch._C.TensorType) and ts_type.dtype() in _QUANTIZED_STORAGE:
-                out.setType(ts_type.with_dtype(_QUANTIZED_STORAGE[ts_type.dtype()]))
-        for sub in node.blocks():
-            _retype_block(sub)
-
-
-def _scalar_value(g: GraphContext, value: float | int | Value, dtype: ir.DataType) -> Value:
+def scalar_value(g: GraphContext, value: float | int | Value, dtype: ir.DataType) -> Value:
     """A 0-d tensor of ``dtype`` (QuantizeLinear-10 wants scalar scale and zero point)."""
     if not isinstance(value, ir.Value):
         return g.constant(torch.tensor(value, dtype=torch.float64), dtype)
@@ -103,7 +72,7 @@ def _mark(value: Value, scale: Value, zero_point: Value, axis: int | None) -> Va
     return value
 
 
-def _qparams(q: Value) -> tuple[Value, Value, int | None]:
+def qparams(q: Value) -> tuple[Value, Value, int | None]:
     """Scale, zero point and axis of a quantized value, looking through layout-only ops
     (flatten, reshape, max_pool ... run on the integers and keep the quantization)."""
     value: Value | None = q
@@ -125,7 +94,7 @@ def _qparams(q: Value) -> tuple[Value, Value, int | None]:
     )
 
 
-def _quantize(
+def quantize(
     g: GraphContext,
     x: Value,
     scale: float | Value,
@@ -138,8 +107,8 @@ def _quantize(
     if x.dtype != ir.DataType.FLOAT:
         x = h.cast(g, x, ir.DataType.FLOAT)  # QuantizeLinear < 19 only takes float32
     if axis is None:
-        scale_v = _scalar_value(g, scale, ir.DataType.FLOAT)
-        zp_v = _scalar_value(g, zero_point, qdtype)
+        scale_v = scalar_value(g, scale, ir.DataType.FLOAT)
+        zp_v = scalar_value(g, zero_point, qdtype)
     else:
         assert isinstance(scale, ir.Value) and isinstance(zero_point, ir.Value)
         scale_v, zp_v = h.cast(g, scale, ir.DataType.FLOAT), h.cast(g, zero_point, qdtype)
@@ -165,9 +134,9 @@ def _quantize(
     return _mark(out, scale_v, zp_v, axis)
 
 
-def _dequantize(g: GraphContext, q: Value) -> Value:
+def dequantize(g: GraphContext, q: Value) -> Value:
     """DequantizeLinear with the value's remembered scale and zero point (float32 result)."""
-    scale, zero_point, axis = _qparams(q)
+    scale, zero_point, axis = qparams(q)
     attrs = {"axis": axis} if axis is not None else {}
     out = g.op("DequantizeLinear", q, scale, zero_point, **attrs)
     out.dtype = ir.DataType.FLOAT
@@ -176,12 +145,11 @@ def _dequantize(g: GraphContext, q: Value) -> Value:
     return out
 
 
-def _requantize_like(g: GraphContext, x: Value, like: Value, scale: float, zero_point: int) -> Value:
+def requantize_like(g: GraphContext, x: Value, like: Value, scale: float, zero_point: int) -> Value:
     """Quantize a float result to the storage dtype of ``like`` with the op's output qparams."""
     if like.dtype not in (ir.DataType.UINT8, ir.DataType.INT8, ir.DataType.INT32):
         raise ValueError(f"expected a quantized input, got a {like.dtype} tensor")
-    out = _quantize(g, x, scale, zero_point, like.dtype)
-    _retype_quantized_outputs(g)
+    out = quantize(g, x, scale, zero_point, like.dtype)
     return out
 
 
@@ -208,7 +176,7 @@ def _find_qparams(value: object) -> tuple[Value, Value, int | None] | None:
     if not isinstance(value, ir.Value) or value.dtype not in _QUANT_RANGES:
         return None
     try:
-        return _qparams(value)
+        return qparams(value)
     except ValueError:
         return None
 
@@ -234,7 +202,7 @@ def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object)
     storage = inputs[first_index].dtype  # type: ignore[union-attr]
     new_inputs = list(inputs)
     for index, _ in found:
-        new_inputs[index] = _dequantize(g, inputs[index])  # type: ignore[arg-type]
+        new_inputs[index] = dequantize(g, inputs[index])  # type: ignore[arg-type]
     result = call(new_inputs)  # type: ignore[operator]
     fixed = _FIXED_QPARAMS.get(node.kind(), {}).get(storage)
     outputs = list(node.outputs())
@@ -248,13 +216,12 @@ def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object)
         )
         if isinstance(obj, ir.Value) and h.is_floating(obj) and wants_quantized:
             if fixed is not None:
-                obj = _quantize(g, obj, fixed[0], fixed[1], storage)
+                obj = quantize(g, obj, fixed[0], fixed[1], storage)
             elif axis is None:
-                obj = _quantize(g, obj, scale, zero_point, storage)
+                obj = quantize(g, obj, scale, zero_point, storage)
             else:
                 raise ValueError(f"{node.kind()} on a per-channel quantized tensor")
         requantized.append(obj)
-    _retype_quantized_outputs(g)
     return requantized[0] if len(outputs) <= 1 else tuple(requantized)
 
 

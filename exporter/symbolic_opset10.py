@@ -25,13 +25,12 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.quantization import (
-    _QUANTIZED_IR,
-    _dequantize,
-    _qparams,
-    _quantize,
-    _requantize_like,
-    _retype_quantized_outputs,
-    _scalar_value,
+    QUANTIZED_IR,
+    dequantize,
+    qparams,
+    quantize,
+    requantize_like,
+    scalar_value,
 )
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import activations, convolution, normalization
@@ -196,31 +195,31 @@ def _quantized_conv(
     weight = _constant_weight(g, p.weight)
     bias = _bias_value(g, p.bias) if g.opset >= 11 else None
     y = convolution.convolution(
-        g, _dequantize(g, qx), weight, bias, p.stride, p.padding, p.dilation,
+        g, dequantize(g, qx), weight, bias, p.stride, p.padding, p.dilation,
         p.transposed, p.output_padding or [0], p.groups,
     )
     if p.bias is not None and bias is None:
         y = _add_bias(g, y, p.bias, spatial)
     if relu:
         y = g.op("Relu", y)
-    return _requantize_like(g, y, qx, output_scale, output_zero_point)
+    return requantize_like(g, y, qx, output_scale, output_zero_point)
 
 
 def _quantized_linear(
     g: GraphContext, X: Value, W_prepack: object, Y_scale_i: float, Y_zero_point_i: int, relu: bool  # noqa: N803
 ) -> Value:
     p = _unpack_linear(W_prepack)
-    x = _dequantize(g, X)
+    x = dequantize(g, X)
     weight = _constant_weight(g, p.weight, transpose=True)
     y = g.op("MatMul", x, weight)
     if p.bias is not None:
         y = _add_bias(g, y, p.bias, 0)
     if relu:
         y = g.op("Relu", y)
-    return _requantize_like(g, y, X, Y_scale_i, Y_zero_point_i)
+    return requantize_like(g, y, X, Y_scale_i, Y_zero_point_i)
 
 
-def _fake_quantize(
+def fake_quantize(
     g: GraphContext,
     x: Value,
     scale: float | Value,
@@ -250,15 +249,15 @@ def _fake_quantize(
     rank = h.rank_of(x)
     if axis is None:
         if isinstance(zero_point, ir.Value) or isinstance(scale, ir.Value):
-            zp_float = h.cast(g, _scalar_value(g, zero_point, ir.DataType.INT32), ir.DataType.FLOAT)
-            scale_v = _scalar_value(g, scale, ir.DataType.FLOAT)
+            zp_float = h.cast(g, scalar_value(g, zero_point, ir.DataType.INT32), ir.DataType.FLOAT)
+            scale_v = scalar_value(g, scale, ir.DataType.FLOAT)
             shifted = g.op("Sub", zp_float, g.constant(float(shift), ir.DataType.FLOAT))
             upper = g.op("Mul", g.op("Sub", g.constant(float(quant_max), ir.DataType.FLOAT), zp_float), scale_v)
-            q = _quantize(g, x, scale_v, shifted, qdtype)
+            q = quantize(g, x, scale_v, shifted, qdtype)
         else:
             scale32 = torch.tensor(scale, dtype=torch.float32)
             upper = g.constant(torch.tensor(float(quant_max - zero_point), dtype=torch.float32) * scale32)
-            q = _quantize(g, x, float(scale32), zero_point - shift, qdtype)
+            q = quantize(g, x, float(scale32), zero_point - shift, qdtype)
     else:
         if rank is None:
             raise ValueError("per-channel fake quantization needs the input rank")
@@ -271,8 +270,8 @@ def _fake_quantize(
         trailing = list(range(1, rank - axis))
         if trailing:
             upper = h.unsqueeze(g, upper, trailing)
-        q = _quantize(g, x, scale_v, shifted, qdtype, axis=axis)
-    out = _dequantize(g, q)
+        q = quantize(g, x, scale_v, shifted, qdtype, axis=axis)
+    out = dequantize(g, q)
     if not full:
         out = g.op("Min", out, upper)
     return h.cast(g, out, original) if original != ir.DataType.FLOAT else out
@@ -294,10 +293,9 @@ def aten_quantize_per_tensor(
     x * (1 / scale) where QuantizeLinear divides: results can differ by one step at exact
     ties, both round half to even.
     """
-    if dtype not in _QUANTIZED_IR:
+    if dtype not in QUANTIZED_IR:
         raise ValueError(f"quantize_per_tensor to {dtype} (expected quint8, qint8 or qint32)")
-    out = _quantize(g, self, scale, zero_point, _QUANTIZED_IR[dtype])
-    _retype_quantized_outputs(g)
+    out = quantize(g, self, scale, zero_point, QUANTIZED_IR[dtype])
     return out
 
 
@@ -310,7 +308,7 @@ def aten_dequantize(g: GraphContext, self: Value) -> Value:
     """
     if h.is_floating(self):
         return self
-    return _dequantize(g, self)
+    return dequantize(g, self)
 
 
 @onnx_symbolic("aten::dequantize.tensor", opset=10)
@@ -331,9 +329,9 @@ def aten_fake_quantize_per_tensor_affine(
     """fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> Tensor (and .tensor_qparams)
 
     Any range of at most 256 levels (not only the full uint8/int8 ones) via a shifted zero
-    point and an upper clamp; see _fake_quantize.
+    point and an upper clamp; see fake_quantize.
     """
-    return _fake_quantize(g, self, scale, zero_point, quant_min, quant_max, None)
+    return fake_quantize(g, self, scale, zero_point, quant_min, quant_max, None)
 
 
 
@@ -563,20 +561,20 @@ def quantized_add(g: GraphContext, qa: Value, qb: Value, scale: float, zero_poin
     """add(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc
 
     The operands may have different scales: each is dequantized with its own."""
-    return _requantize_like(g, g.op("Add", _dequantize(g, qa), _dequantize(g, qb)), qa, scale, zero_point)
+    return requantize_like(g, g.op("Add", dequantize(g, qa), dequantize(g, qb)), qa, scale, zero_point)
 
 
 @onnx_symbolic("quantized::add_relu", opset=10)
 def quantized_add_relu(g: GraphContext, qa: Value, qb: Value, scale: float, zero_point: int) -> Value:
     """add_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc"""
-    total = g.op("Add", _dequantize(g, qa), _dequantize(g, qb))
-    return _requantize_like(g, g.op("Relu", total), qa, scale, zero_point)
+    total = g.op("Add", dequantize(g, qa), dequantize(g, qb))
+    return requantize_like(g, g.op("Relu", total), qa, scale, zero_point)
 
 
 @onnx_symbolic("quantized::mul", opset=10)
 def quantized_mul(g: GraphContext, qa: Value, qb: Value, scale: float, zero_point: int) -> Value:
     """mul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc"""
-    return _requantize_like(g, g.op("Mul", _dequantize(g, qa), _dequantize(g, qb)), qa, scale, zero_point)
+    return requantize_like(g, g.op("Mul", dequantize(g, qa), dequantize(g, qb)), qa, scale, zero_point)
 
 
 @onnx_symbolic("quantized::cat", opset=10)
@@ -590,15 +588,14 @@ def quantized_cat(
         raise ValueError("quantized::cat of an empty list")
     rank = h.rank_of(qx[0])
     axis = h.normalize_dim(dim, rank) if rank is not None else dim
-    joined = g.op("Concat", *[_dequantize(g, q) for q in qx], axis=axis)
+    joined = g.op("Concat", *[dequantize(g, q) for q in qx], axis=axis)
     if scale is None or zero_point is None:
-        first_scale, first_zp, first_axis = _qparams(qx[0])
+        first_scale, first_zp, first_axis = qparams(qx[0])
         if first_axis is not None:
             raise ValueError("quantized::cat without output qparams of a per-channel input")
-        out = _quantize(g, joined, first_scale, first_zp, qx[0].dtype)
-        _retype_quantized_outputs(g)
+        out = quantize(g, joined, first_scale, first_zp, qx[0].dtype)
         return out
-    return _requantize_like(g, joined, qx[0], scale, zero_point)
+    return requantize_like(g, joined, qx[0], scale, zero_point)
 
 
 # ============================================================================================
@@ -614,20 +611,20 @@ def quantized_leaky_relu(
 
     inplace only concerns torch's memory: the graph value is new either way."""
     del inplace
-    y = g.op("LeakyRelu", _dequantize(g, qx), alpha=float(negative_slope))
-    return _requantize_like(g, y, qx, output_scale, output_zero_point)
+    y = g.op("LeakyRelu", dequantize(g, qx), alpha=float(negative_slope))
+    return requantize_like(g, y, qx, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::hardswish", opset=10)
 def quantized_hardswish(g: GraphContext, input: Value, output_scale: float, output_zero_point: int) -> Value:  # noqa: A002
     """hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor"""
-    return _requantize_like(g, activations.aten_hardswish(g, _dequantize(g, input)), input, output_scale, output_zero_point)
+    return requantize_like(g, activations.aten_hardswish(g, dequantize(g, input)), input, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::sigmoid", opset=10)
 def quantized_sigmoid(g: GraphContext, qx: Value, output_scale: float, output_zero_point: int) -> Value:
     """sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor"""
-    return _requantize_like(g, g.op("Sigmoid", _dequantize(g, qx)), qx, output_scale, output_zero_point)
+    return requantize_like(g, g.op("Sigmoid", dequantize(g, qx)), qx, output_scale, output_zero_point)
 
 
 # ============================================================================================
@@ -649,8 +646,8 @@ def quantized_group_norm(
     """group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor
 
     Normalized in float32 on the dequantized input (torch's kernel also works in float)."""
-    y = normalization.aten_group_norm(g, _dequantize(g, input), num_groups, weight, bias, eps)
-    return _requantize_like(g, y, input, output_scale, output_zero_point)
+    y = normalization.aten_group_norm(g, dequantize(g, input), num_groups, weight, bias, eps)
+    return requantize_like(g, y, input, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::instance_norm", opset=10)
@@ -666,8 +663,8 @@ def quantized_instance_norm(
     """instance_norm(Tensor input, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor
 
     Always with the input's statistics: the quantized op has no running statistics."""
-    y = normalization.aten_instance_norm(g, _dequantize(g, input), weight, bias, None, None, True, 0.0, eps)
-    return _requantize_like(g, y, input, output_scale, output_zero_point)
+    y = normalization.aten_instance_norm(g, dequantize(g, input), weight, bias, None, None, True, 0.0, eps)
+    return requantize_like(g, y, input, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::layer_norm", opset=10)
@@ -682,19 +679,19 @@ def quantized_layer_norm(
     output_zero_point: int,
 ) -> Value:
     """layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor"""
-    y = normalization.aten_layer_norm(g, _dequantize(g, input), normalized_shape, weight, bias, eps)
-    return _requantize_like(g, y, input, output_scale, output_zero_point)
+    y = normalization.aten_layer_norm(g, dequantize(g, input), normalized_shape, weight, bias, eps)
+    return requantize_like(g, y, input, output_scale, output_zero_point)
 
 
 def _quantized_batch_norm(
     g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
     eps: float, output_scale: float, output_zero_point: int, relu: bool,
 ) -> Value:
-    x = _dequantize(g, qx)
+    x = dequantize(g, qx)
     y = normalization.aten_batch_norm(g, x, weight, bias, mean, var, False, 0.0, eps)
     if relu:
         y = g.op("Relu", y)
-    return _requantize_like(g, y, qx, output_scale, output_zero_point)
+    return requantize_like(g, y, qx, output_scale, output_zero_point)
 
 
 @onnx_symbolic("quantized::batch_norm", opset=10)
