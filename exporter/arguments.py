@@ -26,7 +26,7 @@ from exporter.runtime_list import RuntimeList
 if TYPE_CHECKING:
     from exporter.graph_context import GraphContext
 
-__all__ = ["Kind", "ParamSpec", "ArgumentError", "read_param_specs", "convert"]
+__all__ = ["Kind", "ParamSpec", "ArgumentError", "read_param_specs", "bind_by_name", "convert"]
 
 
 class ArgumentError(TypeError):
@@ -207,6 +207,28 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
             return [None if item is None else _convert_one(g, item, Kind.VALUE) for item in obj]
         raise ArgumentError(f"expected a list of tensors, got {_describe(obj)}")
     raise AssertionError(kind)
+
+
+# Scalar overloads of binary ops (``add.int(int a, int b)``) name their operands a and b where
+# the tensor overloads say self and other; one symbolic written for the tensor names serves both.
+_SCALAR_OPERAND_NAMES = {"a": "self", "b": "other"}
+
+
+def bind_by_name(
+    schema: torch._C.FunctionSchema, inputs: Sequence[Any], wanted: Sequence[str]
+) -> dict[str, tuple[torch._C.Argument, Any]]:
+    """The node's ``inputs`` keyed by the name of the symbolic parameter they bind to.
+
+    Names are the schema's argument names, except that a symbolic asking for ``self`` (and
+    ``other``) of a schema naming its operands ``a`` and ``b`` gets those: the naming
+    convention belongs to argument binding, not to any one op.
+    """
+    by_name = {arg.name: (arg, obj) for arg, obj in zip(schema.arguments, inputs)}
+    if "a" in by_name and "self" not in by_name and "a" not in wanted and "self" in wanted:
+        for schema_name, symbolic_name in _SCALAR_OPERAND_NAMES.items():
+            if schema_name in by_name:
+                by_name[symbolic_name] = by_name.pop(schema_name)
+    return by_name
 
 
 def convert(g: GraphContext, obj: Any, spec: ParamSpec) -> Any:

@@ -78,30 +78,59 @@ def assemble(
     training: bool,
     custom_opsets: Mapping[str, int] | None,
 ) -> ir.Model:
-    names = name_inputs(captured.input_names)
-    if input_names is not None:
-        if len(input_names) > len(names):
-            raise ValueError(
-                f"input_names has {len(input_names)} names but the model has {len(names)} "
-                f"flattened inputs ({', '.join(names)})"
-            )
-        names = list(input_names) + names[len(input_names):]
+    """Bind inputs and weights, emit the graph, then name and shape its outputs."""
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
-    ts_inputs = captured.ts_inputs
+    bound = _bind_inputs(graph, captured, _input_names(captured, input_names), dynamic_axes)
+    bound += _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
+    results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
+    outputs = _output_values(builder, results)
+    _name_outputs(graph, outputs, output_names)
+    _mark_dynamic_outputs(graph, dynamic_axes)
+    model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
+    _add_opset_imports(model, custom_opsets or {})
+    return model
+
+
+def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[str]:
+    """The user's names first, then the names derived from forward's parameters."""
+    names = name_inputs(captured.input_names)
+    if input_names is None:
+        return names
+    if len(input_names) > len(names):
+        raise ValueError(
+            f"input_names has {len(input_names)} names but the model has {len(names)} "
+            f"flattened inputs ({', '.join(names)})"
+        )
+    return list(input_names) + names[len(input_names):]
+
+
+def _bind_inputs(
+    graph: ir.Graph, captured: Captured, names: list[str], dynamic_axes: dict[str, dict[int, str]]
+) -> list[tuple[torch._C.Value, Any]]:
+    """One graph input per flattened model input, with its dynamic axes."""
     bound: list[tuple[torch._C.Value, Any]] = []
-    known_names = set(names)
-    for ts_value, name, tensor in zip(ts_inputs, names, captured.inputs):
+    for ts_value, name, tensor in zip(captured.ts_inputs, names, captured.inputs):
         value = _input_value(name, tensor, dynamic_axes.get(name, {}))
         graph.inputs.append(value)
         bound.append((ts_value, value))
-    for ts_value, name, tensor in zip(ts_inputs[len(captured.inputs):], captured.param_names, captured.params):
+    return bound
+
+
+def _bind_weights(
+    graph: ir.Graph, captured: Captured, export_params: bool, keep_initializers_as_inputs: bool
+) -> list[tuple[torch._C.Value, Any]]:
+    """Parameters and buffers the graph uses: zero-copy initializers named by their state_dict
+    keys (or graph inputs with export_params=False). Packed quantized weights stay Python
+    objects, which the quantized symbolics unpack."""
+    bound: list[tuple[torch._C.Value, Any]] = []
+    ts_params = captured.ts_inputs[len(captured.inputs):]
+    for ts_value, name, tensor in zip(ts_params, captured.param_names, captured.params):
         if not ts_value.uses():
             continue
-        if not isinstance(tensor, torch.Tensor):  # packed quantized weights (their state): symbolics unpack them
+        if not isinstance(tensor, torch.Tensor):
             bound.append((ts_value, tensor))
             continue
-        known_names.add(name)
         detached = tensor.detach()
         value = ir.Value(
             name=name,
@@ -116,11 +145,16 @@ def assemble(
         else:
             graph.inputs.append(value)
         bound.append((ts_value, value))
+    return bound
 
-    results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
-    outputs = []
+
+def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
+    """Flattened results as graph outputs: run-time lists become one sequence output, Python
+    values constants, and an input, initializer, constant or repeated value gets an Identity
+    (an ONNX graph output must be produced by a node of its own)."""
+    outputs: list[ir.Value] = []
     for obj in _flatten_outputs(results):
-        if isinstance(obj, RuntimeList):  # a list of run-time length: one sequence output
+        if isinstance(obj, RuntimeList):
             obj = runtime_list.sequence_of(GraphContext(builder, None), obj)
         elif not isinstance(obj, ir.Value):
             obj = builder.constant(obj)
@@ -128,6 +162,11 @@ def assemble(
             (obj,) = builder.add_node("Identity", [obj], {})
             obj.dtype, obj.shape = obj.producer().inputs[0].dtype, obj.producer().inputs[0].shape
         outputs.append(obj)
+    return outputs
+
+
+def _name_outputs(graph: ir.Graph, outputs: list[ir.Value], output_names: Sequence[str] | None) -> None:
+    """``output`` or ``output_<i>`` unless output_names says otherwise; never an input's name."""
     default_names = ["output"] if len(outputs) == 1 else [f"output_{i}" for i in range(len(outputs))]
     if output_names is not None:
         if len(output_names) > len(outputs):
@@ -141,6 +180,10 @@ def assemble(
             raise ValueError(f"output name {name!r} is already the name of an input or initializer")
         _claim_name(graph, value, name)
         graph.outputs.append(value)
+
+
+def _mark_dynamic_outputs(graph: ir.Graph, dynamic_axes: dict[str, dict[int, str]]) -> None:
+    """Named symbolic dims on outputs; a dynamic_axes key that names nothing is an error."""
     unknown = set(dynamic_axes) - {v.name for v in graph.inputs} - {v.name for v in graph.outputs}
     if unknown:
         raise ValueError(
@@ -153,10 +196,6 @@ def assemble(
                 dims = list(value.shape)
                 dims[axis] = ir.SymbolicDim(dim_name)
                 value.shape = ir.Shape(dims)
-
-    model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
-    _add_opset_imports(model, custom_opsets or {})
-    return model
 
 
 def _claim_name(graph: ir.Graph, value: ir.Value, name: str) -> None:

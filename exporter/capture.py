@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
+
 __all__ = ["Captured", "capture", "flatten", "split_args"]
 
 
@@ -28,7 +30,6 @@ class Captured:
     inputs: list[torch.Tensor]
     param_names: list[str]
     params: list[torch.Tensor]
-    outputs: list[torch.Tensor] | None  # eager outputs, flattened, when tracing ran the model
 
     @property
     def ts_inputs(self) -> list[torch._C.Value]:
@@ -153,7 +154,6 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     # Tracing runs the model: a model that writes into its inputs must not change the caller's.
     flat_inputs = [t.detach().clone() for t in flat_inputs]
     param_names, params = unique_state(module) if module is not None else ([], [])
-    eager_outputs: list[list[torch.Tensor]] = []
 
     def traced(*tensors_: torch.Tensor) -> tuple[torch.Tensor, ...]:
         user = iter(tensors_[: len(flat_inputs)])
@@ -161,7 +161,6 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         call_kwargs = {k: _rebuild(v, user) for k, v in kwargs.items()}
         out = model(*call_args, **call_kwargs)
         flat_out, _ = flatten(out, "output")
-        eager_outputs.append(flat_out)
         return tuple(flat_out)
 
     scopes = _module_scopes(module) if module is not None else contextlib.nullcontext()
@@ -169,43 +168,70 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         graph, _ = torch._C._create_graph_by_tracing(
             traced, flat_inputs + params, _create_interpreter_name_lookup_fn(), False, False
         )
-    return Captured(graph, input_names, flat_inputs, param_names, params, eager_outputs[0] if eager_outputs else None)
+    return Captured(graph, input_names, flat_inputs, param_names, params)
 
 
 def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
+    """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
+    the call's arguments to its schema, bake non-tensor arguments in as constants, run the
+    model once on the example inputs, and propagate their shapes through the graph."""
+    graph, params, param_names = _lower_scripted(model)
+    schema_params = _schema_params(model)
+    call = _bind_call(schema_params, args, kwargs)
+    substitute_interpolate(graph)
+    torch._C._jit_pass_inline(graph)
+    user_count = len(list(graph.inputs())) - len(params)
+    if len(call) != user_count:
+        raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
+    _bake_constant_arguments(graph, call[:user_count], schema_params)
+    input_names = [param.name for param, value in zip(schema_params, call) if isinstance(value, torch.Tensor)]
+    flat_inputs = [value for value in call if isinstance(value, torch.Tensor)]
+    _run_once(model, call)
+    graph = _propagate_shapes(graph, flat_inputs, params)
+    fix_index_dtypes(graph)
+    return Captured(graph, input_names, flat_inputs, param_names, list(params))
+
+
+def _lower_scripted(
+    model: torch.jit.ScriptModule | torch.jit.ScriptFunction,
+) -> tuple[torch._C.Graph, list[Any], list[str]]:
+    """The graph to export, its parameters, and their state_dict names (a function has none)."""
+    if not isinstance(model, torch.jit.ScriptModule):
+        return model.graph.copy(), [], []
+    graph, params = lower_script_module(model)
+    param_names = _state_dict_names(model, params)
+    return graph, [p.detach() if isinstance(p, torch.Tensor) else p for p in params], param_names
+
+
+def _state_dict_names(model: torch.jit.ScriptModule, params: Sequence[Any]) -> list[str]:
+    """Name lowered parameters by the state_dict entry sharing their storage, so initializers
+    keep the names users know; packed quantized weights (ScriptObjects) get positional names."""
+    by_storage: dict[tuple[Any, ...], str] = {}
+    for key, value in model.state_dict().items():
+        if not isinstance(value, torch.Tensor) or value.is_quantized:
+            continue
+        by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)
+    param_names = []
+    for i, p in enumerate(params):
+        if not isinstance(p, torch.Tensor):
+            param_names.append(f"param_{i}")
+            continue
+        key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
+        param_names.append(by_storage.get(key, f"param_{i}"))
+    return param_names
+
+
+def _schema_params(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> list[torch._C.Argument]:
+    """The arguments of the scripted forward, without a module's ``self``."""
     if isinstance(model, torch.jit.ScriptModule):
-        try:
-            forward_graph = model.graph.copy()
-            _substitute_interpolate(forward_graph)
-            graph, params = torch._C._jit_pass_lower_graph(forward_graph, model._c)
-        except RuntimeError as error:
-            if "Unknown type" not in str(error):
-                raise
-            # Non-tensor attributes (bools, ints) cannot become graph inputs: freezing inlines
-            # them as constants while keeping the parameters as attributes.
-            frozen = torch._C._freeze_module(model._c, preserveParameters=True)
-            frozen_graph = frozen._get_method("forward").graph
-            _substitute_interpolate(frozen_graph)
-            graph, params = torch._C._jit_pass_lower_graph(frozen_graph, frozen)
-        by_storage = {}
-        for key, value in model.state_dict().items():
-            if not isinstance(value, torch.Tensor) or value.is_quantized:
-                continue
-            by_storage.setdefault((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()), key)
-        param_names = []
-        for i, p in enumerate(params):
-            if not isinstance(p, torch.Tensor):  # packed quantized weights (ScriptObjects)
-                param_names.append(f"param_{i}")
-                continue
-            key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
-            param_names.append(by_storage.get(key, f"param_{i}"))
-        params = [p.detach() if isinstance(p, torch.Tensor) else p for p in params]
-    else:
-        graph = model.graph.copy()
-        params, param_names = [], []
-    schema = model.forward.schema if isinstance(model, torch.jit.ScriptModule) else model.schema
-    schema_params = schema.arguments[1:] if isinstance(model, torch.jit.ScriptModule) else schema.arguments
+        return list(model.forward.schema.arguments[1:])
+    return list(model.schema.arguments)
+
+
+def _bind_call(schema_params: Sequence[torch._C.Argument], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """Positional arguments, then keyword arguments and defaults in schema order."""
     call = list(args)
+    kwargs = dict(kwargs)
     for param in schema_params[len(args):]:
         if param.name in kwargs:
             call.append(kwargs.pop(param.name))
@@ -215,16 +241,14 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
             raise TypeError(f"missing argument {param.name!r} of the scripted forward")
     if kwargs:
         raise TypeError(f"unexpected keyword arguments for the scripted forward: {sorted(kwargs)}")
-    _substitute_interpolate(graph)
-    torch._C._jit_pass_inline(graph)
-    user_count = len(list(graph.inputs())) - len(params)
-    if len(call) != user_count:
-        raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
-    input_names: list[str] = []
-    flat_inputs: list[torch.Tensor] = []
+    return call
+
+
+def _bake_constant_arguments(graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument]) -> None:
+    """Non-tensor arguments (ints, floats, bools, None) become constants, like tracing does;
+    their graph inputs are erased."""
     graph_inputs = list(graph.inputs())
-    # Non-tensor arguments (ints, floats, bools, None) are baked in as constants, like tracing does.
-    for index in reversed(range(user_count)):
+    for index in reversed(range(len(call))):
         value = call[index]
         if isinstance(value, torch.Tensor):
             continue
@@ -236,25 +260,29 @@ def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tupl
             constant = graph.insertConstant(value)
         graph_inputs[index].replaceAllUsesWith(constant)
         graph.eraseInput(index)
-    for param, value in zip(schema_params, call):
-        if isinstance(value, torch.Tensor):
-            flat_inputs.append(value)
-            input_names.append(param.name)
-    # Run the model once: inputs that do not fit fail here, with the model's own message,
-    # instead of producing a graph that fails in onnxruntime.
+
+
+def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
+    """Run the model once: inputs that do not fit fail here, with the model's own message,
+    instead of producing a graph that fails in onnxruntime."""
     try:
         with torch.no_grad():
-            outputs = model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
+            model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
     except Exception as error:
         raise ValueError(f"the model raised on the example inputs: {_short(error)}") from error
-    if all(isinstance(p, torch.Tensor) for p in params):
-        # (a traced module with packed quantized weights already carries its shapes, and
-        # this pass only accepts tensors)
-        graph = torch._C._propagate_and_assign_input_shapes(
-            graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
-        )
-    _fix_index_dtypes(graph)
-    return Captured(graph, input_names, flat_inputs, param_names, list(params), flatten(outputs, "output")[0])
+
+
+def _propagate_shapes(graph: torch._C.Graph, flat_inputs: Sequence[torch.Tensor], params: Sequence[Any]) -> torch._C.Graph:
+    """The example inputs' shapes and dtypes, propagated through the graph.
+
+    Skipped with packed quantized weights: a traced module that has them already carries its
+    shapes, and this pass only accepts tensors.
+    """
+    if not all(isinstance(p, torch.Tensor) for p in params):
+        return graph
+    return torch._C._propagate_and_assign_input_shapes(
+        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
+    )
 
 
 def _short(error: BaseException) -> str:
@@ -312,31 +340,3 @@ def name_inputs(names: Sequence[str]) -> list[str]:
         seen[name] = count + 1
         out.append(name if count == 0 else f"{name}_{count}")
     return out
-
-
-# torch's legacy shape propagation types the index outputs of these ops as Float.
-_INDEX_OUTPUTS = frozenset({"aten::argmax", "aten::argmin"})
-
-
-def _fix_index_dtypes(graph: torch._C.Graph) -> None:
-    for kind in _INDEX_OUTPUTS:
-        for node in graph.findAllNodes(kind, True):  # searched in C++, sub-blocks included
-            out = node.output()
-            if isinstance(out.type(), torch._C.TensorType):
-                out.setType(out.type().with_dtype(torch.int64))
-
-
-def _substitute_interpolate(graph: torch._C.Graph) -> None:
-    """Scripted F.interpolate is a Python function full of control flow on its arguments
-    (antialias kernels, mode checks); each direct call becomes one aten::__interpolate node
-    with the same arguments before inlining, so it exports as Resize/Upsample. Calls inside
-    submodules' methods are still inlined as Python code."""
-    for node in list(graph.findAllNodes("prim::CallFunction")):
-        callee = node.inputsAt(0).node()
-        if callee.kind() != "prim::Constant" or not callee.hasAttribute("name") or callee.s("name") != "interpolate":
-            continue
-        replacement = graph.create("aten::__interpolate", list(node.inputs())[1:], 1)
-        replacement.insertBefore(node)
-        replacement.output().setType(node.output().type())
-        node.output().replaceAllUsesWith(replacement.output())
-        node.destroy()

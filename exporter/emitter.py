@@ -16,11 +16,10 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, tensors
+from exporter import arguments, promotion, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
-from exporter.graph_context import GraphBuilder, GraphContext, source_location
-from exporter.passes.scalar_type_analysis import emission_target, emitted_operand, operand_positions
-from exporter.passes.common import has_blocks, schema_of
+from exporter.graph_context import GraphBuilder, GraphContext
+from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
 from exporter.runtime_list import RuntimeList, ScanItem
@@ -33,23 +32,10 @@ _IGNORABLE_ARGUMENTS = frozenset(
 )
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
-_NO_FOLD = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"})
-
-
 
 def _overload(node: torch._C.Node) -> str:
     schema = schema_of(node)
     return schema.overload_name if schema is not None else ""
-
-
-def _all_nodes(block: torch._C.Block | torch._C.Graph) -> list[torch._C.Node]:
-    found = []
-    for node in block.nodes():
-        found.append(node)
-        if has_blocks(node):
-            for sub in node.blocks():
-                found.extend(_all_nodes(sub))
-    return found
 
 
 def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> list[UnsupportedOp]:
@@ -57,7 +43,7 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
     counts: dict[str, int] = collections.Counter()
     where: dict[str, list[str]] = collections.defaultdict(list)
     overloads: dict[str, str] = {}
-    for node in _all_nodes(graph):
+    for node in all_nodes([graph]):
         kind = node.kind()
         if kind == "prim::Constant":
             continue
@@ -236,23 +222,18 @@ class _Emitter:
 
     def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:
         """Unify operand dtypes the pre-pass could not (scripted graphs with untyped values)."""
-        kind = node.kind()
-        positions = operand_positions(kind, schema)
+        positions = promotion.operand_positions(node.kind(), schema)
         if not positions or not any(isinstance(inputs[p], ir.Value) for p in positions if p < len(inputs)):
             return inputs
         operands = {}
         for position in positions:
             if position >= len(inputs) or inputs[position] is None:
                 continue
-            operand = emitted_operand(inputs[position], node.inputsAt(position))
+            operand = promotion.emitted_operand(inputs[position], node.inputsAt(position))
             if operand is None:
                 return inputs
             operands[position] = operand
-        arg_names = [a.name for a in schema.arguments]
-        true_division = kind in ("aten::div", "aten::true_divide") and (
-            "rounding_mode" not in arg_names or inputs[arg_names.index("rounding_mode")] is None
-        )
-        target = emission_target(kind, node, operands, true_division)
+        target = promotion.emission_target(node, schema, inputs, operands)
         target_ir = tensors.from_torch_dtype(target)
         result = list(inputs)
         for position in operands:
@@ -277,13 +258,7 @@ class _Emitter:
             if not symbolic.takes_raw_inputs:
                 raise TypeError(f"{symbolic.name} has no schema; its symbolic must take *inputs")
             return symbolic.function(g, *inputs)
-        by_name = {arg.name: (arg, obj) for arg, obj in zip(schema.arguments, inputs)}
-        wanted = {spec.name for spec in symbolic.params}
-        if "a" in by_name and "self" not in by_name and "a" not in wanted and "self" in wanted:
-            # Scalar overloads of binary ops (add.int(int a, int b)) share the tensor symbolic.
-            by_name["self"] = by_name.pop("a")
-            if "b" in by_name:
-                by_name["other"] = by_name.pop("b")
+        by_name = arguments.bind_by_name(schema, inputs, [spec.name for spec in symbolic.params])
         kwargs = {}
         for spec in symbolic.params:
             if spec.name in by_name:
@@ -326,7 +301,7 @@ class _Emitter:
         kind = node.kind()
         if (
             not kind.startswith("aten::")
-            or kind in _NO_FOLD
+            or not self.registry.foldable(kind)
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
             or has_blocks(node)

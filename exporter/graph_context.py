@@ -7,8 +7,6 @@ Symbolics never touch the graph under construction directly; they call ``g.op`` 
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,11 +15,11 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.ts_graph import source_location
 from exporter.type_inference import infer, infer_with_onnx
 
 __all__ = ["GraphContext", "GraphBuilder", "ExportOptions", "source_location"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
 # Constants at most this many bytes are shared by content within one graph.
 _SHARED_CONSTANT_BYTES = 256
@@ -335,52 +333,3 @@ def _scope_of(node: torch._C.Node | None) -> str:
         parts.append(relative)
         parent = name
     return "/" + "/".join(parts) if parts else ""
-
-
-_SCRIPTED_FRAME = re.compile(r'File "(?P<path>.+)", line (?P<line>\d+)')
-
-
-def source_location(node: torch._C.Node | None) -> str:
-    """The user's file:line for a TorchScript node, skipping frames inside torch itself.
-
-    Traced nodes carry a Python stack ("file.py(12): fn" per frame); scripted nodes carry
-    the compiled source with the expression marked ('File "file.py", line 12' ... "<--- HERE").
-    """
-    if node is None:
-        return "unknown location"
-    try:
-        text = node.sourceRange()
-    except Exception:  # noqa: BLE001 - some nodes have no range
-        return "unknown location"
-    frames = [line.rstrip() for line in text.splitlines() if line.strip()]
-    if not frames:
-        return "unknown location"
-    scripted = _SCRIPTED_FRAME.search(frames[0])
-    if scripted:
-        code = ""
-        for index, line in enumerate(frames):
-            if "<--- HERE" in line and index > 0:
-                code = frames[index - 1].strip()
-                break
-        location = f"{scripted.group('path')}:{scripted.group('line')}"
-        return f"{location} ({code})" if code else location
-    parsed = []
-    for frame in frames:
-        frame = frame.strip()
-        # traced frames read "file.py(12): fn"
-        if "): " in frame and "(" in frame:
-            path, _, rest = frame.partition("(")
-            line, _, fn = rest.partition("): ")
-            parsed.append((path, line, fn))
-        else:
-            parsed.append((frame, "", ""))
-
-    def inside_torch(path: str) -> bool:
-        normalized = path.replace("\\", "/")
-        return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
-
-    user = [p for p in parsed if p[1] and not inside_torch(p[0])]
-    path, line, fn = user[0] if user else parsed[0]
-    if not line:
-        return path
-    return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"

@@ -18,6 +18,7 @@ from typing import Any
 import beartype
 
 from exporter import arguments
+from exporter.opsets import MIN_OPSET
 
 __all__ = [
     "MIN_OPSET",
@@ -29,8 +30,6 @@ __all__ = [
     "register_custom_op_symbolic",
     "unregister_custom_op_symbolic",
 ]
-
-MIN_OPSET = 9
 
 _OP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
 
@@ -103,6 +102,10 @@ class Registry:
         self._lock = threading.Lock()
         self._builtin: dict[str, dict[int, SymbolicFunction]] = {}
         self._custom: dict[str, dict[int, SymbolicFunction]] = {}
+        # Ops the emitter must not fold by running them in torch (dropout: torch's result is
+        # random, or an identity the symbolic wants to see). A property of the op, so it holds
+        # at every opset and for custom symbolics too.
+        self._no_fold: frozenset[str] = frozenset()
 
     # -- writing -------------------------------------------------------------------------
     def _make(self, name: str, opset: int, fn: Callable[..., Any], custom: bool) -> SymbolicFunction:
@@ -115,10 +118,16 @@ class Registry:
             entry.params  # noqa: B018 - evaluated for its checks
         return entry
 
-    def register(self, name: str, opset: int, fn: Callable[..., Any]) -> SymbolicFunction:
-        """Register a built-in; registering the same (name, opset) twice is an error."""
+    def register(self, name: str, opset: int, fn: Callable[..., Any], *, fold: bool = True) -> SymbolicFunction:
+        """Register a built-in; registering the same (name, opset) twice is an error.
+
+        ``fold=False`` marks the op (at every opset) as one the emitter never folds by running
+        it in torch, even when all of its inputs are constants.
+        """
         entry = self._make(name, opset, fn, custom=False)
         with self._lock:
+            if not fold:
+                self._no_fold = self._no_fold | {name}
             versions = dict(self._builtin.get(name, {}))
             if opset in versions:
                 other = versions[opset].function
@@ -194,6 +203,10 @@ class Registry:
                 found.update(table.get(candidate, {}).keys())
         return tuple(sorted(found))
 
+    def foldable(self, name: str) -> bool:
+        """Whether a node of ``name`` with constant inputs may be folded by running it in torch."""
+        return name not in self._no_fold
+
     def names(self) -> list[str]:
         return sorted(set(self._builtin) | set(self._custom))
 
@@ -204,11 +217,16 @@ class Registry:
 REGISTRY = Registry()
 
 
-def onnx_symbolic(name: str, opset: int = MIN_OPSET) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as the built-in symbolic of ``name`` from ``opset`` on."""
+def onnx_symbolic(
+    name: str, opset: int = MIN_OPSET, *, fold: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the built-in symbolic of ``name`` from ``opset`` on.
+
+    ``fold=False``: never fold ``name`` by running it in torch (see :meth:`Registry.register`).
+    """
 
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY.register(name, opset, fn)
+        REGISTRY.register(name, opset, fn, fold=fold)
         return fn
 
     return decorator

@@ -22,7 +22,6 @@ __all__ = [
     "to_torch_dtype",
     "scalar_type_to_dtype",
     "is_floating",
-    "is_integer",
     "FLOATING_IR_TYPES",
     "INTEGER_IR_TYPES",
 ]
@@ -74,10 +73,6 @@ def scalar_type_to_dtype(scalar_type: int) -> torch.dtype:
 
 def is_floating(dtype: ir.DataType | None) -> bool:
     return dtype in FLOATING_IR_TYPES
-
-
-def is_integer(dtype: ir.DataType | None) -> bool:
-    return dtype in INTEGER_IR_TYPES
 
 
 class DeferredTorchTensor(TorchTensor):

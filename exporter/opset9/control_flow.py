@@ -9,16 +9,19 @@ time are RuntimeLists (runtime_list.py): Loop scan outputs, or ONNX sequences fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
 
 from exporter import runtime_list
 from exporter import symbolic_helper as h
+from exporter.arguments import ArgumentError
+from exporter.errors import SymbolicError
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.ts_graph import all_nodes
 
 Value = ir.Value
 
@@ -51,15 +54,6 @@ def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
     return False
 
 
-def _nodes_within(blocks: Sequence[torch._C.Block]) -> list[torch._C.Node]:
-    found = []
-    for block in blocks:
-        for node in block.nodes():
-            found.append(node)
-            found.extend(_nodes_within(list(node.blocks())))
-    return found
-
-
 class _OuterList:
     """A list defined before a control-flow node and used inside its blocks."""
 
@@ -78,7 +72,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     if not any(block.findAllNodes(kind, True) for kind in _LIST_MUTATIONS for block in blocks):
         return []
     found: dict[int, _OuterList] = {}
-    for node in _nodes_within(blocks):
+    for node in all_nodes(blocks):
         for position, value in enumerate(node.inputs()):
             if not isinstance(value.type(), torch._C.ListType):
                 continue
@@ -204,6 +198,27 @@ def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
     return any(_inside(block, other) for block in node.blocks())
 
 
+class LoopRefused(Exception):
+    """The ONNX Loop form cannot express this loop, though the loop itself is fine.
+
+    Raised only where :func:`_onnx_loop` refuses: lists threaded through a Loop below the
+    sequence opset, a non-bool condition, or a body whose symbolics need a value known at
+    export time (the iteration number, a list index) and say so with an ArgumentError or a
+    ValueError. A loop with a static trip count is then unrolled; every other error from the
+    Loop path is a bug and surfaces as one instead of being hidden by unrolling.
+    """
+
+
+def _body_subgraph(g: GraphContext, body: torch._C.Block, inputs: Sequence[Value], extra_outputs: Callable[[], list[object]]) -> ir.Graph:
+    """The Loop body as an ONNX subgraph; symbolics refusing a run-time value become a LoopRefused."""
+    try:
+        return g.subgraph(body, inputs, "loop_body", extra_outputs)
+    except SymbolicError as error:
+        if isinstance(error.__cause__, (ArgumentError, ValueError)):
+            raise LoopRefused(str(error)) from error
+        raise
+
+
 def _onnx_loop(
     g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int, changed: list[_OuterList]
 ) -> object:
@@ -219,11 +234,14 @@ def _onnx_loop(
         else:
             threaded.append(entry)
     if threaded:
-        _sequences_in_control_flow(
-            g,
-            "a list changed inside a loop whose trip count is only known at run time (other than "
-            "appending one item per iteration to a list that starts empty)",
-        )
+        try:
+            _sequences_in_control_flow(
+                g,
+                "a list changed inside a loop whose trip count is only known at run time (other than "
+                "appending one item per iteration to a list that starts empty)",
+            )
+        except ValueError as error:
+            raise LoopRefused(str(error)) from None
     lists = [_as_runtime_list(g, entry) for entry in threaded]
     trip = g.constant(trip_count if isinstance(trip_count, int) else h.INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
@@ -254,11 +272,11 @@ def _onnx_loop(
     def extra_outputs() -> list[object]:
         return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
 
-    body_graph = g.subgraph(body, [iteration, *carried_in, *lists_in, *dummy_in], "loop_body", extra_outputs)
+    body_graph = _body_subgraph(g, body, [iteration, *carried_in, *lists_in, *dummy_in], extra_outputs)
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
-        raise ValueError("the loop condition must be a bool")
+        raise LoopRefused("the loop condition must be a bool")
     if count + len(lists) + len(scans) == 0:
         return None
     total = count + len(lists) + len(dummy) + len(scans)
@@ -304,13 +322,18 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
         saved = [(e.obj, e.obj.sequence, e.obj.stacked) for e in changed if isinstance(e.obj, RuntimeList)]
         try:
             return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
-        except Exception:  # noqa: BLE001 - the unrolled form needs less of ONNX
+        except LoopRefused:  # the unrolled form needs less of ONNX; any other error is a bug
             for items, sequence, stacked in saved:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
     if any(isinstance(c, (list, tuple)) for c in carried):
         raise ValueError("a list re-assigned in a loop whose trip count is only known at run time is not supported")
-    return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+    try:
+        return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+    except LoopRefused as refusal:  # nothing to fall back to: report the refusal as it was raised
+        if isinstance(refusal.__cause__, SymbolicError):
+            raise refusal.__cause__
+        raise ValueError(str(refusal)) from None
 
 
 @onnx_symbolic("prim::RaiseException")

@@ -1,12 +1,75 @@
-"""Lowering: inline calls and drop dead code so later passes see one flat graph."""
+"""Lowering: the graph rewrites that turn what TorchScript recorded into one flat graph of
+operator calls that the later passes and the emitter understand.
+
+- :func:`lower`: inline calls and drop dead code.
+- :func:`lower_script_module`: a ScriptModule's forward as a graph whose parameters are inputs.
+- :func:`substitute_interpolate`: scripted ``F.interpolate`` calls become one node.
+- :func:`fix_index_dtypes`: the index outputs legacy shape propagation mistypes.
+
+Capture calls the ones that must run before inlining or after shape propagation; the rest
+run in :func:`exporter.passes.run_all`.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-__all__ = ["lower"]
+__all__ = ["lower", "lower_script_module", "substitute_interpolate", "fix_index_dtypes"]
 
 
 def lower(graph: torch._C.Graph) -> None:
+    """Inline calls and drop dead code, so later passes see one flat graph."""
     torch._C._jit_pass_inline(graph)
     torch._C._jit_pass_dce(graph)
+
+
+def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph, list[Any]]:
+    """``module``'s forward with its parameters (and packed weights) as trailing graph inputs.
+
+    Non-tensor attributes (bools, ints) cannot become graph inputs; when lowering fails on
+    one ("Unknown type"), the module is frozen first, which inlines them as constants while
+    keeping the parameters as attributes. Interpolate calls are substituted before either
+    lowering inlines them.
+    """
+    try:
+        forward_graph = module.graph.copy()
+        substitute_interpolate(forward_graph)
+        return torch._C._jit_pass_lower_graph(forward_graph, module._c)
+    except RuntimeError as error:
+        if "Unknown type" not in str(error):
+            raise
+    frozen = torch._C._freeze_module(module._c, preserveParameters=True)
+    frozen_graph = frozen._get_method("forward").graph
+    substitute_interpolate(frozen_graph)
+    return torch._C._jit_pass_lower_graph(frozen_graph, frozen)
+
+
+def substitute_interpolate(graph: torch._C.Graph) -> None:
+    """Scripted F.interpolate is a Python function full of control flow on its arguments
+    (antialias kernels, mode checks); each direct call becomes one aten::__interpolate node
+    with the same arguments before inlining, so it exports as Resize/Upsample. Calls inside
+    submodules' methods are still inlined as Python code."""
+    for node in list(graph.findAllNodes("prim::CallFunction")):
+        callee = node.inputsAt(0).node()
+        if callee.kind() != "prim::Constant" or not callee.hasAttribute("name") or callee.s("name") != "interpolate":
+            continue
+        replacement = graph.create("aten::__interpolate", list(node.inputs())[1:], 1)
+        replacement.insertBefore(node)
+        replacement.output().setType(node.output().type())
+        node.output().replaceAllUsesWith(replacement.output())
+        node.destroy()
+
+
+# torch's legacy shape propagation types the index outputs of these ops as Float.
+_INDEX_OUTPUTS = frozenset({"aten::argmax", "aten::argmin"})
+
+
+def fix_index_dtypes(graph: torch._C.Graph) -> None:
+    """Retype argmax/argmin outputs as int64 after legacy shape propagation called them Float."""
+    for kind in _INDEX_OUTPUTS:
+        for node in graph.findAllNodes(kind, True):  # searched in C++, sub-blocks included
+            out = node.output()
+            if isinstance(out.type(), torch._C.TensorType):
+                out.setType(out.type().with_dtype(torch.int64))

@@ -16,6 +16,7 @@ import torch
 
 from exporter.errors import ExporterError
 from exporter.passes.common import schema_of, walk
+from exporter.ts_graph import source_location
 
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
 
@@ -95,8 +96,6 @@ class _Cursor:
 
 def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -> torch._C.Value:
     """The base of ``view`` with the view's elements replaced by ``updated``."""
-    from exporter.graph_context import source_location
-
     kind = view.kind()
     inputs = list(view.inputs())
     base = inputs[0]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from exporter.passes import lower, remove_inplace, scalar_type_analysis
-from exporter.passes.scalar_type_analysis import Operand, promote
+from exporter.promotion import Operand, promote
 
 T, Z, N = 2, 1, 0  # dimensioned tensor, zero-dim tensor, Python number
 

@@ -1,0 +1,237 @@
+"""torch's type promotion, as the exporter needs it: which operands of an op are unified, and
+to which dtype.
+
+ONNX has no implicit casts: ``Add(half, double)`` is invalid, and a Python ``2`` has no dtype
+at all. Torch promotes by category (bool < int < float < complex) and by priority (tensors with
+dimensions > zero-dim tensors > Python numbers), so ``half_tensor + 2`` stays half and
+``int32_tensor + 2.5`` becomes float32.
+
+Two phases apply these rules: the scalar-type-analysis pass (on TorchScript types, before
+emission) and the emitter (on emitted values, for scripted graphs whose TorchScript types were
+incomplete). The rules live here, in a module of their own, so that neither phase serves the
+other: a pass never serves the emitter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import onnx_ir as ir
+import torch
+
+from exporter import tensors
+
+__all__ = [
+    "Operand",
+    "TENSOR",
+    "ZERO_DIM",
+    "NUMBER",
+    "promote",
+    "operand_names",
+    "is_arithmetic",
+    "follows_self",
+    "output_dtype",
+    "operand_positions",
+    "emitted_operand",
+    "emission_target",
+]
+
+# Ops computed in their output dtype: these operands are cast to it.
+_ARITHMETIC: dict[str, tuple[str, ...]] = {
+    "aten::add": ("self", "other"),
+    "aten::sub": ("self", "other"),
+    "aten::rsub": ("self", "other"),
+    "aten::mul": ("self", "other"),
+    "aten::div": ("self", "other"),
+    "aten::true_divide": ("self", "other"),
+    "aten::floor_divide": ("self", "other"),
+    "aten::remainder": ("self", "other"),
+    "aten::fmod": ("self", "other"),
+    "aten::maximum": ("self", "other"),
+    "aten::minimum": ("self", "other"),
+    "aten::max": ("self", "other"),
+    "aten::min": ("self", "other"),
+    "aten::fmax": ("self", "other"),
+    "aten::fmin": ("self", "other"),
+    "aten::atan2": ("self", "other"),
+    "aten::hypot": ("self", "other"),
+    "aten::pow": ("self", "exponent"),
+    "aten::where": ("self", "other"),
+    "aten::lerp": ("self", "end", "weight"),
+    "aten::addcmul": ("self", "tensor1", "tensor2"),
+    "aten::addcdiv": ("self", "tensor1", "tensor2"),
+    "aten::clamp": ("self", "min", "max"),
+    "aten::clamp_min": ("self", "min"),
+    "aten::clamp_max": ("self", "max"),
+    "aten::clip": ("self", "min", "max"),
+    "aten::masked_fill": ("value",),
+    "aten::index_put": ("values",),
+    "aten::fill": ("value",),
+    "aten::logaddexp": ("self", "other"),
+    "aten::copysign": ("self", "other"),
+    "aten::xlogy": ("self", "other"),
+}
+# Ops that return bool but compare in the promoted dtype of their operands.
+_COMPARISON: dict[str, tuple[str, ...]] = {
+    "aten::eq": ("self", "other"),
+    "aten::ne": ("self", "other"),
+    "aten::lt": ("self", "other"),
+    "aten::le": ("self", "other"),
+    "aten::gt": ("self", "other"),
+    "aten::ge": ("self", "other"),
+    "aten::isclose": ("self", "other"),
+}
+# Ops whose written value takes the dtype of the tensor written into (argument 0).
+_FOLLOWS_SELF = frozenset({"aten::masked_fill", "aten::index_put", "aten::fill"})
+# True division: integer operands divide as floats unless a rounding mode is given.
+_TRUE_DIVISION = frozenset({"aten::div", "aten::true_divide"})
+
+TENSOR, ZERO_DIM, NUMBER = 2, 1, 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Operand:
+    """What promotion needs to know of an operand: its dtype and its priority."""
+
+    dtype: torch.dtype
+    priority: int  # TENSOR, ZERO_DIM or NUMBER
+
+
+def operand_names(kind: str) -> tuple[str, ...] | None:
+    """Schema names of the operands promotion unifies for ``kind``; None when it unifies none."""
+    return _ARITHMETIC.get(kind) or _COMPARISON.get(kind)
+
+
+def is_arithmetic(kind: str) -> bool:
+    """Whether ``kind`` computes in its output dtype (comparisons compute in the promoted one)."""
+    return kind in _ARITHMETIC
+
+
+def follows_self(kind: str) -> bool:
+    """Whether the unified operand takes the dtype of the tensor written into (masked_fill...)."""
+    return kind in _FOLLOWS_SELF
+
+
+def _category(dtype: torch.dtype) -> int:
+    if dtype == torch.bool:
+        return 0
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 1
+
+
+def promote(operands: list[Operand]) -> torch.dtype:
+    """torch's result type: the highest-priority group decides unless a lower one is of a
+    higher category, in which case that category's default (numbers) or dtype wins."""
+    result: torch.dtype | None = None
+    for priority in (TENSOR, ZERO_DIM, NUMBER):
+        group = [o.dtype for o in operands if o.priority == priority]
+        if not group:
+            continue
+        if priority == NUMBER:
+            # Python numbers only contribute their category, at the default dtype.
+            group = [_number_dtype(d) for d in group]
+        current = group[0]
+        for dtype in group[1:]:
+            current = torch.promote_types(current, dtype)
+        if result is None:
+            result = current
+        elif _category(current) > _category(result):
+            if priority == NUMBER and result.is_floating_point and current.is_complex:
+                result = torch.complex128 if result == torch.float64 else torch.complex64
+            else:
+                result = current
+    if result is None:
+        raise ValueError("no operands to promote")
+    return result
+
+
+def _number_dtype(dtype: torch.dtype) -> torch.dtype:
+    if dtype == torch.bool:
+        return torch.bool
+    if dtype.is_complex:
+        return torch.complex64
+    if dtype.is_floating_point:
+        return torch.get_default_dtype()
+    return torch.int64
+
+
+def output_dtype(node: torch._C.Node) -> torch.dtype | None:
+    """The dtype TorchScript recorded for the single tensor output of ``node``, if any."""
+    outputs = list(node.outputs())
+    if len(outputs) != 1:  # max.dim / min.dim: (values, indices), nothing to promote
+        return None
+    out_type = outputs[0].type()
+    if isinstance(out_type, torch._C.TensorType):
+        return out_type.dtype()
+    return None
+
+
+# -- emission time: operands are emitted objects, for graphs whose TorchScript types were incomplete --
+
+
+def operand_positions(kind: str, schema: torch._C.FunctionSchema) -> list[int]:
+    """Positions of the operands that promotion unifies for ``kind`` ([] when none).
+
+    Scalar overloads of binary ops (``aten::add.int(int a, int b)``) name them a and b.
+    """
+    names = operand_names(kind)
+    if names is None:
+        return []
+    arg_names = [a.name for a in schema.arguments]
+    positions = [arg_names.index(n) for n in names if n in arg_names]
+    if not positions and arg_names[:2] == ["a", "b"]:
+        positions = [0, 1]
+    return positions
+
+
+def emitted_operand(obj: object, ts_value: torch._C.Value) -> Operand | None:
+    """Promotion priority of an emitted object: ONNX values by rank, constants as numbers."""
+    if isinstance(obj, bool):
+        return Operand(torch.bool, NUMBER)
+    if isinstance(obj, int):
+        return Operand(torch.int64, NUMBER)
+    if isinstance(obj, float):
+        return Operand(torch.float64, NUMBER)
+    if isinstance(obj, torch.Tensor):
+        return Operand(obj.dtype, NUMBER if obj.dim() == 0 else TENSOR)
+    if isinstance(obj, ir.Value):
+        if obj.dtype is None:
+            return None
+        dtype = tensors.to_torch_dtype(obj.dtype)
+        if not isinstance(ts_value.type(), torch._C.TensorType):
+            return Operand(dtype, NUMBER)  # a TorchScript int/float/bool computed at run time
+        rank = None if obj.shape is None else len(obj.shape)
+        return Operand(dtype, ZERO_DIM if rank == 0 else TENSOR)
+    return None
+
+
+def _is_true_division(kind: str, schema: torch._C.FunctionSchema, inputs: Sequence[object]) -> bool:
+    """div/true_divide without a rounding mode: torch divides integers as floats."""
+    if kind not in _TRUE_DIVISION:
+        return False
+    arg_names = [a.name for a in schema.arguments]
+    return "rounding_mode" not in arg_names or inputs[arg_names.index("rounding_mode")] is None
+
+
+def emission_target(
+    node: torch._C.Node,
+    schema: torch._C.FunctionSchema,
+    inputs: Sequence[object],
+    operands: dict[int, Operand],
+) -> torch.dtype:
+    """The dtype the operands of ``node`` (emitted as ``inputs``) are computed in."""
+    kind = node.kind()
+    if kind in _ARITHMETIC:
+        out = output_dtype(node)
+        if kind in _FOLLOWS_SELF and 0 in operands:
+            return operands[0].dtype
+        if out is not None and kind not in _FOLLOWS_SELF:
+            return out
+    target = promote(list(operands.values()))
+    if _is_true_division(kind, schema, inputs) and not (target.is_floating_point or target.is_complex):
+        target = torch.get_default_dtype()
+    return target

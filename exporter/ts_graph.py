@@ -1,0 +1,115 @@
+"""Read-only queries on TorchScript graphs, shared by capture, the passes, the emitter and the
+control-flow symbolics.
+
+They live in one module of their own so that no phase borrows another phase's helpers: the
+emitter must not depend on a pass, nor a pass on the emitter's GraphContext. There is one
+block walk (:func:`walk`): every consumer that needs the nodes of sub-blocks uses it, so
+a fix to how blocks are entered (or how fast) reaches them all.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Iterator
+
+import torch
+
+__all__ = ["walk", "all_nodes", "schema_of", "has_blocks", "source_location"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_schema(text: str) -> torch._C.FunctionSchema | None:
+    if text == "(no schema)":
+        return None
+    return torch._C.parse_schema(text)
+
+
+def schema_of(node: torch._C.Node) -> torch._C.FunctionSchema | None:
+    """The parsed schema of an operator node, or None for schema-less prim nodes."""
+    try:
+        return _parse_schema(node.schema())
+    except RuntimeError:
+        return None
+
+
+_BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::Closure", "prim::With"})
+
+
+def has_blocks(node: torch._C.Node) -> bool:
+    """Whether ``node`` has sub-blocks. Only control-flow nodes can; asking every node for its
+    blocks costs a pybind round trip each (~30 us), which adds up on large graphs."""
+    return node.kind() in _BLOCK_KINDS and bool(list(node.blocks()))
+
+
+def all_nodes(blocks: Iterable[torch._C.Graph | torch._C.Block]) -> list[torch._C.Node]:
+    """Every node of ``blocks``, depth first, including the nodes of nested sub-blocks.
+
+    A list, taken before anyone sees a node, so callers may replace or destroy nodes while
+    they go through it.
+    """
+    found: list[torch._C.Node] = []
+    for block in blocks:
+        for node in block.nodes():
+            found.append(node)
+            if has_blocks(node):
+                found.extend(all_nodes(node.blocks()))
+    return found
+
+
+def walk(block: torch._C.Graph | torch._C.Block) -> Iterator[torch._C.Node]:
+    """Every node of one graph or block, depth first, sub-blocks included (see :func:`all_nodes`)."""
+    yield from all_nodes([block])
+
+
+_SCRIPTED_FRAME = re.compile(r'File "(?P<path>.+)", line (?P<line>\d+)')
+
+
+def source_location(node: torch._C.Node | None) -> str:
+    """The user's file:line for a TorchScript node, skipping frames inside torch itself.
+
+    Traced nodes carry a Python stack ("file.py(12): fn" per frame); scripted nodes carry
+    the compiled source with the expression marked ('File "file.py", line 12' ... "<--- HERE").
+    Error messages of every phase name the node this way, so it lives with the graph queries.
+    """
+    if node is None:
+        return "unknown location"
+    try:
+        text = node.sourceRange()
+    except Exception:  # noqa: BLE001 - some nodes have no range
+        return "unknown location"
+    frames = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if not frames:
+        return "unknown location"
+    scripted = _SCRIPTED_FRAME.search(frames[0])
+    if scripted:
+        code = ""
+        for index, line in enumerate(frames):
+            if "<--- HERE" in line and index > 0:
+                code = frames[index - 1].strip()
+                break
+        location = f"{scripted.group('path')}:{scripted.group('line')}"
+        return f"{location} ({code})" if code else location
+    parsed = []
+    for frame in frames:
+        frame = frame.strip()
+        # traced frames read "file.py(12): fn"
+        if "): " in frame and "(" in frame:
+            path, _, rest = frame.partition("(")
+            line, _, fn = rest.partition("): ")
+            parsed.append((path, line, fn))
+        else:
+            parsed.append((frame, "", ""))
+
+    def inside_torch(path: str) -> bool:
+        normalized = path.replace("\\", "/")
+        return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+
+    user = [p for p in parsed if p[1] and not inside_torch(p[0])]
+    path, line, fn = user[0] if user else parsed[0]
+    if not line:
+        return path
+    return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"

@@ -1,0 +1,62 @@
+"""Lowering rewrites (exporter/passes/lower.py) on small graphs."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from exporter.passes.lower import fix_index_dtypes, lower, lower_script_module, substitute_interpolate
+from exporter.ts_graph import all_nodes
+
+
+def _kinds(graph: torch._C.Graph) -> list[str]:
+    return [n.kind() for n in all_nodes([graph])]
+
+
+def test_substitute_interpolate_makes_one_node() -> None:
+    @torch.jit.script
+    def upsample(x: torch.Tensor) -> torch.Tensor:
+        return F.interpolate(x, scale_factor=2.0, mode="nearest")
+
+    graph = upsample.graph.copy()
+    substitute_interpolate(graph)
+    lower(graph)
+    assert _kinds(graph).count("aten::__interpolate") == 1
+    assert "prim::CallFunction" not in _kinds(graph)
+
+
+def test_fix_index_dtypes_retypes_argmax_as_int64() -> None:
+    graph = torch._C.parse_ir(
+        """
+        graph(%x : Float(2, 3)):
+          %dim : int = prim::Constant[value=1]()
+          %keep : bool = prim::Constant[value=0]()
+          %i : Float(2) = aten::argmax(%x, %dim, %keep)
+          return (%i)
+        """
+    )
+    fix_index_dtypes(graph)
+    (node,) = [n for n in graph.nodes() if n.kind() == "aten::argmax"]
+    assert node.output().type().dtype() == torch.int64
+
+
+class _WithFlag(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flag = True
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x) if self.flag else x
+
+
+def test_lower_script_module_makes_weights_inputs() -> None:
+    graph, params = lower_script_module(torch.jit.script(torch.nn.Linear(2, 2)))
+    assert len(params) == 2
+    assert len(list(graph.inputs())) == 1 + 2
+
+
+def test_lower_script_module_with_a_bool_attribute() -> None:
+    graph, params = lower_script_module(torch.jit.script(_WithFlag()))
+    assert len([p for p in params if isinstance(p, torch.Tensor)]) == 2
+    assert len(list(graph.inputs())) == 1 + len(params)

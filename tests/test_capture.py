@@ -1,0 +1,49 @@
+"""Capture's steps for scripted models (exporter/capture.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from exporter.capture import Captured, capture
+
+
+def test_captured_has_no_eager_outputs_field() -> None:
+    assert "outputs" not in {f.name for f in dataclasses.fields(Captured)}
+
+
+def test_scripted_module_params_keep_state_dict_names() -> None:
+    captured = capture(torch.jit.script(torch.nn.Linear(2, 3)), (torch.ones(1, 2),))
+    assert captured.input_names == ["input"]
+    assert sorted(captured.param_names) == ["bias", "weight"]
+
+
+def test_scripted_keyword_and_default_arguments_are_bound() -> None:
+    @torch.jit.script
+    def scale(x: torch.Tensor, factor: float = 2.0) -> torch.Tensor:
+        return x * factor
+
+    captured = capture(scale, (torch.ones(2),))
+    assert len(list(captured.graph.inputs())) == 1  # the float became a constant
+
+
+def test_scripted_unknown_keyword_is_an_error() -> None:
+    @torch.jit.script
+    def identity(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        capture(identity, (torch.ones(2), {"y": 1}))
+
+
+def test_scripted_model_that_raises_on_the_example_is_reported() -> None:
+    @torch.jit.script
+    def checks(x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 3:
+            raise ValueError("wants rank 3")
+        return x
+
+    with pytest.raises(ValueError, match="raised on the example inputs"):
+        capture(checks, (torch.ones(2),))
