@@ -2,7 +2,10 @@
 
 Helpers branch on ``g.opset`` only where an ONNX operator's signature changed: Unsqueeze,
 Squeeze and ReduceSum take axes as an input from 13, the other Reduce* ops from 18, Slice
-takes its bounds as inputs from 10 and Clip from 11. Symbolic modules call these instead of
+takes its bounds as inputs from 10 and Clip from 11, TopK takes k as an input from 10,
+Upsample becomes Resize at 10, Scatter is renamed ScatterElements at 11, Pad takes pads and
+value as inputs from 11, LessOrEqual appears and Max/Min take integers at 12, Split takes its
+sizes as an input from 13 (and num_outputs from 18). Symbolic modules call these instead of
 branching themselves, so a delta file only holds real behaviour changes.
 """
 
@@ -28,6 +31,15 @@ __all__ = [
     "squeeze",
     "reduce",
     "slice_static",
+    "slice_dynamic",
+    "split_static",
+    "less_or_equal",
+    "upsample_by_scales",
+    "pad",
+    "scatter_elements",
+    "max_min",
+    "split_equal",
+    "topk",
     "shape_of",
     "dim_size",
     "clip",
@@ -139,6 +151,103 @@ def slice_static(
     if steps is not None and any(s != 1 for s in steps):
         raise ValueError("Slice with a step other than 1 needs opset 10 or higher")
     return g.op("Slice", x, axes=list(axes), starts=list(starts), ends=list(ends))
+
+
+def slice_dynamic(g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int = 1) -> Value:
+    """Slice of one axis with bounds known only at run time: Slice-1 takes constant bounds
+    only, Slice-10 takes them as inputs."""
+    if g.opset < 10:
+        raise ValueError("slicing with bounds computed at run time needs opset 10 or higher")
+    bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([axis])]
+    if step != 1:
+        bounds.append(g.constant([step]))
+    return g.op("Slice", x, *bounds)
+
+
+def scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Value, axis: int) -> Value:
+    """ScatterElements (opset 11), Scatter before it: the same semantics, an older name."""
+    return g.op("ScatterElements" if g.opset >= 11 else "Scatter", data, indices, updates, axis=axis)
+
+
+def max_min(g: GraphContext, a: Value, b: Value, *, larger: bool) -> Value:
+    """Max (``larger``) or Min of ``a`` and ``b``. Max/Min take integers from opset 12; before,
+    integers compare and pick (Greater/Less + Where)."""
+    if is_floating(a) or g.opset >= 12:
+        return g.op("Max" if larger else "Min", a, b)
+    return g.op("Where", g.op("Greater" if larger else "Less", a, b), a, b)
+
+
+def pad(
+    g: GraphContext,
+    x: Value,
+    begins: Sequence[int],
+    ends: Sequence[int],
+    mode: str,
+    value: float | int | bool = 0,
+) -> Value:
+    """ONNX Pad from full-rank begin/end lists (negative entries crop, as in torch).
+
+    Pad-2 (opsets 9-10) takes pads and value as attributes and has float kernels only, Pad-11
+    takes them as inputs and adds integers, Pad-13 adds bool. Other dtypes pass through a
+    wider type and back: integers through double (exact below 2**53), bool through int32.
+    """
+    if not any(begins) and not any(ends):
+        return x
+    dtype = x.dtype
+    work = x
+    if g.opset < 11 and not is_floating(x):
+        work = cast(g, x, ir.DataType.DOUBLE)
+    elif g.opset < 13 and dtype == ir.DataType.BOOL:
+        work = cast(g, x, ir.DataType.INT32)
+    if g.opset < 11:
+        attrs: dict[str, object] = {"pads": list(begins) + list(ends), "mode": mode}
+        if mode == "constant":
+            attrs["value"] = float(value)
+        out = g.op("Pad", work, **attrs)
+    else:
+        fill = scalar_like(g, value, work) if mode == "constant" else None
+        out = g.op("Pad", work, g.constant(list(begins) + list(ends)), fill, mode=mode)
+    return cast(g, out, dtype) if work is not x else out
+
+
+def less_or_equal(g: GraphContext, a: Value, b: Value) -> Value:
+    """a <= b: LessOrEqual appears at opset 12; before, Not(Greater)."""
+    if g.opset >= 12:
+        return g.op("LessOrEqual", a, b)
+    return g.op("Not", g.op("Greater", a, b))
+
+
+def upsample_by_scales(g: GraphContext, x: Value, scales: Sequence[float], mode: str) -> Value:
+    """Upsample-9 by full-rank ``scales``; at opset 10 the same op is named Resize (Upsample
+    is deprecated). Resize-11 adds roi and sizes inputs: callers use Resize directly there."""
+    op_type = "Upsample" if g.opset == 9 else "Resize"
+    return g.op(op_type, x, g.constant(list(scales), ir.DataType.FLOAT), mode=mode)
+
+
+def split_static(g: GraphContext, x: Value, sizes: Sequence[int], axis: int) -> tuple[Value, ...]:
+    """Split into pieces of known ``sizes``; the sizes are an input from opset 13."""
+    if g.opset >= 13:
+        return g.op("Split", x, g.constant(list(sizes)), axis=axis, num_outputs=len(sizes))
+    return g.op("Split", x, axis=axis, split=list(sizes), num_outputs=len(sizes))
+
+
+def split_equal(g: GraphContext, x: Value, count: int, axis: int) -> tuple[Value, ...]:
+    """Split into ``count`` equal pieces of a size known only at run time; Split says how many
+    with its num_outputs attribute from opset 18 (before, the output count says it)."""
+    if g.opset >= 18:
+        # g.op's own num_outputs keyword hides the attribute of that name; pass it as an Attr.
+        return g.op("Split", x, axis=axis, num_outputs=count, outputs_attr=ir.AttrInt64("num_outputs", count))
+    return g.op("Split", x, axis=axis, num_outputs=count)
+
+
+def topk(g: GraphContext, x: Value, k: int | Value, axis: int, **attrs: int) -> tuple[Value, Value]:
+    """TopK: k is an attribute before opset 10 (so it must be known at export time), an input
+    from 10; ``attrs`` (largest, sorted) exist from 11."""
+    if g.opset < 10:
+        if not isinstance(k, int):
+            raise ValueError("topk with k known only at run time needs opset 10")
+        return g.op("TopK", x, axis=axis, k=k, num_outputs=2, **attrs)
+    return g.op("TopK", x, g.list_to_value([k]), axis=axis, num_outputs=2, **attrs)
 
 
 def shape_of(g: GraphContext, x: Value) -> Value:

@@ -1,14 +1,18 @@
 """Opset 10: what changes for the base symbolics.
 
 ONNX changes at opset 10 that this module reacts to:
-- Slice takes starts/ends/axes/steps as inputs (symbolic_helper.slice_static branches on it);
-  dynamic bounds become possible, handled in the base ``aten::slice``.
+- Slice takes starts/ends/axes/steps as inputs (symbolic_helper.slice_static/slice_dynamic
+  branch on it); dynamic bounds become possible, and aten::slice with a step,
+  aten::flip (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
+  unsafe_chunk, prim::ConstantChunk) of a run-time dim slice instead of gathering.
 - MaxPool/AveragePool gain ``ceil_mode`` and MaxPool ``dilations`` (pool_attributes).
 - Mod appears (integer remainder, fmod).
 - QuantizeLinear/DequantizeLinear appear: quantize_per_tensor, dequantize, fake quantization
   and the quantized:: ops of eager-quantized models lower to the QDQ form (see
   exporter/quantization.py); packed weights become int8 constants + DequantizeLinear.
-- TopK takes k as an input; Resize appears (nearest upsampling by factors).
+- TopK takes k as an input (symbolic_helper.topk): topk, sort and argsort accept a k (a dim
+  size) known only at run time.
+- Resize appears (nearest upsampling by factors).
 
 The base symbolics already branch in the helpers where the op signature changed, so only
 ops whose lowering itself changes are re-registered here.
@@ -33,7 +37,15 @@ from exporter.quantization import (
     scalar_value,
 )
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import activations, convolution, normalization
+from exporter.symbolic_opset9 import (
+    activations,
+    convolution,
+    indexing,
+    normalization,
+    shape,
+    sorting,
+    splitting,
+)
 
 Value = ir.Value
 
@@ -767,3 +779,108 @@ def quantized_batch_norm3d_relu(
 ) -> Value:
     """batch_norm3d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, True)
+
+
+@onnx_symbolic("aten::topk", opset=10)
+def aten_topk_10(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+) -> tuple[Value, Value]:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+
+    TopK takes k as an input, so k may be known only at run time.
+    """
+    return sorting.topk_before_11(g, self, k, dim, largest, sorted)
+
+
+@onnx_symbolic("aten::sort", opset=10)
+def aten_sort_10(
+    g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool | None = None
+) -> tuple[Value, Value]:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) (and .stable)
+
+    The whole dim may have a size known only at run time (TopK's k is an input).
+    """
+    del stable
+    return sorting.sort_with(g, self, dim, descending, sorting.topk_before_11)
+
+
+@onnx_symbolic("aten::argsort", opset=10)
+def aten_argsort_10(
+    g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool = False
+) -> Value:
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
+    indices of aten::sort"""
+    return aten_sort_10(g, self, dim, descending, stable)[1]
+
+
+@onnx_symbolic("aten::slice", opset=10)
+def aten_slice_10(
+    g: GraphContext,
+    self: Value,
+    dim: int = 0,
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> Value:
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    Slice-10 takes steps, so a strided slice is one Slice at any size.
+    """
+    return indexing.slice_bounds(g, self, dim, start, end, step)
+
+
+def _flip_dim_10(g: GraphContext, x: Value, dim: int) -> Value:
+    """Reverse one dim: Slice with step -1, at any size."""
+    return h.slice_static(g, x, [dim], [-1], [-h.INT64_MAX], [-1])
+
+
+@onnx_symbolic("aten::flip", opset=10)
+def aten_flip_10(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
+    """flip(Tensor self, int[] dims) -> Tensor: Slice with step -1 (any size)."""
+    return shape.flip_with(g, self, dims, _flip_dim_10)
+
+
+def _roll_dim_10(g: GraphContext, x: Value, shift: int, dim: int, size: Value) -> Value:
+    """Roll a dim of run-time size: Mod with fmod=0 takes the divisor's sign, so negative
+    shifts come out right, and Slice takes the run-time split point."""
+    size_1d = h.unsqueeze(g, size, [0])
+    split = g.op("Sub", size_1d, g.op("Mod", g.constant([shift]), size_1d, fmod=0))
+    axes = g.constant([dim])
+    tail = g.op("Slice", x, split, g.constant([h.INT64_MAX]), axes)
+    head = g.op("Slice", x, g.constant([0]), split, axes)
+    return g.op("Concat", tail, head, axis=dim)
+
+
+@onnx_symbolic("aten::roll", opset=10)
+def aten_roll_10(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int] = ()) -> Value:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor: a dim of run-time size
+    rolls with Mod and two run-time Slices."""
+    return shape.roll_with(g, self, shifts, dims, _roll_dim_10)
+
+
+def _slice_piece_10(g: GraphContext, x: Value, start: Value, end: Value, size: Value, dim: int) -> Value:
+    """The piece [start, end) of ``dim`` as one Slice with run-time bounds."""
+    del size  # Slice clamps the bounds itself
+    bounds = [h.unsqueeze(g, start, [0]), h.unsqueeze(g, end, [0]), g.constant([dim])]
+    return g.op("Slice", x, *bounds)
+
+
+@onnx_symbolic("aten::chunk", opset=10)
+def aten_chunk_10(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]: a dim of run-time
+    size is cut by Slices with run-time bounds."""
+    return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
+
+
+@onnx_symbolic("aten::unsafe_chunk", opset=10)
+def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+    """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
+    return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
+
+
+@onnx_symbolic("prim::ConstantChunk", opset=10)
+def prim_constant_chunk_10(g: GraphContext, *inputs: object) -> object:
+    """prim::ConstantChunk[chunks, dim](Tensor self) -> (Tensor, ...): a dim of run-time size
+    is cut by Slices with run-time bounds."""
+    return splitting.constant_chunk_with(g, inputs, _slice_piece_10)
+

@@ -5,9 +5,19 @@ ONNX changes at opset 11 that this module reacts to:
 - Resize gains coordinate_transformation_mode (half_pixel, align_corners, pytorch_half_pixel)
   and cubic interpolation: every interpolate mode and align_corners now matches torch, where
   Upsample-9/Resize-10 only had asymmetric coordinates.
-- CumSum appears (cumsum of a run-time length); Det appears (det, logdet, linalg_det).
+- CumSum appears (cumsum of a run-time length; the packed-row offsets of
+  _pad_packed_sequence and the packed lstm/gru/rnn .data overloads); Det appears (det, logdet,
+  linalg_det).
 - Range, negative Gather indices, Slice/Squeeze/Pad/Clip with input bounds (handled in
   symbolic_helper), Round, ScatterElements/GatherElements, sequence ops.
+- Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
+  lengths; slice_scatter and select_scatter take bounds known only at run time;
+  repeat_interleave takes counts known only at run time (with CumSum).
+- Round appears (aten::round); GatherElements appears (aten::gather at any shape); Gather takes
+  negative indices (aten::select with a negative index on a dynamic dim).
+- TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
+  directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
+  shape.
 """
 
 from __future__ import annotations
@@ -21,7 +31,16 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import interpolation, reductions
+from exporter.symbolic_opset9 import (
+    arithmetic,
+    attention,
+    indexing,
+    interpolation,
+    recurrent,
+    reductions,
+    repeat_pad,
+    sorting,
+)
 
 Value = ir.Value
 
@@ -292,3 +311,298 @@ def aten_logdet(g: GraphContext, self: Value) -> Value:
     log(det): NaN for a negative determinant and -inf for zero, as in torch. Det is opset 11.
     """
     return g.op("Log", g.op("Det", self))
+
+
+def _topk_11(
+    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
+) -> tuple[Value, Value]:
+    """TopK with largest/sorted and integer inputs (small integers widened to int64); float
+    values are read back by index (see sorting.topk_key). Ties come lowest index first."""
+    rank = h.known_rank(x, "topk")
+    dim = h.normalize_dim(dim, rank)
+    work = sorting.topk_work(g, x, native_integers=True)
+    key = sorting.topk_key(g, x, work, negate=False, read_back=h.is_floating(x))
+    values, indices = h.topk(g, key, k, dim, largest=int(largest), sorted=int(sorted_))
+    sorting.set_topk_types(x, key, values, indices, k, dim)
+    if h.is_floating(x):
+        values = g.op("GatherElements", work, indices, axis=dim)
+    return h.cast(g, values, x.dtype), indices
+
+
+@onnx_symbolic("aten::topk", opset=11)
+def aten_topk_11(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+) -> tuple[Value, Value]:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    return _topk_11(g, self, k, dim, largest, sorted)
+
+
+@onnx_symbolic("aten::sort", opset=11)
+def aten_sort_11(
+    g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool | None = None
+) -> tuple[Value, Value]:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) (and .stable)
+
+    NaN sorts last ascending and first descending, as in torch, at any shape.
+    """
+    del stable
+    return sorting.sort_with(g, self, dim, descending, _topk_11)
+
+
+@onnx_symbolic("aten::argsort", opset=11)
+def aten_argsort_11(
+    g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool = False
+) -> Value:
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
+    indices of aten::sort"""
+    return aten_sort_11(g, self, dim, descending, stable)[1]
+
+
+@onnx_symbolic("aten::round", opset=11)
+def aten_round_11(g: GraphContext, self: Value, decimals: int = 0) -> Value:
+    """round(Tensor self) -> Tensor, round.decimals(Tensor self, *, int decimals) -> Tensor
+
+    ONNX Round rounds half to even, as torch does.
+    """
+    return arithmetic.round_with(g, self, decimals, lambda v: g.op("Round", v))
+
+
+@onnx_symbolic("aten::gather", opset=11)
+def aten_gather_11(g: GraphContext, self: Value, dim: int, index: Value, sparse_grad: bool = False) -> Value:
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor: GatherElements."""
+    del sparse_grad
+    rank = h.known_rank(self, "gather")
+    dim = h.normalize_dim(dim, rank)
+    return g.op("GatherElements", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
+
+
+@onnx_symbolic("aten::select", opset=11)
+def aten_select_11(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+
+    Gather takes negative indices, so a dynamic dim needs no fix-up.
+    """
+    return indexing.select_with(g, self, dim, index, negative_ok=True)
+
+
+def causal_mask(g: GraphContext, query: Value, key: Value) -> Value:
+    """A bool [L, S] mask, true on and below the diagonal (torch aligns it top-left): a
+    constant for static lengths, from Range at run time otherwise."""
+    length = h.dim_size(g, query, -2)
+    source = h.dim_size(g, key, -2)
+    if isinstance(length, int) and isinstance(source, int):
+        return g.constant(torch.ones(length, source, dtype=torch.bool).tril())
+
+    def positions(size: int | Value) -> Value:
+        end = size if isinstance(size, Value) else g.constant(size)
+        return g.op("Range", g.constant(0), end, g.constant(1))
+
+    rows = h.unsqueeze(g, positions(length), [1])
+    return g.op("Not", g.op("Less", rows, positions(source)))
+
+
+@onnx_symbolic("aten::scaled_dot_product_attention", opset=11)
+def aten_scaled_dot_product_attention_11(
+    g: GraphContext,
+    query: Value,
+    key: Value,
+    value: Value,
+    attn_mask: Value | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Value:
+    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+
+    is_causal works with sequence lengths known only at run time (the mask from Range).
+    """
+    return attention.scaled_dot_product_attention_with(
+        g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal_mask
+    )
+
+
+def _slice_scatter_range(
+    g: GraphContext, self: Value, src: Value, dim: int, start: int | Value | None, step: int, rank: int | None
+) -> Value:
+    """slice_scatter with bounds known at run time: the positions from Range, expanded to
+    src's shape, scattered with ScatterElements."""
+    first = g.list_to_value([0 if start is None else start])
+    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
+    positions = g.op(
+        "Range",
+        h.squeeze(g, first, [0]),
+        h.squeeze(g, g.op("Add", first, g.op("Mul", count, g.constant([step]))), [0]),
+        g.constant(step),
+    )
+    shape = [1] * (rank or 1)
+    shape[dim] = -1
+    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
+    return h.scatter_elements(g, self, indices, src, dim)
+
+
+@onnx_symbolic("aten::slice_scatter", opset=11)
+def aten_slice_scatter_11(
+    g: GraphContext,
+    self: Value,
+    src: Value,
+    dim: int = 0,
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> Value:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+
+    Bounds known only at run time scatter at positions from Range.
+    """
+    return indexing.slice_scatter_with(g, self, src, dim, start, end, step, _slice_scatter_range)
+
+
+@onnx_symbolic("aten::select_scatter", opset=11)
+def aten_select_scatter_11(g: GraphContext, self: Value, src: Value, dim: int, index: int | Value) -> Value:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor: an index known
+    only at run time scatters at a position from Range."""
+    return indexing.select_scatter_with(g, self, src, dim, index, _slice_scatter_range)
+
+
+def _interleave_indices_11(g: GraphContext, repeats: Value) -> Value:
+    """repeat_interleave(repeats) for a 1-D count tensor known at run time: output position
+    p takes index #{j : cumsum(repeats)[j] <= p}."""
+    counts = h.cast(g, repeats, ir.DataType.INT64)
+    ends = g.op("CumSum", counts, g.constant(0))
+    total = h.reduce(g, "ReduceSum", counts, [0], False)
+    positions = g.op("Range", g.constant(0), total, g.constant(1))
+    row_ends, column = h.unsqueeze(g, ends, [0]), h.unsqueeze(g, positions, [1])
+    passed = h.less_or_equal(g, row_ends, column)
+    return h.reduce(g, "ReduceSum", h.cast(g, passed, ir.DataType.INT64), [1], False)
+
+
+@onnx_symbolic("aten::repeat_interleave", opset=11)
+def aten_repeat_interleave_11(
+    g: GraphContext,
+    repeats: int | Value,
+    self: Value | None = None,
+    dim: int | None = None,
+    output_size: int | None = None,
+) -> Value:
+    """repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor; .self_Tensor; .Tensor(Tensor repeats)
+
+    Counts known only at run time become gather indices from CumSum and Range.
+    """
+    return repeat_pad.repeat_interleave_with(g, repeats, self, dim, output_size, _interleave_indices_11)
+
+
+def _exclusive_cumsum_11(g: GraphContext, x: Value) -> Value:
+    """Exclusive prefix sums of a 1-D int64 tensor: CumSum with exclusive=1."""
+    return g.op("CumSum", x, g.constant(0), exclusive=1)
+
+
+@onnx_symbolic("aten::lstm.data", opset=11)
+def aten_lstm_data_11(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    hx: Sequence[Value],
+    params: Sequence[Value],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+) -> tuple[Value, Value, Value]:
+    """lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
+
+    The packed rows of each step are found with CumSum.
+    """
+    return recurrent.rnn_data(
+        g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum_11,
+    )
+
+
+@onnx_symbolic("aten::gru.data", opset=11)
+def aten_gru_data_11(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    hx: Value,
+    params: Sequence[Value],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+) -> tuple[Value, Value]:
+    """gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+
+    The packed rows of each step are found with CumSum.
+    """
+    return recurrent.rnn_data(
+        g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum_11,
+    )
+
+
+@onnx_symbolic("aten::rnn_tanh.data", opset=11)
+def aten_rnn_tanh_data_11(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    hx: Value,
+    params: Sequence[Value],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+) -> tuple[Value, Value]:
+    """rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+
+    The packed rows of each step are found with CumSum.
+    """
+    return recurrent.rnn_data(
+        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum_11,
+    )
+
+
+@onnx_symbolic("aten::rnn_relu.data", opset=11)
+def aten_rnn_relu_data_11(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    hx: Value,
+    params: Sequence[Value],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+) -> tuple[Value, Value]:
+    """rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+
+    The packed rows of each step are found with CumSum.
+    """
+    return recurrent.rnn_data(
+        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum_11,
+    )
+
+
+@onnx_symbolic("aten::_pad_packed_sequence", opset=11)
+def aten__pad_packed_sequence_11(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    batch_first: bool,
+    padding_value: float,
+    total_length: int | Value,
+) -> tuple[Value, Value]:
+    """_pad_packed_sequence(Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, int total_length) -> (Tensor, Tensor)
+
+    The offset of each step's packed rows is an exclusive CumSum of batch_sizes.
+    """
+    return recurrent.pad_packed_sequence_with(
+        g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum_11
+    )
+

@@ -17,7 +17,8 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import attention, normalization
+from exporter.symbolic_opset9 import normalization
+from exporter.symbolic_opset11 import aten_scaled_dot_product_attention_11
 
 Value = ir.Value
 
@@ -37,7 +38,7 @@ def aten_scaled_dot_product_attention(
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
     if h.rank_of(query) != 4 or h.rank_of(key) != 4 or (attn_mask is not None and is_causal):
         # other ranks keep the MatMul/Softmax lowering
-        return attention.aten_scaled_dot_product_attention(
+        return aten_scaled_dot_product_attention_11(
             g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
         )
     if dropout_p > 0 and g.options.training:

@@ -126,14 +126,8 @@ def _halves(g: GraphContext, x: Value, dim: int) -> tuple[Value, Value]:
     """``x`` split in two equal halves along ``dim``."""
     size = h.dim_size(g, x, dim)
     if isinstance(size, int):
-        sizes = [size // 2, size // 2]
-        if g.opset >= 13:
-            return g.op("Split", x, g.constant(sizes), axis=dim, num_outputs=2)
-        return g.op("Split", x, axis=dim, split=sizes, num_outputs=2)
-    if g.opset >= 18:
-        # g.op's own num_outputs keyword hides the attribute of that name; pass it as an Attr.
-        return g.op("Split", x, axis=dim, num_outputs=2, outputs_attr=ir.AttrInt64("num_outputs", 2))
-    return g.op("Split", x, axis=dim, num_outputs=2)
+        return h.split_static(g, x, [size // 2, size // 2], dim)
+    return h.split_equal(g, x, 2, dim)
 
 
 @onnx_symbolic("aten::log_sigmoid")

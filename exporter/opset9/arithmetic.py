@@ -10,6 +10,7 @@ integers takes torch's result dtype from the TorchScript node.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import onnx_ir as ir
 
@@ -438,12 +439,16 @@ def aten_fmod(g: GraphContext, self: Value, other: Value) -> Value:
 def aten_round(g: GraphContext, self: Value, decimals: int = 0) -> Value:
     """round(Tensor self) -> Tensor, round.decimals(Tensor self, *, int decimals) -> Tensor
 
-    Half to even. Below opset 11 (no Round) see _round_half_even. With decimals, torch
-    rounds x * 10^d and divides back (x / 10^-d and multiplies back when d < 0).
+    Half to even. Before opset 11 (no Round) see _round_half_even; symbolic_opset11 uses Round.
     """
+    return round_with(g, self, decimals, lambda v: _round_half_even(g, v))
+
+
+def round_with(g: GraphContext, self: Value, decimals: int, rounder: Callable[[Value], Value]) -> Value:
+    """aten::round with ``rounder`` rounding half to even. With decimals, torch rounds
+    x * 10^d and divides back (x / 10^-d and multiplies back when d < 0)."""
     if not h.is_floating(self):
         return self
-    rounder = (lambda v: g.op("Round", v)) if g.opset >= 11 else (lambda v: _round_half_even(g, v))
     if decimals == 0:
         return rounder(self)
     scale = h.scalar_like(g, 10.0 ** abs(decimals), self)

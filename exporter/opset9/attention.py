@@ -9,6 +9,7 @@ torch's exporter refuses them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import onnx_ir as ir
 import torch
@@ -22,21 +23,18 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
+# causal_mask(g, query, key): a bool [L, S] mask, true on and below the diagonal
+CausalMask = Callable[[GraphContext, Value, Value], Value]
+
+
 def _causal_mask(g: GraphContext, query: Value, key: Value) -> Value:
-    """A bool [L, S] mask, true on and below the diagonal (torch aligns it top-left)."""
+    """The causal mask at opset 9 (no Range): static sequence lengths only, a constant
+    (torch aligns it top-left). symbolic_opset11 builds it from Range at run time."""
     length = h.dim_size(g, query, -2)
     source = h.dim_size(g, key, -2)
     if isinstance(length, int) and isinstance(source, int):
         return g.constant(torch.ones(length, source, dtype=torch.bool).tril())
-    if g.opset < 11:
-        raise ValueError("is_causal with a sequence length known only at run time needs opset 11")
-
-    def positions(size: int | Value) -> Value:
-        end = size if isinstance(size, Value) else g.constant(size)
-        return g.op("Range", g.constant(0), end, g.constant(1))
-
-    rows = h.unsqueeze(g, positions(length), [1])
-    return g.op("Not", g.op("Less", rows, positions(source)))
+    raise ValueError("is_causal with a sequence length known only at run time needs opset 11")
 
 
 @onnx_symbolic("aten::scaled_dot_product_attention")
@@ -54,14 +52,40 @@ def aten_scaled_dot_product_attention(
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
 
     softmax(Q K^T * scale + mask) V from MatMul and Softmax, which every opset has (torch's
-    exporter needs opset 14). A bool mask selects, a float mask adds.
+    exporter needs opset 14). A bool mask selects, a float mask adds. is_causal needs static
+    sequence lengths before opset 11 (symbolic_opset11).
+    """
+    return scaled_dot_product_attention_with(
+        g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, _causal_mask
+    )
+
+
+def scaled_dot_product_attention_with(
+    g: GraphContext,
+    query: Value,
+    key: Value,
+    value: Value,
+    attn_mask: Value | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+    enable_gqa: bool,
+    causal_mask: CausalMask,
+) -> Value:
+    """aten::scaled_dot_product_attention with ``causal_mask`` building the is_causal mask.
+
+    enable_gqa lets key/value carry fewer heads than query; torch repeats each key/value head
+    heads_q/heads_kv times in a row (repeat_interleave on dim -3), here by Unsqueeze + Expand
+    + Reshape, then attends as usual.
     """
     if dropout_p > 0 and g.options.training:
         raise ValueError("attention dropout in training mode cannot be exported")
     if enable_gqa:  # key/value carry fewer heads: repeat them, then attend as usual
-        return aten_scaled_dot_product_attention_gqa(
-            g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
-        )
+        heads = h.dim_size(g, query, -3)
+        if not isinstance(heads, int):
+            raise ValueError("grouped-query attention needs the query head count at export time")
+        key = _repeat_kv_heads(g, key, heads)
+        value = _repeat_kv_heads(g, value, heads)
     if scale is None:
         depth = h.dim_size(g, query, -1)
         if isinstance(depth, int):
@@ -73,7 +97,7 @@ def aten_scaled_dot_product_attention(
     scores = g.op("Mul", g.op("MatMul", query, h.matmul_transposed_last(g, key)), scale_value)
     minus_inf = h.scalar_like(g, float("-inf"), query)
     if is_causal:
-        scores = g.op("Where", _causal_mask(g, query, key), scores, minus_inf)
+        scores = g.op("Where", causal_mask(g, query, key), scores, minus_inf)
     if attn_mask is not None:
         if attn_mask.dtype == ir.DataType.BOOL:
             scores = g.op("Where", attn_mask, scores, minus_inf)
@@ -85,10 +109,8 @@ def aten_scaled_dot_product_attention(
 
 
 def _split_equal(g: GraphContext, x: Value, size: int, axis: int) -> tuple[Value, Value, Value]:
-    """Three pieces of ``size`` along ``axis``; Split takes the sizes as an input from 13."""
-    if g.opset >= 13:
-        return g.op("Split", x, g.constant([size] * 3), axis=axis, num_outputs=3)
-    return g.op("Split", x, axis=axis, split=[size] * 3, num_outputs=3)
+    """Three pieces of ``size`` along ``axis``."""
+    return h.split_static(g, x, [size] * 3, axis)
 
 
 def _split_heads(g: GraphContext, x: Value, num_heads: int, head_dim: int) -> Value:
@@ -295,31 +317,3 @@ def aten__transformer_encoder_layer_fwd(
     if not norm_first:
         x = norm(x, norm_weight_2, norm_bias_2)
     return x
-
-
-def aten_scaled_dot_product_attention_gqa(
-    g: GraphContext,
-    query: Value,
-    key: Value,
-    value: Value,
-    attn_mask: Value | None = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    scale: float | None = None,
-    enable_gqa: bool = False,
-) -> Value:
-    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
-
-    enable_gqa lets key/value carry fewer heads than query; torch
-    repeats each key/value head heads_q/heads_kv times in a row (repeat_interleave on dim
-    -3), here by Unsqueeze + Expand + Reshape, then attends as usual.
-    """
-    if enable_gqa:
-        heads = h.dim_size(g, query, -3)
-        if not isinstance(heads, int):
-            raise ValueError("grouped-query attention needs the query head count at export time")
-        key = _repeat_kv_heads(g, key, heads)
-        value = _repeat_kv_heads(g, value, heads)
-    return aten_scaled_dot_product_attention(
-        g, query, key, value, attn_mask, dropout_p, is_causal, scale, False
-    )

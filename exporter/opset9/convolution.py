@@ -15,7 +15,6 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
-from exporter.opset9 import repeat_pad
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -249,7 +248,7 @@ def aten_im2col(
     (ph, pw), (sh, sw) = _pair(padding), _pair(stride)
     rank = h.known_rank(self, "im2col")
     height, width = h.static_dim(self, -2, "im2col"), h.static_dim(self, -1, "im2col")
-    padded = repeat_pad.onnx_pad(g, self, [0] * (rank - 2) + [ph, pw], [0] * (rank - 2) + [ph, pw], "constant", 0)
+    padded = h.pad(g, self, [0] * (rank - 2) + [ph, pw], [0] * (rank - 2) + [ph, pw], "constant", 0)
     hp, wp = height + 2 * ph, width + 2 * pw
     oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
     rows = (torch.arange(kh) * dh).reshape(kh, 1, 1, 1) + (torch.arange(oh) * sh).reshape(1, 1, oh, 1)
@@ -283,10 +282,10 @@ def _col2im_by_pads(
         for kj in range(kw):
             piece = g.op("Gather", grid, g.constant(ki * kw + kj), axis=2)  # [N, C, bh, bw]
             spread = h.unsqueeze(g, piece, [3, 5])  # [N, C, bh, 1, bw, 1]
-            spread = repeat_pad.onnx_pad(g, spread, [0] * 6, [0, 0, 0, sh - 1, 0, sw - 1], "constant", 0)
+            spread = h.pad(g, spread, [0] * 6, [0, 0, 0, sh - 1, 0, sw - 1], "constant", 0)
             spread = h.reshape(g, spread, [0, channels, bh * sh, bw * sw])
             top, left = ki * dh, kj * dw
-            placed = repeat_pad.onnx_pad(
+            placed = h.pad(
                 g, spread, [0, 0, top, left], [0, 0, hp - top - bh * sh, wp - left - bw * sw], "constant", 0
             )
             total = placed if total is None else g.op("Add", total, placed)

@@ -55,10 +55,7 @@ def _combine(g: GraphContext, reduction: str, a: Value, b: Value) -> Value:
         return g.op("Add", a, b)
     if reduction == "prod":
         return g.op("Mul", a, b)
-    if h.is_floating(a) or g.opset >= 12:
-        return g.op("Max" if reduction == "amax" else "Min", a, b)
-    pick_a = g.op("Greater" if reduction == "amax" else "Less", a, b)
-    return g.op("Where", pick_a, a, b)
+    return h.max_min(g, a, b, larger=reduction == "amax")
 
 
 _REDUCE_OP = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin"}
@@ -125,9 +122,7 @@ def scatter(g: GraphContext, data: Value, index: Value, updates: Value, axis: in
     """ScatterElements (opset 11) or its predecessor Scatter, which has the same semantics.
     Callers pass indices in [0, size): torch rejects negative ones for scatter, index_copy
     and index_add, and the indexing positions are wrapped already."""
-    if g.opset < 11:
-        return g.op("Scatter", data, h.cast(g, index, ir.DataType.INT64), updates, axis=axis)
-    return g.op("ScatterElements", data, h.cast(g, index, ir.DataType.INT64), updates, axis=axis)
+    return h.scatter_elements(g, data, h.cast(g, index, ir.DataType.INT64), updates, axis)
 
 
 def scatter_reduce(g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str) -> Value:
@@ -170,8 +165,8 @@ def _along(g: GraphContext, index: Value, dim: int, like: Value) -> Value:
 def aten_gather(g: GraphContext, self: Value, dim: int, index: Value, sparse_grad: bool = False) -> Value:
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
-    GatherElements from opset 11. Before it (static sizes), each index becomes a position in
-    the flattened input (the other coordinates are the index's own, folded into a constant),
+    GatherElements from opset 11 (symbolic_opset11). Before it (static sizes), each index
+    becomes a position in the flattened input (the other coordinates are the index's own, folded into a constant),
     read with one Gather: exact for every dtype, unlike a one-hot product (0*inf is NaN, and
     there is no integer MatMul).
     """
@@ -179,8 +174,6 @@ def aten_gather(g: GraphContext, self: Value, dim: int, index: Value, sparse_gra
     rank = h.known_rank(self, "gather")
     dim = h.normalize_dim(dim, rank)
     index = h.cast(g, index, ir.DataType.INT64)
-    if g.opset >= 11:
-        return g.op("GatherElements", self, index, axis=dim)
     self_shape, index_shape = h.static_shape(self), h.static_shape(index)
     if self_shape is None or index_shape is None:
         raise ValueError("gather on sizes known only at run time needs opset 11 (GatherElements)")

@@ -8,7 +8,7 @@ data-dependent shapes (nonzero, masked_select) say so when a later consumer need
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -30,7 +30,28 @@ def aten_slice(
     end: int | Value | None = None,
     step: int = 1,
 ) -> Value:
-    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    Slice-1 has no steps: a strided slice gathers the selected positions instead (static
+    sizes only). symbolic_opset10 slices with steps.
+    """
+    rank = h.rank_of(self)
+    dim = h.normalize_dim(dim, rank)
+    start = 0 if start is None else start
+    end = h.INT64_MAX if end is None else end
+    if isinstance(start, int) and isinstance(end, int) and step != 1:
+        size = self.shape[dim] if self.shape is not None else None
+        if not isinstance(size, int):
+            raise ValueError("a strided slice of a dynamic dim needs opset 10 or higher")
+        positions = list(range(size))[slice(start, end, step)]
+        return g.op("Gather", self, g.constant(positions), axis=dim)
+    return slice_bounds(g, self, dim, start, end, step)
+
+
+def slice_bounds(
+    g: GraphContext, self: Value, dim: int, start: int | Value | None, end: int | Value | None, step: int
+) -> Value:
+    """aten::slice as a Slice (constant bounds fold; a full slice is ``self``)."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
@@ -39,27 +60,23 @@ def aten_slice(
         size = self.shape[dim] if self.shape is not None else None
         if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
             return self
-        if step != 1 and g.opset < 10:
-            # Slice-1 has no steps: gather the selected positions instead (static sizes only)
-            if not isinstance(size, int):
-                raise ValueError("a strided slice of a dynamic dim needs opset 10 or higher")
-            positions = list(range(size))[slice(start, end, step)]
-            return g.op("Gather", self, g.constant(positions), axis=dim)
         return h.slice_static(g, self, [dim], [start], [end], [step])
-    if g.opset < 10:
-        raise ValueError("slicing with bounds computed at run time needs opset 10 or higher")
-    bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim])]
-    if step != 1:
-        bounds.append(g.constant([step]))
-    return g.op("Slice", self, *bounds)
+    return h.slice_dynamic(g, self, dim, start, end, step)
 
 
 @onnx_symbolic("aten::select")
 def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    Gather before opset 11 does not take negative indices: they are made positive here.
+    Gather before opset 11 does not take negative indices: they are made positive here (on a
+    dim of static size; symbolic_opset11 passes them through on dynamic dims).
     """
+    return select_with(g, self, dim, index, negative_ok=False)
+
+
+def select_with(g: GraphContext, self: Value, dim: int, index: int | Value, *, negative_ok: bool) -> Value:
+    """aten::select as a Gather. A negative constant index is made positive on a dim of
+    static size; on a dynamic dim it needs a Gather that takes it (``negative_ok``)."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     if isinstance(index, int):
@@ -67,15 +84,10 @@ def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> V
             size = h.dim_size(g, self, dim)
             if isinstance(size, int):
                 index += size
-            elif g.opset < 11:
+            elif not negative_ok:
                 raise ValueError("a negative index on a dynamic dim needs opset 11")
         return g.op("Gather", self, g.constant(index), axis=dim)
     return g.op("Gather", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
-
-
-def _scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Value, axis: int) -> Value:
-    """ScatterElements (Scatter before opset 11: same semantics, older name)."""
-    return g.op("ScatterElements" if g.opset >= 11 else "Scatter", data, indices, updates, axis=axis)
 
 
 @onnx_symbolic("aten::slice_scatter")
@@ -93,7 +105,34 @@ def aten_slice_scatter(
     The functional form of a write into a slice (``y[:, 1:3] = v``). With static bounds and
     step 1 it is a Concat of the untouched parts around ``src`` (a full slice is ``src``
     itself); other steps scatter along ``dim`` with indices folded at export time.
+    Bounds known only at run time need Range (symbolic_opset11).
     """
+    return slice_scatter_with(g, self, src, dim, start, end, step, _slice_scatter_dynamic)
+
+
+# dynamic(g, self, src, dim, start, step, rank): slice_scatter with bounds known at run time
+SliceScatterDynamic = Callable[[GraphContext, Value, Value, int, "int | Value | None", int, "int | None"], Value]
+
+
+def _slice_scatter_dynamic(
+    g: GraphContext, self: Value, src: Value, dim: int, start: int | Value | None, step: int, rank: int | None
+) -> Value:
+    """Opset 9/10 have no Range to compute the scattered positions at run time."""
+    del g, self, src, dim, start, step, rank
+    raise ValueError("slice_scatter with bounds known only at run time needs opset 11 or higher")
+
+
+def slice_scatter_with(
+    g: GraphContext,
+    self: Value,
+    src: Value,
+    dim: int,
+    start: int | Value | None,
+    end: int | Value | None,
+    step: int,
+    dynamic: SliceScatterDynamic,
+) -> Value:
+    """aten::slice_scatter; bounds known only at run time go to ``dynamic``."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     size = self.shape[dim] if self.shape is not None else None
@@ -119,21 +158,8 @@ def aten_slice_scatter(
         view = [1] * len(src_shape)
         view[dim] = len(positions)
         indices = positions.reshape(view).expand(src_shape).contiguous()
-        return _scatter_elements(g, self, g.constant(indices), src, dim)
-    if g.opset < 11:
-        raise ValueError("slice_scatter with bounds known only at run time needs opset 11 or higher")
-    first = g.list_to_value([0 if start is None else start])
-    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
-    positions = g.op(
-        "Range",
-        h.squeeze(g, first, [0]),
-        h.squeeze(g, g.op("Add", first, g.op("Mul", count, g.constant([step]))), [0]),
-        g.constant(step),
-    )
-    shape = [1] * (rank or 1)
-    shape[dim] = -1
-    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
-    return _scatter_elements(g, self, indices, src, dim)
+        return h.scatter_elements(g, self, g.constant(indices), src, dim)
+    return dynamic(g, self, src, dim, start, step, rank)
 
 
 @onnx_symbolic("aten::select_scatter")
@@ -142,6 +168,13 @@ def aten_select_scatter(g: GraphContext, self: Value, src: Value, dim: int, inde
 
     The functional form of ``y[i] = v`` / ``y[i].add_(1)``: a one-element slice_scatter.
     """
+    return select_scatter_with(g, self, src, dim, index, _slice_scatter_dynamic)
+
+
+def select_scatter_with(
+    g: GraphContext, self: Value, src: Value, dim: int, index: int | Value, dynamic: SliceScatterDynamic
+) -> Value:
+    """aten::select_scatter as a slice_scatter_with ``dynamic``."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     expanded = h.unsqueeze(g, src, [dim])
@@ -151,8 +184,8 @@ def aten_select_scatter(g: GraphContext, self: Value, src: Value, dim: int, inde
             if not isinstance(size, int):
                 raise ValueError("a negative index on a dynamic dim is not supported here")
             index += size
-        return aten_slice_scatter(g, self, expanded, dim, index, index + 1, 1)
-    return aten_slice_scatter(g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1)
+        return slice_scatter_with(g, self, expanded, dim, index, index + 1, 1, dynamic)
+    return slice_scatter_with(g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1, dynamic)
 
 
 def _flat_nonzero(g: GraphContext, mask: Value) -> Value:

@@ -89,8 +89,7 @@ def _nearest_opset9(
             "nearest interpolation with dynamic input sizes needs opset 11 or higher unless "
             "it upsamples by scale factors (Upsample/Resize-10 take scales >= 1 only)"
         )
-    op_type = "Upsample" if g.opset == 9 else "Resize"
-    return g.op(op_type, x, g.constant([1.0, 1.0] + scale_list, ir.DataType.FLOAT), mode="nearest")
+    return h.upsample_by_scales(g, x, [1.0, 1.0] + scale_list, "nearest")
 
 
 def _linear_needs_opset_11(mode: str) -> ValueError:

@@ -116,11 +116,7 @@ def _pick(g: GraphContext, a: Value, b: Value, larger: bool) -> Value:
     if not h.is_floating(a):
         compute = h.compute_dtype(a.dtype)
         wide_a, wide_b = h.cast(g, a, compute), h.cast(g, b, compute)
-        if g.opset >= 12:
-            out = g.op("Max" if larger else "Min", wide_a, wide_b)
-        else:
-            out = g.op("Where", g.op("Greater" if larger else "Less", wide_a, wide_b), wide_a, wide_b)
-        return h.cast(g, out, a.dtype)
+        return h.cast(g, h.max_min(g, wide_a, wide_b, larger=larger), a.dtype)
     picked = g.op("Max" if larger else "Min", a, b)
     return g.op("Where", g.op("IsNaN", a), a, g.op("Where", g.op("IsNaN", b), b, picked))
 

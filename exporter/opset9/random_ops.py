@@ -22,7 +22,7 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
-@onnx_symbolic("aten::dropout")
+@onnx_symbolic("aten::dropout", fold=False)
 def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
     """dropout(Tensor input, float p, bool train) -> Tensor
 
@@ -34,7 +34,7 @@ def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:
     raise ValueError("dropout in training mode needs opset 12 or higher (Dropout with training_mode)")
 
 
-@onnx_symbolic("aten::feature_dropout")
+@onnx_symbolic("aten::feature_dropout", fold=False)
 def aten_feature_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
     """feature_dropout(Tensor input, float p, bool train) -> Tensor"""
     if not train or p == 0:
@@ -42,7 +42,7 @@ def aten_feature_dropout(g: GraphContext, input: Value, p: float, train: bool) -
     raise ValueError("feature dropout in training mode cannot be exported")
 
 
-@onnx_symbolic("aten::alpha_dropout")
+@onnx_symbolic("aten::alpha_dropout", fold=False)
 def aten_alpha_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
     """alpha_dropout(Tensor input, float p, bool train) -> Tensor
 
@@ -466,10 +466,7 @@ def aten_multinomial(
         u = _uniform_like(g, logits)
         gumbel = g.op("Neg", g.op("Log", g.op("Neg", g.op("Log", u))))
         keys = g.op("Add", logits, gumbel)
-        if g.opset >= 10:
-            _, out = g.op("TopK", keys, g.constant([num_samples]), axis=-1, num_outputs=2)
-        else:
-            _, out = g.op("TopK", keys, k=num_samples, axis=-1, num_outputs=2)
+        _, out = h.topk(g, keys, num_samples, -1)
     return h.squeeze(g, out, [0]) if rank == 1 else out
 
 

@@ -8,7 +8,7 @@ tensor it came from, so pack -> RNN -> pad chains run on padded tensors with seq
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -309,11 +309,14 @@ def _valid_mask(g: GraphContext, steps: int | Value, lengths: Value) -> Value:
     )
 
 
+# exclusive_cumsum(g, x): exclusive prefix sums of a 1-D int64 tensor
+ExclusiveCumsum = Callable[[GraphContext, Value], Value]
+
+
 def _exclusive_cumsum(g: GraphContext, x: Value) -> Value:
-    """Exclusive prefix sums of a 1-D int64 tensor. CumSum needs opset 11; below, a
-    strictly-lower-triangular mask selects the earlier entries for a ReduceSum."""
-    if g.opset >= 11:
-        return g.op("CumSum", x, g.constant(0), exclusive=1)
+    """Exclusive prefix sums of a 1-D int64 tensor without CumSum (opset 11, see
+    symbolic_opset11): a strictly-lower-triangular mask selects the earlier entries for a
+    ReduceSum."""
     index = h.iota(g, _length(g, x))
     earlier = g.op("Less", h.unsqueeze(g, index, [0]), h.unsqueeze(g, index, [1]))
     picked = g.op("Where", earlier, h.unsqueeze(g, x, [0]), h.scalar_like(g, 0, x))
@@ -365,7 +368,7 @@ def _pack(g: GraphContext, padded: Value, lengths: Value, rank: int) -> tuple[Va
 
 
 def _unpack_recurrent(
-    g: GraphContext, data: Value, batch_sizes: Value, steps: int | Value | None
+    g: GraphContext, data: Value, batch_sizes: Value, steps: int | Value | None, exclusive_cumsum: ExclusiveCumsum
 ) -> tuple[Value, Value]:
     """torch's (data, batch_sizes) -> (time-major padded tensor, int64 lengths).
 
@@ -402,7 +405,7 @@ def _unpack_recurrent(
     time_index = h.iota(g, steps)
     limit = total if isinstance(total, Value) else g.constant(total)
     time_index = g.op("Where", g.op("Less", time_index, limit), time_index, g.constant(0))
-    offsets = g.op("Gather", _exclusive_cumsum(g, batch_sizes), time_index, axis=0)
+    offsets = g.op("Gather", exclusive_cumsum(g, batch_sizes), time_index, axis=0)
     index = g.op("Add", h.unsqueeze(g, offsets, [1]), h.unsqueeze(g, batch_index, [0]))
     index = g.op("Where", mask, index, g.constant(0))
     padded = g.op("Gather", data, index, axis=0)
@@ -437,7 +440,7 @@ def _rnn_input(
     return tuple(h.cast(g, v, dtype) for v in (y, *finals))
 
 
-def _rnn_data(
+def rnn_data(
     g: GraphContext,
     mode: str,
     data: Value,
@@ -449,11 +452,13 @@ def _rnn_data(
     dropout: float,
     train: bool,
     bidirectional: bool,
+    exclusive_cumsum: ExclusiveCumsum,
 ) -> tuple[Value, ...]:
+    """The packed (.data) RNN overloads; ``exclusive_cumsum`` finds each step's packed rows."""
     _check_dropout(dropout, train, num_layers)
     dtype = data.dtype
     compute = _COMPUTE_DTYPE
-    padded, lengths = _unpack_recurrent(g, data, batch_sizes, None)
+    padded, lengths = _unpack_recurrent(g, data, batch_sizes, None, exclusive_cumsum)
     x = h.cast(g, padded, compute)
     sequence_lens = h.cast(g, lengths, ir.DataType.INT32)
     y, finals = _run_layers(
@@ -608,8 +613,9 @@ def aten_lstm_data(
     reverse direction starts at each sequence's last step, and Y_h/Y_c are taken at each
     length. The output is packed again.
     """
-    return _rnn_data(
-        g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional
+    return rnn_data(
+        g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum,
     )
 
 
@@ -630,8 +636,9 @@ def aten_gru_data(
 
     Packed sequences through ONNX GRU's sequence_lens (see lstm.data).
     """
-    return _rnn_data(
-        g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional
+    return rnn_data(
+        g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum,
     )
 
 
@@ -652,8 +659,9 @@ def aten_rnn_tanh_data(
 
     Packed sequences through ONNX RNN's sequence_lens (see lstm.data).
     """
-    return _rnn_data(
-        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional
+    return rnn_data(
+        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum,
     )
 
 
@@ -674,8 +682,9 @@ def aten_rnn_relu_data(
 
     Packed sequences through ONNX RNN's sequence_lens with Relu (see lstm.data).
     """
-    return _rnn_data(
-        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional
+    return rnn_data(
+        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        _exclusive_cumsum,
     )
 
 
@@ -772,8 +781,21 @@ def aten__pad_packed_sequence(
     Each padded position gathers its packed row (offset of its step, an exclusive prefix
     sum of batch_sizes, plus its batch index); positions past a length get padding_value.
     """
+    return pad_packed_sequence_with(g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum)
+
+
+def pad_packed_sequence_with(
+    g: GraphContext,
+    data: Value,
+    batch_sizes: Value,
+    batch_first: bool,
+    padding_value: float,
+    total_length: int | Value,
+    exclusive_cumsum: ExclusiveCumsum,
+) -> tuple[Value, Value]:
+    """aten::_pad_packed_sequence; ``exclusive_cumsum`` finds each step's packed rows."""
     rank = h.known_rank(data, "a sequence tensor") + 1
-    padded, lengths = _unpack_recurrent(g, data, batch_sizes, total_length)
+    padded, lengths = _unpack_recurrent(g, data, batch_sizes, total_length, exclusive_cumsum)
     if padding_value != 0:
         mask = _broadcast_mask(g, _valid_mask(g, total_length, lengths), rank)
         padded = _fill_outside(g, mask, padded, padding_value, data)

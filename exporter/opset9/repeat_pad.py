@@ -9,7 +9,7 @@ attribute covers constant/reflect/edge, and circular padding is a Concat of slic
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -33,39 +33,6 @@ def _pad_lists(pad: Sequence[int], rank: int) -> tuple[list[int], list[int]]:
         begins[rank - 1 - i] = int(pad[2 * i])
         ends[rank - 1 - i] = int(pad[2 * i + 1])
     return begins, ends
-
-
-def onnx_pad(
-    g: GraphContext,
-    x: Value,
-    begins: Sequence[int],
-    ends: Sequence[int],
-    mode: str,
-    value: float | int | bool = 0,
-) -> Value:
-    """ONNX Pad from full-rank begin/end lists (negative entries crop, as in torch).
-
-    Pad-2 (opsets 9-10) takes pads and value as attributes and has float kernels only, Pad-11
-    takes them as inputs and adds integers, Pad-13 adds bool. Other dtypes pass through a
-    wider type and back: integers through double (exact below 2**53), bool through int32.
-    """
-    if not any(begins) and not any(ends):
-        return x
-    dtype = x.dtype
-    work = x
-    if g.opset < 11 and not h.is_floating(x):
-        work = h.cast(g, x, ir.DataType.DOUBLE)
-    elif g.opset < 13 and dtype == ir.DataType.BOOL:
-        work = h.cast(g, x, ir.DataType.INT32)
-    if g.opset < 11:
-        attrs: dict[str, object] = {"pads": list(begins) + list(ends), "mode": mode}
-        if mode == "constant":
-            attrs["value"] = float(value)
-        out = g.op("Pad", work, **attrs)
-    else:
-        fill = h.scalar_like(g, value, work) if mode == "constant" else None
-        out = g.op("Pad", work, g.constant(list(begins) + list(ends)), fill, mode=mode)
-    return h.cast(g, out, dtype) if work is not x else out
 
 
 def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequence[int]) -> Value:
@@ -96,7 +63,7 @@ def _torch_pad(
     onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
     if onnx_mode is None:
         raise ValueError(f"unknown padding mode {mode!r}")
-    return onnx_pad(g, x, begins, ends, onnx_mode, value)
+    return h.pad(g, x, begins, ends, onnx_mode, value)
 
 
 def _tile(g: GraphContext, x: Value, repeats: Sequence[int] | Value) -> Value:
@@ -133,20 +100,14 @@ def aten_tile(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
 
 
 def _interleave_indices(g: GraphContext, repeats: Value) -> Value:
-    """repeat_interleave(repeats) for a 1-D count tensor known at run time: output position
-    p takes index #{j : cumsum(repeats)[j] <= p}. Range and CumSum need opset 11."""
-    if g.opset < 11:
-        raise ValueError("repeat_interleave with repeats known only at run time needs opset 11")
-    counts = h.cast(g, repeats, ir.DataType.INT64)
-    ends = g.op("CumSum", counts, g.constant(0))
-    total = h.reduce(g, "ReduceSum", counts, [0], False)
-    positions = g.op("Range", g.constant(0), total, g.constant(1))
-    row_ends, column = h.unsqueeze(g, ends, [0]), h.unsqueeze(g, positions, [1])
-    if g.opset >= 12:
-        passed = g.op("LessOrEqual", row_ends, column)
-    else:
-        passed = g.op("Not", g.op("Greater", row_ends, column))
-    return h.reduce(g, "ReduceSum", h.cast(g, passed, ir.DataType.INT64), [1], False)
+    """repeat_interleave(repeats) for a 1-D count tensor known at run time needs Range and
+    CumSum (symbolic_opset11)."""
+    del g, repeats
+    raise ValueError("repeat_interleave with repeats known only at run time needs opset 11")
+
+
+# interleave_indices(g, repeats): the gather indices of a 1-D count tensor known at run time
+InterleaveIndices = Callable[[GraphContext, Value], Value]
 
 
 @onnx_symbolic("aten::repeat_interleave")
@@ -163,13 +124,25 @@ def aten_repeat_interleave(
     counts become a constant Gather; counts known only at run time need opset 11. Without
     dim the input is flattened first, as in torch.
     """
+    return repeat_interleave_with(g, repeats, self, dim, output_size, _interleave_indices)
+
+
+def repeat_interleave_with(
+    g: GraphContext,
+    repeats: int | Value,
+    self: Value | None,
+    dim: int | None,
+    output_size: int | None,
+    interleave_indices: InterleaveIndices,
+) -> Value:
+    """aten::repeat_interleave; counts known only at run time go to ``interleave_indices``."""
     del output_size
     if self is None:  # repeat_interleave(repeats): indices 0..n-1 repeated
         assert isinstance(repeats, Value)
         counts = h.const_ints(repeats)
         if counts is not None:
             return g.constant(torch.repeat_interleave(torch.tensor(counts, dtype=torch.int64)))
-        return _interleave_indices(g, repeats)
+        return interleave_indices(g, repeats)
     x = self
     if dim is None:
         x = h.reshape(g, x, [-1])
@@ -206,7 +179,7 @@ def aten_repeat_interleave(
         index = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
         return h.gather_constant(g, x, index, dim)
     assert isinstance(repeats, Value)
-    return g.op("Gather", x, _interleave_indices(g, repeats), axis=dim)
+    return g.op("Gather", x, interleave_indices(g, repeats), axis=dim)
 
 
 @onnx_symbolic("aten::broadcast_to")

@@ -9,7 +9,7 @@ or rotated indices.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -211,10 +211,8 @@ def aten_size(g: GraphContext, self: Value, dim: int | None = None) -> int | Val
 
 
 def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
-    """Reverse one dim: Slice with step -1 from opset 10; Slice-1 has no steps, so opset 9
-    gathers reversed indices (constant, or from the run-time size)."""
-    if g.opset >= 10:
-        return h.slice_static(g, x, [dim], [-1], [-h.INT64_MAX], [-1])
+    """Reverse one dim at opset 9: Slice-1 has no steps, so gather reversed indices
+    (constant, or from the run-time size)."""
     size = h.dim_size(g, x, dim)
     if isinstance(size, int):
         return h.gather_constant(g, x, torch.arange(size - 1, -1, -1), dim)
@@ -254,15 +252,20 @@ def aten_numpy_t(g: GraphContext, self: Value) -> Value:
 def aten_flip(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """flip(Tensor self, int[] dims) -> Tensor
 
-    Slice with step -1 from opset 10 (any size); at opset 9, which has no Slice steps, a
-    Gather with reversed constant indices, so the flipped dims must have static sizes.
+    At opset 9, which has no Slice steps, a Gather with reversed indices; symbolic_opset10
+    slices with step -1.
     """
+    return flip_with(g, self, dims, _flip_dim)
+
+
+def flip_with(g: GraphContext, self: Value, dims: Sequence[int], flip_dim: Callable[[GraphContext, Value, int], Value]) -> Value:
+    """aten::flip, one ``flip_dim`` per distinct dim."""
     rank = h.known_rank(self, "flip")
     if rank == 0:  # torch accepts dims [0] or [-1] on a 0-d tensor: nothing to reverse
         return self
     out = self
     for d in dict.fromkeys(h.normalize_dim(d, rank) for d in dims):
-        out = _flip_dim(g, out, d)
+        out = flip_dim(g, out, d)
     return out
 
 
@@ -279,10 +282,12 @@ def _roll_dim_gather(g: GraphContext, x: Value, shift: int, dim: int, size: Valu
     return g.op("Gather", x, index, axis=dim)
 
 
-def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int) -> Value:
+RollDynamic = Callable[[GraphContext, Value, int, int, Value], Value]
+
+
+def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int, dynamic: RollDynamic) -> Value:
     """One roll: the last ``shift`` items (mod size) move to the front. A static size is
-    reduced at export time; a run-time one with Mod (opset 10, as are Slice's run-time
-    bounds); Mod with fmod=0 takes the divisor's sign, so negative shifts come out right."""
+    reduced at export time; a run-time one goes to ``dynamic(g, x, shift, dim, size)``."""
     size = h.dim_size(g, x, dim)
     if isinstance(size, int):
         s = shift % size if size else 0
@@ -291,14 +296,7 @@ def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int) -> Value:
         tail = h.slice_static(g, x, [dim], [size - s], [size])
         head = h.slice_static(g, x, [dim], [0], [size - s])
         return g.op("Concat", tail, head, axis=dim)
-    if g.opset < 10:
-        return _roll_dim_gather(g, x, shift, dim, size)
-    size_1d = h.unsqueeze(g, size, [0])
-    split = g.op("Sub", size_1d, g.op("Mod", g.constant([shift]), size_1d, fmod=0))
-    axes = g.constant([dim])
-    tail = g.op("Slice", x, split, g.constant([h.INT64_MAX]), axes)
-    head = g.op("Slice", x, g.constant([0]), split, axes)
-    return g.op("Concat", tail, head, axis=dim)
+    return dynamic(g, x, shift, dim, size)
 
 
 @onnx_symbolic("aten::roll")
@@ -307,18 +305,24 @@ def aten_roll(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequenc
 
     Each roll is two slices concatenated in swapped order, the shift taken modulo the dim
     size (shifts larger than the dim, and negative ones, are valid in torch). Without dims
-    the flattened tensor rolls and is reshaped back.
+    the flattened tensor rolls and is reshaped back. At opset 9 (no Mod, no run-time Slice
+    bounds) a dynamic dim rolls by a Gather; symbolic_opset10 slices.
     """
+    return roll_with(g, self, shifts, dims, _roll_dim_gather)
+
+
+def roll_with(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int], dynamic: RollDynamic) -> Value:
+    """aten::roll, rolling dims of run-time size with ``dynamic(g, x, shift, dim, size)``."""
     if not dims:
         flat = h.reshape(g, self, [-1])
-        rolled = _roll_dim(g, flat, shifts[0], 0)
+        rolled = _roll_dim(g, flat, shifts[0], 0, dynamic)
         return g.op("Reshape", rolled, h.shape_of(g, self))
     if len(shifts) != len(dims):
         raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
     rank = h.known_rank(self, "roll")
     out = self
     for shift, dim in zip(shifts, dims):
-        out = _roll_dim(g, out, shift, h.normalize_dim(dim, rank))
+        out = _roll_dim(g, out, shift, h.normalize_dim(dim, rank), dynamic)
     return out
 
 

@@ -1,12 +1,14 @@
 """Sorting and selection: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
 
 ONNX idioms: TopK's k is an attribute before opset 10 and it has no NaN ordering rule, so values
-are mapped to a total order that places NaN like torch and read back by index (``_topk``).
+are mapped to a total order that places NaN like torch and read back by index (``topk_key``).
+The opset 10 and 11 forms of topk/sort/argsort are registered in symbolic_opset10/11.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import onnx_ir as ir
 import torch
@@ -20,31 +22,26 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
-def _topk(
-    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
-) -> tuple[Value, Value]:
-    """TopK. It takes k as an attribute at opset 9, as an input from 10; smallest-k and
-    unsorted output arrive at 11, so before that the smallest are the largest of -x. TopK
-    before 11 only takes floats (integers go through double, exact to 2**53); half and
-    small integers are widened at every opset. Ties come lowest index first."""
-    rank = h.known_rank(x, "topk")
-    dim = h.normalize_dim(dim, rank)
-    work = x
+def topk_work(g: GraphContext, x: Value, *, native_integers: bool) -> Value:
+    """``x`` in a dtype TopK takes: half widened to float at every opset; integers go through
+    double (exact to 2**53) unless ``native_integers`` (TopK takes integers from opset 11),
+    then small integers are widened to int64."""
     if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
-        work = h.cast(g, x, ir.DataType.FLOAT)
-    elif not h.is_floating(x):
-        if g.opset < 11:
-            work = h.cast(g, x, ir.DataType.DOUBLE)
-        elif x.dtype not in (ir.DataType.INT32, ir.DataType.INT64):
-            work = h.cast(g, x, ir.DataType.INT64)
-    negate = not largest and g.opset < 11
-    shape = h.static_shape(x)
-    # torch ranks NaN above +inf. onnxruntime's TopK has ranked NaN lowest (before 1.32) and
-    # highest (1.32), so for floats the key says it explicitly: infinities are clamped to the
-    # largest finite value, NaN becomes +inf (-inf once negated), and the values are read back
-    # by index. Below opset 11 that read-back needs static shapes; without them NaN only moves
-    # to the right end (and comes out as inf).
-    read_back = h.is_floating(x) and (g.opset >= 11 or shape is not None)
+        return h.cast(g, x, ir.DataType.FLOAT)
+    if not h.is_floating(x):
+        if not native_integers:
+            return h.cast(g, x, ir.DataType.DOUBLE)
+        if x.dtype not in (ir.DataType.INT32, ir.DataType.INT64):
+            return h.cast(g, x, ir.DataType.INT64)
+    return x
+
+
+def topk_key(g: GraphContext, x: Value, work: Value, *, negate: bool, read_back: bool) -> Value:
+    """The TopK key for ``work`` (``x`` widened). torch ranks NaN above +inf. onnxruntime's TopK
+    has ranked NaN lowest (before 1.32) and highest (1.32), so for floats the key says it
+    explicitly: infinities are clamped to the largest finite value (when the values are read
+    back by index), NaN becomes +inf (-inf once negated). Without the read-back NaN only moves
+    to the right end (and comes out as inf)."""
     key = work
     if h.is_floating(x):
         if read_back:
@@ -55,25 +52,57 @@ def _topk(
         key = g.op("Where", g.op("IsNaN", work), h.scalar_like(g, nan_key, work), key)
     elif negate:
         key = g.op("Neg", work)
-    if g.opset < 10:
-        if not isinstance(k, int):
-            raise ValueError("topk with k known only at run time needs opset 10")
-        values, indices = g.op("TopK", key, axis=dim, k=k, num_outputs=2)
-    else:
-        attrs = {"largest": int(largest), "sorted": int(sorted_)} if g.opset >= 11 else {}
-        values, indices = g.op("TopK", key, g.list_to_value([k]), axis=dim, num_outputs=2, **attrs)
-    if negate:
-        values = g.op("Neg", values)
+    return key
+
+
+def set_topk_types(x: Value, key: Value, values: Value, indices: Value, k: int | Value, dim: int) -> None:
+    """Give TopK's outputs their shapes and dtypes when ``x``'s shape and k are known."""
+    shape = h.static_shape(x)
     if shape is not None and isinstance(k, int):
         shape[dim] = k
         indices.shape, indices.dtype = ir.Shape(shape), ir.DataType.INT64
         values.shape, values.dtype = ir.Shape(shape), key.dtype
+
+
+def topk_before_11(
+    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
+) -> tuple[Value, Value]:
+    """TopK before opset 11: it only finds the largest, sorted, and only takes floats, so the
+    smallest are the largest of -x and integers go through double. The values are read back
+    by index (see topk_key) only with static shapes. Ties come lowest index first."""
+    del sorted_  # always sorted
+    rank = h.known_rank(x, "topk")
+    dim = h.normalize_dim(dim, rank)
+    work = topk_work(g, x, native_integers=False)
+    negate = not largest
+    read_back = h.is_floating(x) and h.static_shape(x) is not None
+    key = topk_key(g, x, work, negate=negate, read_back=read_back)
+    values, indices = h.topk(g, key, k, dim)
+    if negate:
+        values = g.op("Neg", values)
+    set_topk_types(x, key, values, indices, k, dim)
     if read_back:
-        if g.opset >= 11:
-            values = g.op("GatherElements", work, indices, axis=dim)
-        else:
-            values = gather_scatter.aten_gather(g, work, dim, indices)
+        values = gather_scatter.aten_gather(g, work, dim, indices)
     return h.cast(g, values, x.dtype), indices
+
+
+def _topk_static_k(
+    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
+) -> tuple[Value, Value]:
+    """topk_before_11 where TopK takes k as an attribute (opset 9)."""
+    if not isinstance(k, int):
+        raise ValueError("topk with k known only at run time needs opset 10")
+    return topk_before_11(g, x, k, dim, largest, sorted_)
+
+
+TopK = Callable[[GraphContext, Value, "int | Value", int, bool, bool], tuple[Value, Value]]
+
+
+def sort_with(g: GraphContext, self: Value, dim: int, descending: bool, topk: TopK) -> tuple[Value, Value]:
+    """aten::sort as a ``topk`` of the whole dim."""
+    if h.rank_of(self) == 0:
+        return self, g.constant(torch.tensor(0))
+    return topk(g, self, h.dim_size(g, self, dim), dim, descending, True)
 
 
 @onnx_symbolic("aten::topk")
@@ -82,9 +111,11 @@ def aten_topk(
 ) -> tuple[Value, Value]:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
-    sorted=False leaves the order unspecified in torch; sorted output satisfies it.
+    sorted=False leaves the order unspecified in torch; sorted output satisfies it. TopK takes
+    k as an attribute at opset 9 (k must be known at export time), as an input from 10;
+    smallest-k, integers and a NaN-safe read-back with dynamic shapes arrive at 11.
     """
-    return _topk(g, self, k, dim, largest, sorted)
+    return _topk_static_k(g, self, k, dim, largest, sorted)
 
 
 @onnx_symbolic("aten::sort")
@@ -98,9 +129,7 @@ def aten_sort(
     known only at run time, a NaN value comes out as inf, in its place).
     """
     del stable
-    if h.rank_of(self) == 0:
-        return self, g.constant(torch.tensor(0))
-    return _topk(g, self, h.dim_size(g, self, dim), dim, descending, True)
+    return sort_with(g, self, dim, descending, _topk_static_k)
 
 
 @onnx_symbolic("aten::argsort")

@@ -8,7 +8,7 @@ run-time sizes slice with Shape arithmetic; cat of a RuntimeList is ConcatFromSe
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -55,11 +55,7 @@ def _split_static(g: GraphContext, x: Value, sizes: Sequence[int], dim: int) -> 
     sizes = [int(s) for s in sizes]
     if len(sizes) == 1:
         return [x]
-    if g.opset >= 13:
-        out = g.op("Split", x, g.constant(sizes), axis=dim, num_outputs=len(sizes))
-    else:
-        out = g.op("Split", x, axis=dim, split=sizes, num_outputs=len(sizes))
-    return list(out)
+    return list(h.split_static(g, x, sizes, dim))
 
 
 def _split_sizes(total: int, split_size: int) -> list[int]:
@@ -165,39 +161,45 @@ def aten_unsafe_split_with_sizes(
     return _split_by(g, self, list(split_sizes), dim)
 
 
-def _chunk(g: GraphContext, self: Value, chunks: int, dim: int) -> list[Value]:
+# cut(g, x, start, end, size, dim): the piece [start, end) of a dim of run-time ``size``
+ChunkPiece = Callable[[GraphContext, Value, Value, Value, Value, int], Value]
+
+
+def _gather_piece(g: GraphContext, x: Value, start: Value, end: Value, size: Value, dim: int) -> Value:
+    """Slice-1 takes constant bounds only: gather the clamped index range instead."""
+
+    def at_most_size(v: Value) -> Value:
+        return g.op("Where", g.op("Less", v, size), v, size)
+
+    index = h.arange(g, at_most_size(start), at_most_size(end), 1, torch.int64)
+    return g.op("Gather", x, index, axis=dim)
+
+
+def chunk_with(g: GraphContext, self: Value, chunks: int, dim: int, cut: ChunkPiece) -> list[Value]:
+    """aten::chunk; the pieces of a dim of run-time size are cut with ``cut``."""
     rank = h.known_rank(self, "chunk")
     dim = h.normalize_dim(dim, rank)
     size = h.dim_size(g, self, dim)
     if isinstance(size, int):
         return _split_static(g, self, _chunk_sizes(size, chunks), dim)
-    return _chunk_dynamic(g, self, chunks, dim, size, _output_count(g))
+    return _chunk_dynamic(g, self, chunks, dim, size, _output_count(g), cut)
 
 
 def _chunk_dynamic(
-    g: GraphContext, x: Value, chunks: int, dim: int, size: Value, count: int | None
+    g: GraphContext, x: Value, chunks: int, dim: int, size: Value, count: int | None, cut: ChunkPiece
 ) -> list[Value]:
     """chunk of a dim known only at run time: the piece size ceil(size/chunks) is computed
-    in the graph and each piece sliced (gathered at opset 9, whose Slice has no run-time
-    bounds). How many pieces come out must still be fixed: it is read from the ListUnpack
-    that consumes them."""
+    in the graph and each piece cut out (gathered at opset 9, whose Slice has no run-time
+    bounds; sliced from opset 10). How many pieces come out must still be fixed: it is read
+    from the ListUnpack that consumes them."""
     if count is None:
         raise ValueError("chunk of a dynamic dim needs its pieces unpacked (the count must be static)")
     piece = g.op("Div", g.op("Add", size, g.constant(chunks - 1)), g.constant(chunks))
-
-    def at_most_size(v: Value) -> Value:
-        return g.op("Where", g.op("Less", v, size), v, size)
-
     pieces = []
     for i in range(count):
         start = g.op("Mul", piece, g.constant(i))
         end = g.op("Mul", piece, g.constant(i + 1))
-        if g.opset >= 10:
-            bounds = [h.unsqueeze(g, start, [0]), h.unsqueeze(g, end, [0]), g.constant([dim])]
-            pieces.append(g.op("Slice", x, *bounds))
-        else:  # Slice-1 takes constant bounds only: gather the clamped index range instead
-            index = h.arange(g, at_most_size(start), at_most_size(end), 1, torch.int64)
-            pieces.append(g.op("Gather", x, index, axis=dim))
+        pieces.append(cut(g, x, start, end, size, dim))
     return pieces
 
 
@@ -206,15 +208,16 @@ def aten_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 
     torch makes pieces of ceil(size/chunks), so fewer than ``chunks`` may come out (chunk(5)
-    of 6 gives 3 pieces of 2). A dynamic dim is cut with bounds computed at run time.
+    of 6 gives 3 pieces of 2). A dynamic dim is cut with bounds computed at run time (by
+    Gather at opset 9, by Slice from symbolic_opset10).
     """
-    return _chunk(g, self, chunks, dim)
+    return chunk_with(g, self, chunks, dim, _gather_piece)
 
 
 @onnx_symbolic("aten::unsafe_chunk")
 def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
-    return _chunk(g, self, chunks, dim)
+    return chunk_with(g, self, chunks, dim, _gather_piece)
 
 
 @onnx_symbolic("aten::tensor_split")
@@ -278,6 +281,11 @@ def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value]:
 def prim_constant_chunk(g: GraphContext, *inputs: object) -> object:
     """prim::ConstantChunk[chunks, dim](Tensor self) -> (Tensor, ...): chunk with the count
     fixed as node attributes and one output per piece."""
+    return constant_chunk_with(g, inputs, _gather_piece)
+
+
+def constant_chunk_with(g: GraphContext, inputs: Sequence[object], cut: ChunkPiece) -> object:
+    """prim::ConstantChunk; the pieces of a dim of run-time size are cut with ``cut``."""
     (x,) = inputs
     assert isinstance(x, Value)
     chunks, dim = g.node.i("chunks"), g.node.i("dim")
@@ -287,7 +295,7 @@ def prim_constant_chunk(g: GraphContext, *inputs: object) -> object:
     if isinstance(size, int):
         pieces = _split_static(g, x, _chunk_sizes(size, chunks), dim)
     else:
-        pieces = _chunk_dynamic(g, x, chunks, dim, size, g.node.outputsSize())
+        pieces = _chunk_dynamic(g, x, chunks, dim, size, g.node.outputsSize(), cut)
     return tuple(pieces) if len(pieces) > 1 else pieces[0]
 
 
