@@ -28,9 +28,6 @@ class Wrap(torch.nn.Module):
     def forward(self, *args: torch.Tensor) -> object:
         return self.fn(*args)
 
-# 9 (the base), every opset where a helper changes an ONNX signature, and the newest.
-OPSETS = sorted({9, 10, 11, 12, 13, 17, 18, 20, NEWEST})
-
 
 def export_to_bytes(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, ir.Model]:
     buffer = io.BytesIO()

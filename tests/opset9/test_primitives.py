@@ -1,29 +1,21 @@
 """The op table for the base symbolics, crossed with the opsets where a helper changes.
 
 Each case is a function of tensors. It is traced, exported, run in onnxruntime and compared
-with eager torch, at every opset in OPSETS from its first supported one.
+with eager torch, at every opset where its lowering changes (tests/cases.py) from its first supported one.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import OPSETS, Wrap, assert_matches_torch
+from conftest import Wrap, assert_matches_torch
+from cases import HELPER_OPSETS, Case, graph_kinds, helper_params, op_params, opsets_for_kinds, run_case
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    fn: Callable[..., object]
-    inputs: Callable[[], tuple[torch.Tensor, ...]]
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -193,12 +185,19 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["slice", "slice_step", "select_negative", "clamp", "clamp_int", "unsqueeze", "squeeze_dim", "sum_dim", "mean_dims_keep", "softmax_middle", "max_pool_unbatched"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    assert_matches_torch(Wrap(case.fn), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol)
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def test_case_names_are_unique() -> None:
@@ -234,14 +233,20 @@ class Layers(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+def _layer_inputs() -> tuple[torch.Tensor, ...]:
+    return torch.randn(2, 3, 9), torch.randn(2, 3, 8, 8), torch.randn(1, 3, 4, 4, 4), torch.tensor([[0, 3, 9]])
+
+
+LAYER_OPSETS = sorted(set(opsets_for_kinds(graph_kinds(Layers().eval(), _layer_inputs()))) | set(HELPER_OPSETS))
+
+
+@pytest.mark.parametrize("opset", LAYER_OPSETS)
 def test_layers(opset: int) -> None:
     model = Layers().eval()
     with torch.no_grad():
         model.bn.running_mean.normal_()
         model.bn.running_var.uniform_(0.5, 2.0)
-    inputs = (torch.randn(2, 3, 9), torch.randn(2, 3, 8, 8), torch.randn(1, 3, 4, 4, 4), torch.tensor([[0, 3, 9]]))
-    assert_matches_torch(model, inputs, opset=opset, atol=1e-4)
+    assert_matches_torch(model, _layer_inputs(), opset=opset, atol=1e-4)
 
 
 @pytest.mark.parametrize("opset", [10, 11, 17])

@@ -16,23 +16,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
-from exporter.registry import REGISTRY
+from cases import Case, graph_kinds, op_params, opsets_for_kinds, run_case
+from conftest import Wrap, assert_matches_torch, export_to_bytes, run_model
 
 # onnxruntime (1.31) has no CPU kernels for RandomUniform/RandomNormal(/Like)/Multinomial at
 # their opset-22 versions, so random models exported at 22+ are valid ONNX that it cannot load.
 ORT_RANDOM_MAX_OPSET = 21
-
-# Runtime budget: most cases run at the opsets where the helpers they go through change
-# (Split/Unsqueeze/Squeeze/Softmax/ReduceSum at 13, ReduceMean at 18) and the newest; the
-# first cases of each table run at every opset in OPSETS.
-REDUCED_OPSETS = sorted({9, 13, 18, NEWEST})
-
-
-def _opset_grid(names: list[str], full: int) -> list[tuple[str, int]]:
-    """(case, opset) pairs: the first ``full`` cases at every opset, the rest at REDUCED_OPSETS."""
-    return [(name, opset) for i, name in enumerate(names) for opset in (OPSETS if i < full else REDUCED_OPSETS)]
-
 
 # ============================================================================================
 # Fused transformer kernels
@@ -89,12 +78,6 @@ def _attn_mask() -> torch.Tensor:
     return mask
 
 
-@dataclasses.dataclass(frozen=True)
-class FusedCase:
-    name: str
-    make: Callable[[], torch.nn.Module]
-    inputs: Callable[[], tuple[torch.Tensor, ...]]
-    atol: float = 1e-5
 
 
 def _x() -> torch.Tensor:
@@ -106,33 +89,31 @@ def _qkv() -> tuple[torch.Tensor, ...]:
 
 
 FUSED_CASES = [
-    FusedCase("encoder_relu", lambda: EncoderFastPath(), lambda: (_x(),)),
-    FusedCase("mha_key_padding_mask", lambda: AttentionFastPath(True, True, 1, False), lambda: (*_qkv(), _padding_mask())),
-    FusedCase("encoder_norm_first_gelu", lambda: EncoderFastPath(True, "gelu"), lambda: (_x(),)),
-    FusedCase("encoder_key_padding_mask", lambda: EncoderFastPath(False, "relu", 1), lambda: (_x(), _padding_mask())),
+    Case("encoder_relu", lambda: EncoderFastPath().eval(), lambda: (_x(),), factory=True),
+    Case("mha_key_padding_mask", lambda: AttentionFastPath(True, True, 1, False).eval(), lambda: (*_qkv(), _padding_mask()), factory=True),
+    Case("encoder_norm_first_gelu", lambda: EncoderFastPath(True, "gelu").eval(), lambda: (_x(),), factory=True),
+    Case("encoder_key_padding_mask", lambda: EncoderFastPath(False, "relu", 1).eval(), lambda: (_x(), _padding_mask()), factory=True),
     # nn.TransformerEncoderLayer hands the kernel its padding mask as a float 0/-inf mask
-    FusedCase("encoder_float_padding_mask", lambda: EncoderFastPath(False, "relu", 1), lambda: (_x(), torch.zeros(2, 5).masked_fill(_padding_mask(), float("-inf")))),
-    FusedCase("encoder_attn_mask_norm_first", lambda: EncoderFastPath(True, "relu", 0), lambda: (_x(), _attn_mask())),
-    FusedCase("encoder_merged_4d_mask_gelu", lambda: EncoderFastPath(False, "gelu", 2), lambda: (_x(), torch.rand(2, 4, 5, 5) > 0.7)),
-    FusedCase("mha_self_need_weights", lambda: AttentionFastPath(), lambda: _qkv()[:1] * 3),
-    FusedCase("mha_no_weights", lambda: AttentionFastPath(need_weights=False), lambda: _qkv()[:1] * 3),
-    FusedCase("mha_separate_qkv_per_head", lambda: AttentionFastPath(True, False, None, False), _qkv),
+    Case("encoder_float_padding_mask", lambda: EncoderFastPath(False, "relu", 1).eval(), lambda: (_x(), torch.zeros(2, 5).masked_fill(_padding_mask(), float("-inf"))), factory=True),
+    Case("encoder_attn_mask_norm_first", lambda: EncoderFastPath(True, "relu", 0).eval(), lambda: (_x(), _attn_mask()), factory=True),
+    Case("encoder_merged_4d_mask_gelu", lambda: EncoderFastPath(False, "gelu", 2).eval(), lambda: (_x(), torch.rand(2, 4, 5, 5) > 0.7), factory=True),
+    Case("mha_self_need_weights", lambda: AttentionFastPath().eval(), lambda: _qkv()[:1] * 3, factory=True),
+    Case("mha_no_weights", lambda: AttentionFastPath(need_weights=False).eval(), lambda: _qkv()[:1] * 3, factory=True),
+    Case("mha_separate_qkv_per_head", lambda: AttentionFastPath(True, False, None, False).eval(), _qkv, factory=True),
     # a fully masked row: torch's _masked_softmax gives NaN there, so does Softmax over -inf
-    FusedCase("mha_attn_mask_full_row", lambda: AttentionFastPath(True, False, 0, False), lambda: (*_qkv(), torch.tensor([[True] * 5] + [[False, True, False, True, False]] * 4))),
+    Case("mha_attn_mask_full_row", lambda: AttentionFastPath(True, False, 0, False).eval(), lambda: (*_qkv(), torch.tensor([[True] * 5] + [[False, True, False, True, False]] * 4)), factory=True),
     # float masks are made bool by the kernel (nonzero masks), not added
-    FusedCase("mha_float_mask_is_bool", lambda: AttentionFastPath(True, False, 0, False), lambda: (*_qkv(), (torch.rand(5, 5) > 0.6).float() * 3.0)),
-    FusedCase("mha_4d_mask_no_type", lambda: AttentionFastPath(True, True, None, False), lambda: (*_qkv(), torch.rand(2, 4, 5, 5) > 0.6)),
+    Case("mha_float_mask_is_bool", lambda: AttentionFastPath(True, False, 0, False).eval(), lambda: (*_qkv(), (torch.rand(5, 5) > 0.6).float() * 3.0), factory=True),
+    Case("mha_4d_mask_no_type", lambda: AttentionFastPath(True, True, None, False).eval(), lambda: (*_qkv(), torch.rand(2, 4, 5, 5) > 0.6), factory=True),
 ]
 
 
 FUSED = {c.name: c for c in FUSED_CASES}
 
 
-@pytest.mark.parametrize(("name", "opset"), _opset_grid(list(FUSED), 2))
-def test_fused(name: str, opset: int) -> None:
-    case = FUSED[name]
-    model = case.make().eval()
-    assert_matches_torch(model, case.inputs(), opset=opset, atol=case.atol)
+@pytest.mark.parametrize(("case", "opset"), op_params(FUSED_CASES))
+def test_fused(case: Case, opset: int) -> None:
+    run_case(case, opset)
 
 
 def test_fused_half() -> None:
@@ -190,10 +171,12 @@ GQA_CASES = {
 }
 
 
-@pytest.mark.parametrize(("name", "opset"), _opset_grid(list(GQA_CASES), 1))
-def test_sdpa_gqa(name: str, opset: int) -> None:
-    fn, inputs = GQA_CASES[name]
-    assert_matches_torch(Wrap(fn), inputs(), opset=opset)
+GQA = [Case(name, fn, inputs) for name, (fn, inputs) in GQA_CASES.items()]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(GQA))
+def test_sdpa_gqa(case: Case, opset: int) -> None:
+    run_case(case, opset)
 
 
 @pytest.mark.parametrize("opset", [9, 18])
@@ -342,7 +325,21 @@ def _check_stats(got: np.ndarray, stats: Stats, tolerance: float) -> None:
 RANDOM = {c.name: c for c in RANDOM_CASES}
 
 
-@pytest.mark.parametrize(("name", "opset"), _opset_grid(list(RANDOM), 2))
+def _random_grid(cases: dict[str, RandomCase]) -> list[tuple[str, int]]:
+    """(name, opset) pairs: each case at the opsets where an op of its graph changes lowering."""
+    pairs = []
+    for name, case in cases.items():
+        torch.manual_seed(0)
+        for opset in opsets_for_kinds(graph_kinds(Wrap(case.fn), case.inputs()), case.min_opset):
+            pairs.append((name, opset))
+    return pairs
+
+
+def _opsets_of(fn: Callable[..., object], *inputs: torch.Tensor) -> list[int]:
+    return opsets_for_kinds(graph_kinds(Wrap(fn), inputs))
+
+
+@pytest.mark.parametrize(("name", "opset"), _random_grid(RANDOM))
 def test_random(name: str, opset: int) -> None:
     case = RANDOM[name]
     if opset < case.min_opset:
@@ -419,7 +416,7 @@ MULTINOMIAL_OPSETS = [
     opset if opset <= ORT_RANDOM_MAX_OPSET else pytest.param(opset, marks=pytest.mark.xfail(
         reason="no Multinomial kernel from opset 22 until microsoft/onnxruntime#32201", strict=True,
         raises=AssertionError))
-    for opset in OPSETS
+    for opset in _opsets_of(lambda p: (torch.multinomial(p, 5000, replacement=True), torch.multinomial(p[0] * 3, 1)), torch.stack([PROBS, PROBS]))
 ]
 
 
@@ -435,7 +432,7 @@ def test_multinomial_with_replacement(opset: int) -> None:
     assert np.abs(_category_frequencies(first[0], 5) - PROBS.numpy()).max() < 0.02
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", _opsets_of(lambda p: torch.multinomial(p, 3), PROBS.expand(4000, 5).contiguous()))
 def test_multinomial_without_replacement(opset: int) -> None:
     """Gumbel-top-k: distinct categories; first picks follow p, zero-probability never drawn."""
     model = Wrap(lambda p: torch.multinomial(p, 3))
@@ -465,7 +462,7 @@ def _check_columns(got: np.ndarray, want: np.ndarray, mean: np.ndarray, std: np.
     assert np.abs(np.median(got, 0) - np.median(want, 0)).max() < 0.05 * std.max()
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", _opsets_of(lambda a, c: (torch._standard_gamma(a), torch._sample_dirichlet(c)), ALPHA, CONCENTRATION))
 def test_gamma_and_dirichlet(opset: int) -> None:
     model = Wrap(lambda a, c: (torch._standard_gamma(a), torch._sample_dirichlet(c)))
     args = (ALPHA.repeat(10000, 1), CONCENTRATION.repeat(10000, 1))
@@ -504,11 +501,12 @@ STFT_CASES = {
 }
 
 
-@pytest.mark.parametrize("opset", [o for o in OPSETS if o >= 17])
-@pytest.mark.parametrize("name", list(STFT_CASES))
-def test_stft(name: str, opset: int) -> None:
-    fn, inputs = STFT_CASES[name]
-    assert_matches_torch(Wrap(fn), inputs(), opset=opset, atol=1e-4)
+STFT = [Case(name, fn, inputs, min_opset=17, atol=1e-4) for name, (fn, inputs) in STFT_CASES.items()]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(STFT))
+def test_stft(case: Case, opset: int) -> None:
+    run_case(case, opset)
 
 
 def test_stft_below_17_names_17_and_complex_is_refused() -> None:

@@ -1,4 +1,4 @@
-"""Indexing, gather/scatter, sorting and selection, crossed with the opsets in OPSETS.
+"""Indexing, gather/scatter, sorting and selection, crossed with the opsets where its lowering changes (tests/cases.py).
 
 Each case is a function of tensors. It is traced, exported, run in onnxruntime and compared
 with eager torch at every opset from its first supported one. Duplicate indices appear on
@@ -8,27 +8,19 @@ scatter goes wrong.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import Case, helper_params, op_params, run_case
 from exporter.errors import ExporterError, UnsupportedOperatorError
 
 Inputs = Callable[[], tuple[torch.Tensor, ...]]
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    fn: Callable[..., object]
-    inputs: Inputs
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
 
 
 def f32(*shape: int) -> Inputs:
@@ -218,12 +210,19 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["gather_dim1", "index_select", "index_put_mask", "narrow", "topk", "sort", "diagonal_offset_dims", "embedding_bag_mean"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    assert_matches_torch(Wrap(case.fn), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol)
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def test_case_names_are_unique() -> None:

@@ -1,13 +1,12 @@
 """Shape manipulation, padding and creation symbolics (staging batch "shape").
 
 Each case is a function of tensors, traced (or scripted, where only scripting produces the
-op), exported, run in onnxruntime and compared with eager torch at every opset in OPSETS
+op), exported, run in onnxruntime and compared with eager torch at every opset where its lowering changes (tests/cases.py)
 from its first supported one.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,22 +15,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from cases import Case, helper_params, op_params, run_case
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    fn: Callable[..., object]
-    inputs: Callable[[], tuple[torch.Tensor, ...]]
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
-    dynamic: dict[str, Any] | None = None  # dynamic_axes, with inputs named x0, x1, ...
-    script: bool = False  # export torch.jit.script(fn) instead of tracing
-    # opset -> why onnxruntime runs this model wrongly: onnx's reference evaluator checks it there
-    reference_at: dict[int, str] | None = None
-    others: Callable[[], list[tuple[torch.Tensor, ...]]] | None = None  # more inputs (other sizes)
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -284,21 +271,23 @@ def _export_kwargs(case: Case, count: int) -> dict[str, Any]:
     return {"input_names": [f"x{i}" for i in range(count)], "dynamic_axes": case.dynamic}
 
 
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["split_sizes", "chunk_uneven", "unbind", "flip", "roll", "repeat", "constant_pad", "reflect_pad2d", "unfold", "tensor_split_indices"]
+
+
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")
 @pytest.mark.filterwarnings("ignore:The use of `x.T`")
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    inputs = case.inputs()
-    model = case.fn if case.script else Wrap(case.fn)
-    others = case.others() if case.others is not None else []
-    assert_matches_torch(
-        model, inputs, opset=opset, atol=case.atol, rtol=case.rtol, other_inputs=others,
-        reference_evaluator=bool(case.reference_at and opset in case.reference_at),
-        **_export_kwargs(case, len(inputs)),
-    )
+    run_case(case, opset)
+
+
+@pytest.mark.filterwarnings("ignore:torch.meshgrid")
+@pytest.mark.filterwarnings("ignore:The use of `x.T`")
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def test_case_names_are_unique() -> None:

@@ -2,12 +2,11 @@
 
 Each case builds a module (nn.LSTM/GRU/RNN traced, or scripted cell calls), exports it, runs
 it in onnxruntime and compares every output (sequence output and final states) with eager
-torch at every opset in OPSETS.
+torch at every opset where its lowering changes (tests/cases.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 
@@ -19,7 +18,8 @@ import exporter
 import torch.nn as nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
-from conftest import OPSETS, assert_matches_torch, export_to_bytes
+from conftest import NEWEST, assert_matches_torch, export_to_bytes
+from cases import Case, helper_params, op_params, run_case
 
 Inputs = tuple[torch.Tensor, ...]
 
@@ -34,15 +34,6 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(previous)
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    model: Callable[[], object]
-    inputs: Callable[[], Inputs]
-    other_inputs: Callable[[], list[Inputs]] = lambda: []
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
 
 
 class Layer(nn.Module):
@@ -281,155 +272,160 @@ def other_lengths(steps: int, lengths_list: list[list[int]], features: int = 3, 
 
 CASES = [
     # nn.LSTM
-    Case("lstm", lambda: Layer(nn.LSTM(3, 4)), seq(5, 2, 3)),
-    Case("lstm_2layers_bidirectional", lambda: Layer(nn.LSTM(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3)),
-    Case("lstm_initial_state", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), seq(5, 2, 3, (2, 2, 4), (2, 2, 4))),
+    Case("lstm", lambda: Layer(nn.LSTM(3, 4)), seq(5, 2, 3), factory=True),
+    Case("lstm_2layers_bidirectional", lambda: Layer(nn.LSTM(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3), factory=True),
+    Case("lstm_initial_state", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), seq(5, 2, 3, (2, 2, 4), (2, 2, 4)), factory=True),
     Case(
         "lstm_batch_first_bidirectional_state",
         lambda: Layer(nn.LSTM(3, 5, num_layers=2, bidirectional=True, batch_first=True)),
-        seq(2, 6, 3, (4, 2, 5), (4, 2, 5)),
+        seq(2, 6, 3, (4, 2, 5), (4, 2, 5)), factory=True,
     ),
-    Case("lstm_no_bias", lambda: Layer(nn.LSTM(3, 4, bias=False, bidirectional=True)), seq(4, 3, 3)),
-    Case("lstm_proj_size", lambda: Layer(nn.LSTM(3, 5, proj_size=2)), seq(4, 2, 3)),
+    Case("lstm_no_bias", lambda: Layer(nn.LSTM(3, 4, bias=False, bidirectional=True)), seq(4, 3, 3), factory=True),
+    Case("lstm_proj_size", lambda: Layer(nn.LSTM(3, 5, proj_size=2)), seq(4, 2, 3), factory=True),
     Case(
         "lstm_proj_size_2layers_bidirectional_state_batch_first",
         lambda: Layer(nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=True, batch_first=True)),
-        seq(2, 4, 3, (4, 2, 2), (4, 2, 5)),
+        seq(2, 4, 3, (4, 2, 2), (4, 2, 5)), factory=True,
     ),
-    Case("lstm_proj_size_no_bias", lambda: Layer(nn.LSTM(3, 4, proj_size=3, bias=False, bidirectional=True)), seq(3, 2, 3)),
-    Case("lstm_unbatched", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), lambda: (torch.randn(5, 3),)),
-    Case("lstm_float16", lambda: Layer(nn.LSTM(3, 4, bidirectional=True).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2),
-    Case("lstm_gru_rnn_float64", lambda: Stack().double(), seq(5, 2, 3, dtype=torch.float64)),
-    Case("lstm_weights_as_inputs", lambda: Wrap(lstm_weights_as_inputs), lstm_weight_inputs),
-    Case("gru_weights_as_inputs", lambda: Wrap(gru_weights_as_inputs), gru_weight_inputs),
+    Case("lstm_proj_size_no_bias", lambda: Layer(nn.LSTM(3, 4, proj_size=3, bias=False, bidirectional=True)), seq(3, 2, 3), factory=True),
+    Case("lstm_unbatched", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), lambda: (torch.randn(5, 3),), factory=True),
+    Case("lstm_float16", lambda: Layer(nn.LSTM(3, 4, bidirectional=True).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2, factory=True),
+    Case("lstm_gru_rnn_float64", lambda: Stack().double(), seq(5, 2, 3, dtype=torch.float64), factory=True),
+    Case("lstm_weights_as_inputs", lambda: Wrap(lstm_weights_as_inputs), lstm_weight_inputs, factory=True),
+    Case("gru_weights_as_inputs", lambda: Wrap(gru_weights_as_inputs), gru_weight_inputs, factory=True),
     # nn.GRU
-    Case("gru_3layers_bidirectional", lambda: Layer(nn.GRU(3, 4, num_layers=3, bidirectional=True)), seq(5, 2, 3)),
-    Case("gru_initial_state_batch_first", lambda: Layer(nn.GRU(3, 4, num_layers=2, batch_first=True)), seq(2, 5, 3, (2, 2, 4))),
-    Case("gru_no_bias_bidirectional_state", lambda: Layer(nn.GRU(3, 4, bias=False, bidirectional=True)), seq(5, 2, 3, (2, 2, 4))),
-    Case("gru_float16", lambda: Layer(nn.GRU(3, 4).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2),
+    Case("gru_3layers_bidirectional", lambda: Layer(nn.GRU(3, 4, num_layers=3, bidirectional=True)), seq(5, 2, 3), factory=True),
+    Case("gru_initial_state_batch_first", lambda: Layer(nn.GRU(3, 4, num_layers=2, batch_first=True)), seq(2, 5, 3, (2, 2, 4)), factory=True),
+    Case("gru_no_bias_bidirectional_state", lambda: Layer(nn.GRU(3, 4, bias=False, bidirectional=True)), seq(5, 2, 3, (2, 2, 4)), factory=True),
+    Case("gru_float16", lambda: Layer(nn.GRU(3, 4).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2, factory=True),
     # nn.RNN
-    Case("rnn_tanh_2layers_bidirectional_state", lambda: Layer(nn.RNN(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3, (4, 2, 4))),
-    Case("rnn_relu", lambda: Layer(nn.RNN(3, 4, nonlinearity="relu")), seq(5, 2, 3)),
+    Case("rnn_tanh_2layers_bidirectional_state", lambda: Layer(nn.RNN(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3, (4, 2, 4)), factory=True),
+    Case("rnn_relu", lambda: Layer(nn.RNN(3, 4, nonlinearity="relu")), seq(5, 2, 3), factory=True),
     Case(
         "rnn_relu_bidirectional_batch_first_no_bias",
         lambda: Layer(nn.RNN(3, 4, nonlinearity="relu", bidirectional=True, batch_first=True, bias=False, num_layers=2)),
-        seq(2, 5, 3, (4, 2, 4)),
+        seq(2, 5, 3, (4, 2, 4)), factory=True,
     ),
     # packed sequences (lengths are a graph input; later runs use other lengths)
     Case(
         "packed_lstm",
         lambda: Packed(nn.LSTM(3, 4)),
         packed_inputs(6, [5, 3]),
-        other_lengths(6, [[5, 5], [5, 1]]),
+        others=other_lengths(6, [[5, 5], [5, 1]]), factory=True,
     ),
     Case(
         "packed_lstm_2layers_bidirectional_state",
         lambda: Packed(nn.LSTM(3, 4, num_layers=2, bidirectional=True)),
         packed_inputs(6, [6, 4, 1], 3, False, (4, 3, 4), (4, 3, 4)),
-        other_lengths(6, [[6, 6, 6], [6, 5, 2]], 3, False, (4, 3, 4), (4, 3, 4)),
+        others=other_lengths(6, [[6, 6, 6], [6, 5, 2]], 3, False, (4, 3, 4), (4, 3, 4)), factory=True,
     ),
     Case(
         "packed_gru_batch_first_bidirectional",
         lambda: Packed(nn.GRU(3, 4, bidirectional=True, batch_first=True), batch_first=True),
         packed_inputs(5, [5, 2], 3, True),
-        other_lengths(5, [[5, 5], [5, 1]], 3, True),
+        others=other_lengths(5, [[5, 5], [5, 1]], 3, True), factory=True,
     ),
     Case(
         "packed_rnn_relu_touched_total_length",
         lambda: Packed(nn.RNN(3, 4, nonlinearity="relu", num_layers=2, bidirectional=True), touch=True, total_length=8, padding_value=-1.5),
         packed_inputs(6, [5, 3]),
-        other_lengths(6, [[5, 5], [5, 1]]),
+        others=other_lengths(6, [[5, 5], [5, 1]]), factory=True,
     ),
     Case(
         "packed_lstm_touched_batch_first",
         lambda: Packed(nn.LSTM(3, 4, bias=False, batch_first=True), touch=True, batch_first=True),
         packed_inputs(4, [4, 3, 3], 3, True),
-        other_lengths(4, [[4, 2, 1]], 3, True),
+        others=other_lengths(4, [[4, 2, 1]], 3, True), factory=True,
     ),
     Case(
         "packed_rnn_tanh_state",
         lambda: Packed(nn.RNN(3, 4), padding_value=2.0),
         packed_inputs(5, [5, 4, 2], 3, False, (1, 3, 4)),
-        other_lengths(5, [[5, 2, 1]], 3, False, (1, 3, 4)),
+        others=other_lengths(5, [[5, 2, 1]], 3, False, (1, 3, 4)), factory=True,
     ),
     Case(
         "packed_gru_unsorted",
         lambda: Packed(nn.GRU(3, 4), enforce_sorted=False),
         packed_inputs(5, [3, 5, 1]),
-        other_lengths(5, [[1, 2, 5], [5, 5, 5]]),
+        others=other_lengths(5, [[1, 2, 5], [5, 5, 5]]), factory=True,
     ),
     Case(
         "packed_lstm_proj_size_bidirectional_state",
         lambda: Packed(nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=True)),
         packed_inputs(5, [5, 3, 1], 3, False, (4, 3, 2), (4, 3, 5)),
-        other_lengths(5, [[5, 5, 5], [5, 2, 2]], 3, False, (4, 3, 2), (4, 3, 5)),
+        others=other_lengths(5, [[5, 5, 5], [5, 2, 2]], 3, False, (4, 3, 2), (4, 3, 5)), factory=True,
     ),
-    Case("pack_pad", lambda: PackPad(touch=False, total_length=None, padding_value=0.0, batch_first=False), packed_inputs(6, [5, 2]), other_lengths(6, [[5, 5]])),
+    Case("pack_pad", lambda: PackPad(touch=False, total_length=None, padding_value=0.0, batch_first=False), packed_inputs(6, [5, 2]), others=other_lengths(6, [[5, 5]]), factory=True),
     Case(
         "pack_pad_touched_batch_first_padding",
         lambda: PackPad(touch=True, total_length=7, padding_value=-2.0, batch_first=True),
         packed_inputs(6, [6, 2, 1], 2, True),
-        other_lengths(6, [[6, 6, 6]], 2, True),
+        others=other_lengths(6, [[6, 6, 6]], 2, True), factory=True,
     ),
     Case(
         "pack_pad_truncating_total_length",
         lambda: PackPad(touch=False, total_length=5, padding_value=1.0, batch_first=False),
         lambda: (torch.randn(7, 2, 2, 3), torch.tensor([5, 3])),
-        lambda: [(torch.randn(7, 2, 2, 3), torch.tensor([5, 1]))],
+        others=lambda: [(torch.randn(7, 2, 2, 3), torch.tensor([5, 1]))], factory=True,
     ),
     Case(
         "pack_pad_int64_touched",
         lambda: PackPad(touch=True, total_length=None, padding_value=-1, batch_first=True),
         lambda: (torch.randint(0, 100, (3, 4)), torch.tensor([4, 2, 1])),
-        lambda: [(torch.randint(0, 100, (3, 4)), torch.tensor([4, 4, 3]))],
+        others=lambda: [(torch.randint(0, 100, (3, 4)), torch.tensor([4, 4, 3]))], factory=True,
     ),
     Case(
         "pack_pad_bool",
         lambda: PackPad(touch=False, total_length=6, padding_value=0.0, batch_first=False),
-        lambda: (torch.rand(5, 2) > 0.5, torch.tensor([5, 2])),
+        lambda: (torch.rand(5, 2) > 0.5, torch.tensor([5, 2])), factory=True,
     ),
     Case(
         "packed_lstm_float16_touched",
         lambda: Packed(nn.LSTM(3, 4).half(), touch=True, padding_value=0.5),
         lambda: (torch.randn(5, 2, 3).half(), torch.tensor([5, 3])),
         atol=2e-3,
-        rtol=1e-2,
+        rtol=1e-2, factory=True,
     ),
-    Case("packed_data_layout", lambda: PackedData(None), packed_inputs(5, [5, 3, 2]), other_lengths(5, [[5, 4, 1]])),
-    Case("packed_data_lstm_output", lambda: PackedData(nn.LSTM(3, 4, bidirectional=True)), packed_inputs(5, [5, 3, 2])),
-    Case("packed_data_lstm_proj_output", lambda: PackedData(nn.LSTM(3, 5, proj_size=2, bidirectional=True)), packed_inputs(4, [4, 3, 2])),
+    Case("packed_data_layout", lambda: PackedData(None), packed_inputs(5, [5, 3, 2]), others=other_lengths(5, [[5, 4, 1]]), factory=True),
+    Case("packed_data_lstm_output", lambda: PackedData(nn.LSTM(3, 4, bidirectional=True)), packed_inputs(5, [5, 3, 2]), factory=True),
+    Case("packed_data_lstm_proj_output", lambda: PackedData(nn.LSTM(3, 5, proj_size=2, bidirectional=True)), packed_inputs(4, [4, 3, 2]), factory=True),
     # cells (they only appear in scripted code: tracing records the cell's arithmetic)
     Case(
         "lstm_cell_weights_as_inputs",
         lambda: lstm_cell_fn,
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4), torch.randn(16, 3), torch.randn(16, 4), torch.randn(16), torch.randn(16)),
+        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4), torch.randn(16, 3), torch.randn(16, 4), torch.randn(16), torch.randn(16)), factory=True,
     ),
     Case(
         "gru_rnn_cells_weights_as_inputs",
         lambda: small_cells_fn,
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(12, 3), torch.randn(12, 4), torch.randn(12), torch.randn(12)),
+        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(12, 3), torch.randn(12, 4), torch.randn(12), torch.randn(12)), factory=True,
     ),
     Case(
         "scripted_layers_and_cells",
         lambda: _scripted_layers(),
-        lambda: (torch.randn(2, 5, 3),),
+        lambda: (torch.randn(2, 5, 3),), factory=True,
     ),
     Case(
         "cells_constant_weights",
         lambda: torch.jit.script(Cells()),
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)),
+        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)), factory=True,
     ),
 ]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["lstm_2layers_bidirectional", "gru_initial_state_batch_first", "pack_pad"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_recurrent(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    assert_matches_torch(
-        case.model(), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol, other_inputs=case.other_inputs()
-    )
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def _op_types(model: object, args: Inputs, opset: int) -> list[str]:
@@ -437,7 +433,7 @@ def _op_types(model: object, args: Inputs, opset: int) -> list[str]:
     return [node.op_type for node in onnx.load_from_string(data).graph.node]
 
 
-@pytest.mark.parametrize("opset", [9, 14, OPSETS[-1]])
+@pytest.mark.parametrize("opset", [9, 14, NEWEST])
 def test_one_fused_node_per_layer(opset: int) -> None:
     """Each layer is one ONNX LSTM node with reordered constant weights (no weight math at
     run time), and the default zero initial state is left out."""
@@ -447,7 +443,7 @@ def test_one_fused_node_per_layer(opset: int) -> None:
 
 
 def test_gru_uses_linear_before_reset() -> None:
-    data, _ = export_to_bytes(Layer(nn.GRU(3, 4)), seq(5, 2, 3)(), opset_version=OPSETS[-1])
+    data, _ = export_to_bytes(Layer(nn.GRU(3, 4)), seq(5, 2, 3)(), opset_version=NEWEST)
     (gru,) = [n for n in onnx.load_from_string(data).graph.node if n.op_type == "GRU"]
     assert {a.name: onnx.helper.get_attribute_value(a) for a in gru.attribute}["linear_before_reset"] == 1
 
@@ -455,7 +451,7 @@ def test_gru_uses_linear_before_reset() -> None:
 def test_packed_shortcut_leaves_no_gathers() -> None:
     """pack -> LSTM -> pad feeds the padded input straight to LSTM's sequence_lens: the
     packed rows are never computed (no Compress of the input, no unpacking Gather of it)."""
-    data, _ = export_to_bytes(Packed(nn.LSTM(3, 4)), packed_inputs(6, [5, 3])(), opset_version=OPSETS[-1])
+    data, _ = export_to_bytes(Packed(nn.LSTM(3, 4)), packed_inputs(6, [5, 3])(), opset_version=NEWEST)
     nodes = list(onnx.load_from_string(data).graph.node)
     (lstm,) = [n for n in nodes if n.op_type == "LSTM"]
     assert lstm.input[0] == "x"
@@ -469,16 +465,16 @@ def test_proj_size_over_dynamic_steps_is_refused() -> None:
     between pack and LSTM) has a run-time step count and cannot be exported."""
     model = Packed(nn.LSTM(3, 4, proj_size=3), touch=True)
     with pytest.raises(exporter.SymbolicError, match="proj_size needs a static sequence length"):
-        export_to_bytes(model, packed_inputs(4, [4, 2])(), opset_version=OPSETS[-1])
+        export_to_bytes(model, packed_inputs(4, [4, 2])(), opset_version=NEWEST)
 
 
 def test_training_dropout_is_refused() -> None:
     model = Layer(nn.LSTM(3, 4, num_layers=2, dropout=0.5))
     with pytest.raises(exporter.SymbolicError, match="dropout"):
-        export_to_bytes(model, seq(5, 2, 3)(), opset_version=OPSETS[-1], training=True)
+        export_to_bytes(model, seq(5, 2, 3)(), opset_version=NEWEST, training=True)
 
 
-@pytest.mark.parametrize("opset", [9, 11, OPSETS[-1]])
+@pytest.mark.parametrize("opset", [9, 11, NEWEST])
 @pytest.mark.parametrize(
     "layer",
     [
@@ -499,7 +495,7 @@ def test_dynamic_sequence_and_batch(layer: nn.Module, opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 11, OPSETS[-1]])
+@pytest.mark.parametrize("opset", [9, 11, NEWEST])
 def test_packed_dynamic(opset: int) -> None:
     """Packed sequences with dynamic time and batch: batch_sizes and the padded length are
     read at run time (max(lengths)), so other lengths and sizes work too."""

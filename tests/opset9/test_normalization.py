@@ -1,20 +1,19 @@
 """Normalization, convolution variants, pooling with indices, adaptive pooling, interpolation,
 dropout variants, grid sampling and affine grids: traced (and some scripted) graphs exported,
-run in onnxruntime and compared with eager torch at every opset in OPSETS they support."""
+run in onnxruntime and compared with eager torch at every opset where its lowering changes (tests/cases.py) they support."""
 
 from __future__ import annotations
 
 import collections
-import dataclasses
 from collections.abc import Callable, Iterator
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from cases import Case, helper_params, op_params, run_case
 from exporter.errors import ExporterError
-from exporter.registry import REGISTRY
 from exporter.symbolic_opset9 import pooling
 
 
@@ -27,15 +26,6 @@ def _one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    fn: Callable[..., object]
-    inputs: Callable[[], tuple[torch.Tensor, ...]]
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
-    marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
 def rand(*shapes: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -147,17 +137,19 @@ CASES = [
 ]
 
 
-# Opset 17 changes nothing these lowerings use (LayerNormalization is not used), so the
-# table skips it to stay within the file's time budget; every other OPSETS entry runs.
-CASE_OPSETS = [o for o in OPSETS if o != 17]
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["group_norm", "instance_norm", "rms_norm", "max_pool2d_indices", "adaptive_max_pool2d_uneven", "nearest2d_scale", "bilinear_align"]
 
 
-@pytest.mark.parametrize("opset", CASE_OPSETS)
-@pytest.mark.parametrize("case", [pytest.param(c, marks=c.marks, id=c.name) for c in CASES])
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    assert_matches_torch(Wrap(case.fn), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol)
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def test_case_names_are_unique() -> None:

@@ -19,6 +19,7 @@ import torch
 import exporter
 import torch.nn.functional as F
 
+from cases import graph_kinds, opsets_for_kinds
 from conftest import NEWEST, Wrap, assert_matches_torch
 
 warnings.filterwarnings("ignore", category=UserWarning, message=".*quantize.*deprecated")  # module-level weights
@@ -28,7 +29,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.*quantize.*deprecated:UserWarning"),
 ]
 
-QOPSETS = sorted({10, 13, 17, 21, NEWEST})
 QOPS = torch.ops.quantized
 OUT_SCALE = 0.05  # output scale of every quantized op below; one step is the tolerance
 STEP = OUT_SCALE * 1.001
@@ -186,11 +186,19 @@ def _restore_engine():  # noqa: ANN202 - generator fixture
 
 
 
-@pytest.mark.parametrize("opset", QOPSETS)
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def _quantized_params() -> list[object]:
+    """Each case at the opsets where an op of its graph changes lowering (tests/cases.py)."""
+    params = []
+    for case in CASES:
+        torch.backends.quantized.engine = case.engine
+        torch.manual_seed(0)
+        kinds = graph_kinds(Wrap(case.fn), case.inputs())
+        params += [pytest.param(case, opset, id=f"{case.name}-{opset}") for opset in opsets_for_kinds(kinds, case.min_opset)]
+    return params
+
+
+@pytest.mark.parametrize(("case", "opset"), _quantized_params())
 def test_quantized(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"from opset {case.min_opset}")
     torch.backends.quantized.engine = case.engine
     assert_matches_torch(Wrap(case.fn), case.inputs(), opset=opset, atol=case.atol, rtol=0)
 

@@ -1,12 +1,11 @@
-"""Reductions, norms, statistics, products and losses, crossed with the opsets in OPSETS.
+"""Reductions, norms, statistics, products and losses, crossed with the opsets where its lowering changes (tests/cases.py).
 
 Each case is a function of tensors. It is traced, exported, run in onnxruntime and compared
-with eager torch (dtype, shape, values) at every opset in OPSETS from its first supported one.
+with eager torch (dtype, shape, values) at every opset where its lowering changes (tests/cases.py) from its first supported one.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 
@@ -14,18 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import NEWEST, OPSETS, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import Case, helper_params, op_params, run_case
 from exporter.errors import SymbolicError, UnsupportedOperatorError
 
 
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str
-    fn: Callable[..., object]
-    inputs: Callable[[], tuple[torch.Tensor, ...]]
-    min_opset: int = 9
-    atol: float = 1e-5
-    rtol: float = 1e-4
 
 
 def f32(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -179,12 +171,19 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["all_any_bool_dims_keep", "max_dim", "amax_amin", "prod_forms", "logsumexp", "cumsum_dims", "var_forms", "norm_forms", "nll_loss_reductions", "cross_entropy_smoothing"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
-    if opset < case.min_opset:
-        pytest.skip(f"{case.name} needs opset {case.min_opset}")
-    assert_matches_torch(Wrap(case.fn), case.inputs(), opset=opset, atol=case.atol, rtol=case.rtol)
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
 
 
 def test_case_names_are_unique() -> None:
