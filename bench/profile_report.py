@@ -1,7 +1,7 @@
 """Top cumulative-time entries of a cProfile dump that live in the exporter package.
 
-    python -m cProfile -o bench/results/bert.prof bench/run.py --worker bert ours --reps 0 --ort-runs 1
-    python bench/profile_report.py bench/results/bert.prof [--top 10] [--all]
+python -m cProfile -o bench/results/bert.prof bench/run.py --worker bert ours --reps 0 --ort-runs 1
+python bench/profile_report.py bench/results/bert.prof [--top 10] [--all]
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ def main() -> None:
         if "/bench/" in norm:
             continue
         short = norm.split("/exporter/", 1)[-1] if "/exporter/" in norm else norm
-        rows.append((ct, tt, nc, f"exporter/{short}:{line}({func})" if "/exporter/" in norm else f"{norm}:{line}({func})"))
+        rows.append(
+            (ct, tt, nc, f"exporter/{short}:{line}({func})" if "/exporter/" in norm else f"{norm}:{line}({func})")
+        )
     rows.sort(reverse=True)
     print(f"{'cumulative s':>12} {'own s':>8} {'calls':>9}  function")
     for ct, tt, nc, name in rows[: opts.top]:

@@ -42,6 +42,7 @@ MARK = "@@BENCH-RESULT@@"
 
 # ---------------------------------------------------------------- memory measurement
 
+
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -105,6 +106,7 @@ class PeakMemory:
 
 # ---------------------------------------------------------------- one exporter run (worker side)
 
+
 def _export(exporter_name: str, model, args, path: str, input_names, dynamic_axes, opset: int):
     import torch
 
@@ -112,8 +114,9 @@ def _export(exporter_name: str, model, args, path: str, input_names, dynamic_axe
         sys.path.insert(0, os.environ.get("BENCH_EXPORTER_ROOT", str(ROOT)))
         import exporter
 
-        return exporter.export(model, args, path, opset_version=opset, input_names=input_names,
-                               dynamic_axes=dynamic_axes, report=True)
+        return exporter.export(
+            model, args, path, opset_version=opset, input_names=input_names, dynamic_axes=dynamic_axes, report=True
+        )
     kwargs = dict(opset_version=opset, input_names=input_names, dynamic_axes=dynamic_axes)
     if exporter_name == "torchscript":
         return torch.onnx.export(model, args, path, dynamo=False, **kwargs)
@@ -164,12 +167,14 @@ def _first_line(exc: BaseException) -> str:
     return out
 
 
-def worker(model_name: str, exporter_name: str, reps: int, opset: int, dynamic: bool,
-           ort_runs: int, keep_dir: str | None) -> dict:
+def worker(
+    model_name: str, exporter_name: str, reps: int, opset: int, dynamic: bool, ort_runs: int, keep_dir: str | None
+) -> dict:
     """Build, export 1 + reps times, count, check accuracy in onnxruntime (and latency if ort_runs)."""
+    import warnings
+
     import numpy as np
     import torch
-    import warnings
 
     warnings.filterwarnings("ignore")
     sys.path.insert(0, str(HERE))
@@ -196,8 +201,7 @@ def worker(model_name: str, exporter_name: str, reps: int, opset: int, dynamic: 
             path = run_dir / "model.onnx"
             with PeakMemory() as mem:
                 start = time.perf_counter()
-                out = _export(exporter_name, model, args, str(path), input_names,
-                              axes if dynamic else None, opset)
+                out = _export(exporter_name, model, args, str(path), input_names, axes if dynamic else None, opset)
                 elapsed = time.perf_counter() - start
             if i == 0:
                 res["warmup_seconds"] = elapsed
@@ -309,6 +313,7 @@ def latency_worker(paths: list[str], runs: int) -> dict:
 
 # ---------------------------------------------------------------- driver
 
+
 def _machine() -> dict:
     cpu = platform.processor() or ""
     try:
@@ -327,25 +332,37 @@ def _machine() -> dict:
                     ram = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return {"nproc": os.cpu_count(), "ram_bytes": ram, "cpu": cpu, "platform": platform.platform(),
-            "python": platform.python_version()}
+    return {
+        "nproc": os.cpu_count(),
+        "ram_bytes": ram,
+        "cpu": cpu,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
 
 
 def _versions(snapshot: str | None = None) -> dict:
-    code = ("import json, torch, onnx, onnxruntime, onnxscript\n"
-            "try:\n import transformers; tv = transformers.__version__\nexcept Exception: tv = None\n"
-            "print(json.dumps({'torch': torch.__version__, 'onnx': onnx.__version__, "
-            "'onnxruntime': onnxruntime.__version__, 'onnxscript': onnxscript.__version__, "
-            "'transformers': tv}))")
+    code = (
+        "import json, torch, onnx, onnxruntime, onnxscript\n"
+        "try:\n import transformers; tv = transformers.__version__\nexcept Exception: tv = None\n"
+        "print(json.dumps({'torch': torch.__version__, 'onnx': onnx.__version__, "
+        "'onnxruntime': onnxruntime.__version__, 'onnxscript': onnxscript.__version__, "
+        "'transformers': tv}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     versions = json.loads(out.stdout.strip().splitlines()[-1])
     try:
-        sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", snapshot or "HEAD"],
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "--no-optional-locks", "-C", str(ROOT), "status", "--porcelain", "--", "exporter"],
-                               capture_output=True, text=True).stdout.strip()
-        versions["exporter_commit"] = (sha or None) if snapshot else (
-            f"{sha} + uncommitted changes in exporter/" if dirty else sha or None)
+        sha = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", snapshot or "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(ROOT), "status", "--porcelain", "--", "exporter"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        versions["exporter_commit"] = (
+            (sha or None) if snapshot else (f"{sha} + uncommitted changes in exporter/" if dirty else sha or None)
+        )
     except OSError:
         versions["exporter_commit"] = None
     return versions
@@ -372,7 +389,7 @@ def run_latency(results: list[dict], opts) -> None:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout)
             line = next(l for l in proc.stdout.splitlines() if l.startswith(MARK))
-            lat = json.loads(line[len(MARK):])
+            lat = json.loads(line[len(MARK) :])
         except Exception as exc:  # noqa: BLE001
             for r in kept:
                 r["ort_latency_error"] = _first_line(exc)
@@ -389,9 +406,21 @@ def run_latency(results: list[dict], opts) -> None:
 
 
 def run_one(model: str, exporter_name: str, opts, keep_dir: str) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", model, exporter_name,
-           "--reps", str(opts.reps), "--opset", str(opts.opset), "--ort-runs", "0",
-           "--keep-dir", keep_dir]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        model,
+        exporter_name,
+        "--reps",
+        str(opts.reps),
+        "--opset",
+        str(opts.opset),
+        "--ort-runs",
+        "0",
+        "--keep-dir",
+        keep_dir,
+    ]
     if opts.dynamic:
         cmd.append("--dynamic")
     env = dict(os.environ, PYTHONWARNINGS="ignore")
@@ -399,17 +428,27 @@ def run_one(model: str, exporter_name: str, opts, keep_dir: str) -> dict:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=opts.timeout, env=env)
     except subprocess.TimeoutExpired:
-        return {"model": model, "exporter": exporter_name, "ok": False,
-                "error": f"timeout after {opts.timeout} s", "wall_seconds": time.perf_counter() - start}
+        return {
+            "model": model,
+            "exporter": exporter_name,
+            "ok": False,
+            "error": f"timeout after {opts.timeout} s",
+            "wall_seconds": time.perf_counter() - start,
+        }
     for line in proc.stdout.splitlines():
         if line.startswith(MARK):
-            res = json.loads(line[len(MARK):])
+            res = json.loads(line[len(MARK) :])
             res["wall_seconds"] = time.perf_counter() - start
             return res
     tail = (proc.stderr or proc.stdout).strip().splitlines()
-    return {"model": model, "exporter": exporter_name, "ok": False,
-            "error": f"worker exited with {proc.returncode}: " + (tail[-1] if tail else ""),
-            "stderr_tail": "\n".join(tail[-30:]), "wall_seconds": time.perf_counter() - start}
+    return {
+        "model": model,
+        "exporter": exporter_name,
+        "ok": False,
+        "error": f"worker exited with {proc.returncode}: " + (tail[-1] if tail else ""),
+        "stderr_tail": "\n".join(tail[-30:]),
+        "wall_seconds": time.perf_counter() - start,
+    }
 
 
 def _ratio(a, b):
@@ -473,17 +512,23 @@ def write_markdown(doc: dict, path: Path) -> None:
                 why.append(f"torchscript failed: {_md_escape(t.get('error', 'not run'))}")
             lines.append(f"| {model} | " + "; ".join(why) + " | | | | | | |")
             continue
-        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            model,
-            _fmt_ratio(_ratio(o["export_seconds"], t["export_seconds"])),
-            _fmt_ratio(_ratio(o["peak_mem_bytes"], t["peak_mem_bytes"])),
-            _fmt_ratio(_ratio(o["file_bytes"], t["file_bytes"])),
-            _fmt_ratio(_ratio(o["nodes"], t["nodes"])),
-            _fmt_ratio(_ratio(o.get("ort_latency_seconds"), t.get("ort_latency_seconds"))),
-            (f"{o['max_abs_diff']:.2e}" if o.get("max_abs_diff") is not None else "–") + (
-                " **(wrong)**" if (o.get("max_abs_diff") or 0) > max(1e-3, 100 * (t.get("max_abs_diff") or 0)) else ""),
-            f"{t['max_abs_diff']:.2e}" if t.get("max_abs_diff") is not None else "–",
-        ))
+        lines.append(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                model,
+                _fmt_ratio(_ratio(o["export_seconds"], t["export_seconds"])),
+                _fmt_ratio(_ratio(o["peak_mem_bytes"], t["peak_mem_bytes"])),
+                _fmt_ratio(_ratio(o["file_bytes"], t["file_bytes"])),
+                _fmt_ratio(_ratio(o["nodes"], t["nodes"])),
+                _fmt_ratio(_ratio(o.get("ort_latency_seconds"), t.get("ort_latency_seconds"))),
+                (f"{o['max_abs_diff']:.2e}" if o.get("max_abs_diff") is not None else "–")
+                + (
+                    " **(wrong)**"
+                    if (o.get("max_abs_diff") or 0) > max(1e-3, 100 * (t.get("max_abs_diff") or 0))
+                    else ""
+                ),
+                f"{t['max_abs_diff']:.2e}" if t.get("max_abs_diff") is not None else "–",
+            )
+        )
     lines += [
         "",
         "## Absolute numbers",
@@ -501,18 +546,39 @@ def write_markdown(doc: dict, path: Path) -> None:
                 continue
             lat = r.get("ort_latency_seconds")
             diff = r.get("max_abs_diff")
-            lines.append("| {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} |".format(
-                model, ex, r["export_seconds"], r["warmup_seconds"], _fmt_bytes(r["peak_mem_bytes"]),
-                _fmt_bytes(r["file_bytes"]), r["nodes"], f"{lat * 1e3:.2f}" if lat is not None else "–",
-                f"{diff:.2e}" if diff is not None else "–", _md_escape(r.get("error", ""))))
-    commits = sorted({(r["model"], r["exporter_commit"]) for r in doc["results"]
-                      if r["exporter"] == "ours" and r.get("exporter_commit")
-                      and r["exporter_commit"] != v.get("exporter_commit")})
+            lines.append(
+                "| {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} |".format(
+                    model,
+                    ex,
+                    r["export_seconds"],
+                    r["warmup_seconds"],
+                    _fmt_bytes(r["peak_mem_bytes"]),
+                    _fmt_bytes(r["file_bytes"]),
+                    r["nodes"],
+                    f"{lat * 1e3:.2f}" if lat is not None else "–",
+                    f"{diff:.2e}" if diff is not None else "–",
+                    _md_escape(r.get("error", "")),
+                )
+            )
+    commits = sorted(
+        {
+            (r["model"], r["exporter_commit"])
+            for r in doc["results"]
+            if r["exporter"] == "ours" and r.get("exporter_commit") and r["exporter_commit"] != v.get("exporter_commit")
+        }
+    )
     if commits:
-        lines += ["", "Rows of our exporter at another commit (merged runs): "
-                  + ", ".join(f"{m} ({c})" for m, c in commits)]
-    other = sorted({(r["model"], r["reps"]) for r in doc["results"]
-                    if r.get("reps") is not None and r["reps"] != doc["settings"]["reps"]})
+        lines += [
+            "",
+            "Rows of our exporter at another commit (merged runs): " + ", ".join(f"{m} ({c})" for m, c in commits),
+        ]
+    other = sorted(
+        {
+            (r["model"], r["reps"])
+            for r in doc["results"]
+            if r.get("reps") is not None and r["reps"] != doc["settings"]["reps"]
+        }
+    )
     if other:
         lines += ["", "Rows run with other export reps: " + ", ".join(f"{m} ({n})" for m, n in other)]
     lines += ["", "## Models", ""]
@@ -533,11 +599,20 @@ def main(argv=None) -> int:
     p.add_argument("--large", action="store_true", help="include the ~2 GiB synthetic model")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per (model, exporter) subprocess")
     p.add_argument("--out", default=str(RESULTS), help="results directory")
-    p.add_argument("--merge", action="store_true",
-                   help="keep results of models/exporters not run now from an existing results.json")
-    p.add_argument("--snapshot", nargs="?", const="HEAD", default=None, metavar="REV",
-                   help="benchmark the exporter package of a git revision (default HEAD, via read-only "
-                        "`git archive` into a temp dir) instead of the working tree, which others may be editing")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep results of models/exporters not run now from an existing results.json",
+    )
+    p.add_argument(
+        "--snapshot",
+        nargs="?",
+        const="HEAD",
+        default=None,
+        metavar="REV",
+        help="benchmark the exporter package of a git revision (default HEAD, via read-only "
+        "`git archive` into a temp dir) instead of the working tree, which others may be editing",
+    )
     p.add_argument("--list", action="store_true", help="list the zoo and exit")
     p.add_argument("--render", action="store_true", help="only rewrite results.md from results.json")
     p.add_argument("--worker", nargs=2, metavar=("MODEL", "EXPORTER"), help=argparse.SUPPRESS)
@@ -551,8 +626,7 @@ def main(argv=None) -> int:
         print(MARK + json.dumps(res), flush=True)
         return 0
     if opts.worker:
-        res = worker(opts.worker[0], opts.worker[1], opts.reps, opts.opset, opts.dynamic,
-                     opts.ort_runs, opts.keep_dir)
+        res = worker(opts.worker[0], opts.worker[1], opts.reps, opts.opset, opts.dynamic, opts.ort_runs, opts.keep_dir)
         sys.stdout.flush()
         print(MARK + json.dumps(res), flush=True)
         return 0
@@ -579,8 +653,9 @@ def main(argv=None) -> int:
 
     if opts.snapshot:
         snap = Path(tempfile.mkdtemp(prefix="bench-exporter-snapshot-"))
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", opts.snapshot, "exporter"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", opts.snapshot, "exporter"], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(snap)], input=archive, check=True)
         os.environ["BENCH_EXPORTER_ROOT"] = str(snap)
         import atexit
@@ -597,10 +672,10 @@ def main(argv=None) -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": _machine(),
         "versions": _versions(opts.snapshot),
-        "settings": {"opset": opts.opset, "reps": opts.reps, "ort_runs": opts.ort_runs,
-                     "dynamic": opts.dynamic},
-        "results": [r for r in previous if (r["model"], r["exporter"]) not in
-                    {(m, e) for m in models for e in exporters}],
+        "settings": {"opset": opts.opset, "reps": opts.reps, "ort_runs": opts.ort_runs, "dynamic": opts.dynamic},
+        "results": [
+            r for r in previous if (r["model"], r["exporter"]) not in {(m, e) for m in models for e in exporters}
+        ],
     }
 
     def flush():
@@ -617,8 +692,11 @@ def main(argv=None) -> int:
                 print(f"[{time.strftime('%H:%M:%S')}] {model:<22} {ex:<12}", end=" ", flush=True)
                 res = run_one(model, ex, opts, str(keep_root / ex))
                 if res.get("ok"):
-                    print(f"ok  export {res['export_seconds']:.2f}s  mem {_fmt_bytes(res['peak_mem_bytes'])}  "
-                          f"nodes {res['nodes']}  diff {res['max_abs_diff']:.1e}", flush=True)
+                    print(
+                        f"ok  export {res['export_seconds']:.2f}s  mem {_fmt_bytes(res['peak_mem_bytes'])}  "
+                        f"nodes {res['nodes']}  diff {res['max_abs_diff']:.1e}",
+                        flush=True,
+                    )
                 else:
                     print(f"FAILED  {res.get('error')}", flush=True)
                 res["exporter_commit"] = doc["versions"].get("exporter_commit")
@@ -627,9 +705,15 @@ def main(argv=None) -> int:
                 flush()
             if opts.ort_runs > 0:
                 run_latency(model_results, opts)
-                print(f"[{time.strftime('%H:%M:%S')}] {model:<22} onnxruntime latency (interleaved): " + ", ".join(
-                    f"{r['exporter']} {r['ort_latency_seconds'] * 1e3:.2f}ms" for r in model_results
-                    if r.get("ort_latency_seconds") is not None), flush=True)
+                print(
+                    f"[{time.strftime('%H:%M:%S')}] {model:<22} onnxruntime latency (interleaved): "
+                    + ", ".join(
+                        f"{r['exporter']} {r['ort_latency_seconds'] * 1e3:.2f}ms"
+                        for r in model_results
+                        if r.get("ort_latency_seconds") is not None
+                    ),
+                    flush=True,
+                )
             for r in model_results:
                 r.pop("kept_path", None)
             flush()

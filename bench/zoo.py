@@ -95,8 +95,9 @@ def t5_encoder():
     from transformers import T5Config, T5EncoderModel
 
     _seed()
-    cfg = T5Config(d_model=512, d_ff=2048, d_kv=64, num_layers=6, num_heads=8, vocab_size=32128,
-                   use_cache=False)  # t5-small
+    cfg = T5Config(
+        d_model=512, d_ff=2048, d_kv=64, num_layers=6, num_heads=8, vocab_size=32128, use_cache=False
+    )  # t5-small
     ids, mask = _text_inputs(cfg.vocab_size)
     return _hf(T5EncoderModel(cfg), ["input_ids", "attention_mask"], (ids, mask))
 
@@ -114,8 +115,9 @@ def resnet50():
     from transformers import ResNetConfig, ResNetModel
 
     _seed()
-    cfg = ResNetConfig(embedding_size=64, hidden_sizes=[256, 512, 1024, 2048], depths=[3, 4, 6, 3],
-                       layer_type="bottleneck")  # microsoft/resnet-50 sizes
+    cfg = ResNetConfig(
+        embedding_size=64, hidden_sizes=[256, 512, 1024, 2048], depths=[3, 4, 6, 3], layer_type="bottleneck"
+    )  # microsoft/resnet-50 sizes
     x = torch.randn(1, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(1))
     return _hf(ResNetModel(cfg), ["pixel_values"], (x,), n_outputs=2)
 
@@ -134,9 +136,17 @@ def whisper_tiny_encoder():
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
 
     _seed()
-    cfg = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6, decoder_layers=4,
-                        decoder_attention_heads=6, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
-                        num_mel_bins=80, max_source_positions=1500)  # openai/whisper-tiny
+    cfg = WhisperConfig(
+        d_model=384,
+        encoder_layers=4,
+        encoder_attention_heads=6,
+        decoder_layers=4,
+        decoder_attention_heads=6,
+        encoder_ffn_dim=1536,
+        decoder_ffn_dim=1536,
+        num_mel_bins=80,
+        max_source_positions=1500,
+    )  # openai/whisper-tiny
     x = torch.randn(1, 80, 3000, generator=torch.Generator().manual_seed(1))
     return _hf(WhisperEncoder(cfg), ["input_features"], (x,))
 
@@ -203,16 +213,21 @@ def large():
     return m, (x,), ["x"], {"x": {0: "batch"}}
 
 
-ZOO: dict[str, Entry] = {e.name: e for e in [
-    Entry("lstm", lstm, "nn.LSTM 2 layers (64->256) + Linear, seq 16"),
-    Entry("scripted_loop", scripted_loop, "torch.jit.script module with loops (range(seq), range(int(steps)))"),
-    Entry("resnet50", resnet50, "transformers ResNetModel, resnet-50 config, 1x3x224x224"),
-    Entry("distilbert", distilbert, "transformers DistilBertModel, default config, 1x16"),
-    Entry("bert", bert, "transformers BertModel, bert-base config, 1x16"),
-    Entry("gpt2", gpt2, "transformers GPT2Model, gpt2 (small) config, 1x16"),
-    Entry("t5_encoder", t5_encoder, "transformers T5EncoderModel, t5-small config, 1x16"),
-    Entry("vit", vit, "transformers ViTModel, vit-base config, 1x3x224x224"),
-    Entry("convnext_tiny", convnext_tiny, "transformers ConvNextModel, convnext-tiny config, 1x3x224x224"),
-    Entry("whisper_tiny_encoder", whisper_tiny_encoder, "transformers WhisperEncoder, whisper-tiny config, 1x80x3000"),
-    Entry("large", large, "synthetic 3x nn.Linear, ~2.06 GiB of float32 weights", large=True),
-]}
+ZOO: dict[str, Entry] = {
+    e.name: e
+    for e in [
+        Entry("lstm", lstm, "nn.LSTM 2 layers (64->256) + Linear, seq 16"),
+        Entry("scripted_loop", scripted_loop, "torch.jit.script module with loops (range(seq), range(int(steps)))"),
+        Entry("resnet50", resnet50, "transformers ResNetModel, resnet-50 config, 1x3x224x224"),
+        Entry("distilbert", distilbert, "transformers DistilBertModel, default config, 1x16"),
+        Entry("bert", bert, "transformers BertModel, bert-base config, 1x16"),
+        Entry("gpt2", gpt2, "transformers GPT2Model, gpt2 (small) config, 1x16"),
+        Entry("t5_encoder", t5_encoder, "transformers T5EncoderModel, t5-small config, 1x16"),
+        Entry("vit", vit, "transformers ViTModel, vit-base config, 1x3x224x224"),
+        Entry("convnext_tiny", convnext_tiny, "transformers ConvNextModel, convnext-tiny config, 1x3x224x224"),
+        Entry(
+            "whisper_tiny_encoder", whisper_tiny_encoder, "transformers WhisperEncoder, whisper-tiny config, 1x80x3000"
+        ),
+        Entry("large", large, "synthetic 3x nn.Linear, ~2.06 GiB of float32 weights", large=True),
+    ]
+}

@@ -22,10 +22,21 @@ import torch
 __all__ = ["main", "parse_input_spec"]
 
 _DTYPES = {
-    "float32": torch.float32, "float": torch.float32, "float16": torch.float16, "half": torch.float16,
-    "bfloat16": torch.bfloat16, "float64": torch.float64, "double": torch.float64,
-    "int64": torch.int64, "long": torch.int64, "int32": torch.int32, "int": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+    "float32": torch.float32,
+    "float": torch.float32,
+    "float16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+    "double": torch.float64,
+    "int64": torch.int64,
+    "long": torch.int64,
+    "int32": torch.int32,
+    "int": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
 }
 
 
@@ -83,10 +94,20 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("archive", nargs="?", help="a file written by torch.jit.save")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME:DIMS[:DTYPE[:LOW,HIGH]]",
-                        help="an example input, in the order of forward's arguments (repeatable)")
-    parser.add_argument("--dynamic", action="append", default=[], metavar="NAME:AXIS:DIM_NAME",
-                        help="mark an input or output axis dynamic (repeatable)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME:DIMS[:DTYPE[:LOW,HIGH]]",
+        help="an example input, in the order of forward's arguments (repeatable)",
+    )
+    parser.add_argument(
+        "--dynamic",
+        action="append",
+        default=[],
+        metavar="NAME:AXIS:DIM_NAME",
+        help="mark an input or output axis dynamic (repeatable)",
+    )
     parser.add_argument("--opset", type=int, default=None, help="target ONNX opset (default: 20)")
     parser.add_argument("-o", "--output", help="the .onnx file to write (default: the archive name with .onnx)")
     parser.add_argument("--verify", action="store_true", help="compare onnxruntime with torch before writing")
@@ -110,7 +131,9 @@ def _progress_bar(written: int, total: int) -> None:
         return
     width = 30
     done = int(width * written / total)
-    sys.stderr.write(f"\r\033[Kwriting weights [{'#' * done}{'.' * (width - done)}] {written / 1e6:.0f}/{total / 1e6:.0f} MB")
+    sys.stderr.write(
+        f"\r\033[Kwriting weights [{'#' * done}{'.' * (width - done)}] {written / 1e6:.0f}/{total / 1e6:.0f} MB"
+    )
     sys.stderr.flush()
 
 

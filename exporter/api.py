@@ -13,13 +13,13 @@ import onnx_ir as ir
 import torch
 
 from exporter import passes, serialization
-from exporter.cleanup import cleanup
-from exporter.errors import ExporterError
-from exporter.report import ExportReport, PhaseTimer
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
+from exporter.cleanup import cleanup
+from exporter.errors import ExporterError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
+from exporter.report import ExportReport, PhaseTimer
 
 __all__ = ["export", "TrainingMode", "VerificationError"]
 

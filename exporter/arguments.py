@@ -265,4 +265,3 @@ def describe(obj: Any) -> str:
     if isinstance(obj, torch.Tensor):
         return f"tensor({obj.dtype}, {tuple(obj.shape)})"
     return repr(obj)
-

@@ -102,7 +102,7 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
             f"input_names has {len(input_names)} names but the model has {len(names)} "
             f"flattened inputs ({', '.join(names)})"
         )
-    return list(input_names) + names[len(input_names):]
+    return list(input_names) + names[len(input_names) :]
 
 
 def _bind_inputs(
@@ -124,7 +124,7 @@ def _bind_weights(
     keys (or graph inputs with export_params=False). Packed quantized weights stay Python
     objects, which the quantized symbolics unpack."""
     bound: list[tuple[torch._C.Value, Any]] = []
-    ts_params = captured.ts_inputs[len(captured.inputs):]
+    ts_params = captured.ts_inputs[len(captured.inputs) :]
     for ts_value, name, tensor in zip(ts_params, captured.param_names, captured.params):
         if not ts_value.uses():
             continue
@@ -173,7 +173,7 @@ def _name_outputs(graph: ir.Graph, outputs: list[ir.Value], output_names: Sequen
             raise ValueError(
                 f"output_names has {len(output_names)} names but the model has {len(outputs)} flattened outputs"
             )
-        default_names = list(output_names) + default_names[len(output_names):]
+        default_names = list(output_names) + default_names[len(output_names) :]
     taken = {v.name for v in graph.inputs} | set(graph.initializers)
     for value, name in zip(outputs, default_names):
         if name in taken:

@@ -171,7 +171,9 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     return Captured(graph, input_names, flat_inputs, param_names, params)
 
 
-def _script(model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
+def _script(
+    model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bake non-tensor arguments in as constants, run the
     model once on the example inputs, and propagate their shapes through the graph."""
@@ -232,7 +234,7 @@ def _bind_call(schema_params: Sequence[torch._C.Argument], args: tuple[Any, ...]
     """Positional arguments, then keyword arguments and defaults in schema order."""
     call = list(args)
     kwargs = dict(kwargs)
-    for param in schema_params[len(args):]:
+    for param in schema_params[len(args) :]:
         if param.name in kwargs:
             call.append(kwargs.pop(param.name))
         elif param.has_default_value():
@@ -244,7 +246,9 @@ def _bind_call(schema_params: Sequence[torch._C.Argument], args: tuple[Any, ...]
     return call
 
 
-def _bake_constant_arguments(graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument]) -> None:
+def _bake_constant_arguments(
+    graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument]
+) -> None:
     """Non-tensor arguments (ints, floats, bools, None) become constants, like tracing does;
     their graph inputs are erased."""
     graph_inputs = list(graph.inputs())
@@ -253,9 +257,7 @@ def _bake_constant_arguments(graph: torch._C.Graph, call: Sequence[Any], schema_
         if isinstance(value, torch.Tensor):
             continue
         if isinstance(value, (list, tuple, dict)) and any(isinstance(v, torch.Tensor) for v in flatten(value, "")[0]):
-            raise TypeError(
-                f"scripted input {schema_params[index].name!r}: nested tensor inputs are not supported yet"
-            )
+            raise TypeError(f"scripted input {schema_params[index].name!r}: nested tensor inputs are not supported yet")
         with graph.insert_point_guard(next(iter(graph.nodes()))):
             constant = graph.insertConstant(value)
         graph_inputs[index].replaceAllUsesWith(constant)
@@ -272,7 +274,9 @@ def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
         raise ValueError(f"the model raised on the example inputs: {_short(error)}") from error
 
 
-def _propagate_shapes(graph: torch._C.Graph, flat_inputs: Sequence[torch.Tensor], params: Sequence[Any]) -> torch._C.Graph:
+def _propagate_shapes(
+    graph: torch._C.Graph, flat_inputs: Sequence[torch.Tensor], params: Sequence[Any]
+) -> torch._C.Graph:
     """The example inputs' shapes and dtypes, propagated through the graph.
 
     Skipped with packed quantized weights: a traced module that has them already carries its

@@ -66,11 +66,21 @@ def fuse_conv_batchnorm(model: ir.Model) -> int:
         only_user = len(weight_value.uses()) == 1
         weight_name = weight_value.name if only_user else f"{weight_value.name}.bn_folded"
         bias_source = conv.inputs[2] if len(conv.inputs) > 2 and conv.inputs[2] is not None else bn.inputs[2]
-        bias_name = bias_source.name if bias_source is not None and len(bias_source.uses()) == 1 else f"{weight_name}.bias"
-        new_w = ir.Value(name=weight_name, shape=ir.Shape(weight.shape), type=ir.TensorType(tensors.from_torch_dtype(weight.dtype)),
-                         const_value=_folded_weight(weight, factor, weight_name))
-        new_b = ir.Value(name=bias_name, shape=ir.Shape(new_bias.shape), type=ir.TensorType(tensors.from_torch_dtype(new_bias.dtype)),
-                         const_value=tensors.TorchTensor(new_bias, name=bias_name))
+        bias_name = (
+            bias_source.name if bias_source is not None and len(bias_source.uses()) == 1 else f"{weight_name}.bias"
+        )
+        new_w = ir.Value(
+            name=weight_name,
+            shape=ir.Shape(weight.shape),
+            type=ir.TensorType(tensors.from_torch_dtype(weight.dtype)),
+            const_value=_folded_weight(weight, factor, weight_name),
+        )
+        new_b = ir.Value(
+            name=bias_name,
+            shape=ir.Shape(new_bias.shape),
+            type=ir.TensorType(tensors.from_torch_dtype(new_bias.dtype)),
+            const_value=tensors.TorchTensor(new_bias, name=bias_name),
+        )
         # drop the initializers being replaced under the same names before registering
         for old in {weight_value, bias_source}:
             if old is not None and old.name in (weight_name, bias_name):

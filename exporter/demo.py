@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     onnx_model = exporter.export(model, (images,), options.output, opset_version=options.opset)
     report = exporter.verify(model, (images,), options.output, rtol=1e-4, atol=1e-4)
     size = os.path.getsize(options.output)
-    print(f"wrote {options.output}: opset {options.opset}, {len(onnx_model.graph)} nodes, "
-          f"{len(onnx_model.graph.initializers)} initializers, {size} bytes")
+    print(
+        f"wrote {options.output}: opset {options.opset}, {len(onnx_model.graph)} nodes, "
+        f"{len(onnx_model.graph.initializers)} initializers, {size} bytes"
+    )
     print(f"onnxruntime vs eager torch: largest absolute difference {report.max_abs_diff:.3g}")
     print(report)
     return 0 if report.passed else 1

@@ -19,10 +19,10 @@ import torch
 from exporter import arguments, promotion, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import GraphBuilder, GraphContext
-from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import Registry, SymbolicFunction
 from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
 __all__ = ["emit_graph", "find_unsupported"]
 
@@ -32,6 +32,7 @@ _IGNORABLE_ARGUMENTS = frozenset(
 )
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
+
 
 def _overload(node: torch._C.Node) -> str:
     schema = schema_of(node)
@@ -163,9 +164,7 @@ class _Emitter:
                 if value.dtype is None:
                     value.dtype = dtype
                 elif value.dtype != dtype:
-                    raise _TypeMismatch(
-                        f"the symbolic returned {value.dtype.name} where torch computes {dtype.name}"
-                    )
+                    raise _TypeMismatch(f"the symbolic returned {value.dtype.name} where torch computes {dtype.name}")
             if value.shape is None:
                 rank = ts_type.dim()
                 if rank is not None:
@@ -264,9 +263,7 @@ class _Emitter:
             if spec.name in by_name:
                 kwargs[spec.name] = arguments.convert(g, by_name[spec.name][1], spec)
             elif not spec.has_default:
-                raise TypeError(
-                    f"symbolic parameter {spec.name!r} is not an argument of schema {schema}"
-                )
+                raise TypeError(f"symbolic parameter {spec.name!r} is not an argument of schema {schema}")
         accepted = {spec.name for spec in symbolic.params}
         for name, (arg, obj) in by_name.items():
             if name in accepted or name in _IGNORABLE_ARGUMENTS:
@@ -345,8 +342,12 @@ def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
         (copied,) = builder.add_node("Identity", [value], {})
         copied.type = value.type
         return copied
-    iteration = ir.Value(name=builder.unique_name("pass_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
-    condition = ir.Value(name=builder.unique_name("pass_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    iteration = ir.Value(
+        name=builder.unique_name("pass_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([])
+    )
+    condition = ir.Value(
+        name=builder.unique_name("pass_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([])
+    )
     carried = ir.Value(name=builder.unique_name("pass_value"), type=value.type)
     body = ir.Graph([iteration, condition, carried], [], nodes=[], name=builder.unique_name("pass_body"))
     body_builder = GraphBuilder(body, builder.options, parent=builder)

@@ -41,9 +41,7 @@ class UnsupportedOperatorError(ExporterError):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        lines = [
-            f"{len(self.ops)} operator(s) cannot be exported at opset {self.opset}:"
-        ]
+        lines = [f"{len(self.ops)} operator(s) cannot be exported at opset {self.opset}:"]
         for op in self.ops:
             where = "; ".join(op.locations[:3]) or "unknown location"
             if len(op.locations) > 3:
@@ -53,10 +51,7 @@ class UnsupportedOperatorError(ExporterError):
                 lines.append(f"    why: {op.reason}")
             higher = [v for v in op.supported_opsets if v > self.opset]
             if higher:
-                lines.append(
-                    f"    supported from opset {higher[0]}: pass opset_version={higher[0]} "
-                    "or higher"
-                )
+                lines.append(f"    supported from opset {higher[0]}: pass opset_version={higher[0]} or higher")
             else:
                 lines.append(
                     "    no symbolic is registered; add one with "

@@ -86,7 +86,10 @@ class GraphBuilder:
         DeferredTorchTensor becomes an initializer computed when the file is written."""
         if isinstance(value, tensors.DeferredTorchTensor):
             deferred = ir.Value(
-                name=value.name or self.unique_name("const"), shape=value.shape, type=ir.TensorType(value.dtype), const_value=value
+                name=value.name or self.unique_name("const"),
+                shape=value.shape,
+                type=ir.TensorType(value.dtype),
+                const_value=value,
             )
             self.root.graph.register_initializer(deferred)
             return deferred
@@ -94,8 +97,11 @@ class GraphBuilder:
         nbytes = array.element_size() * array.numel()
         key = None
         if nbytes <= _SHARED_CONSTANT_BYTES:
-            key = (array.dtype, tuple(array.shape), array.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
-                   if array.numel() else b"")
+            key = (
+                array.dtype,
+                tuple(array.shape),
+                array.contiguous().view(-1).view(torch.uint8).numpy().tobytes() if array.numel() else b"",
+            )
             cached = self._constants.get(key)
             if cached is not None:
                 return cached
@@ -116,7 +122,6 @@ class GraphBuilder:
         if key is not None:
             self._constants[key] = out
         return out
-
 
     def transposed_initializer(self, weight: ir.Value) -> ir.Value:
         """A 2-D initializer transposed at export time, once per weight.

@@ -45,8 +45,21 @@ _QUANT_RANGES = {
 # ONNX ops that only move or select elements: their output carries the input's qparams.
 _LAYOUT_OPS = frozenset(
     {
-        "Identity", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
-        "Expand", "Tile", "MaxPool", "Split", "DepthToSpace", "SpaceToDepth", "GatherElements",
+        "Identity",
+        "Reshape",
+        "Flatten",
+        "Transpose",
+        "Squeeze",
+        "Unsqueeze",
+        "Slice",
+        "Gather",
+        "Expand",
+        "Tile",
+        "MaxPool",
+        "Split",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "GatherElements",
     }
 )
 
@@ -123,8 +136,11 @@ def quantize(
         low, high = _QUANT_RANGES[ir.DataType.INT32]
         # float32 cannot hold 2**31 - 1: clamp in double so the cast cannot overflow
         wide = h.cast(g, shifted, ir.DataType.DOUBLE)
-        clamped = g.op("Min", g.op("Max", wide, g.constant(float(low), ir.DataType.DOUBLE)),
-                       g.constant(float(high), ir.DataType.DOUBLE))
+        clamped = g.op(
+            "Min",
+            g.op("Max", wide, g.constant(float(low), ir.DataType.DOUBLE)),
+            g.constant(float(high), ir.DataType.DOUBLE),
+        )
         out = h.cast(g, clamped, ir.DataType.INT32)
     else:
         raise ValueError(f"cannot quantize to {qdtype.name}")
@@ -157,11 +173,31 @@ def requantize_like(g: GraphContext, x: Value, like: Value, scale: float, zero_p
 # onnxruntime has integer kernels for them at every opset).
 _INTEGER_SAFE = frozenset(
     {
-        "aten::flatten", "aten::reshape", "aten::view", "aten::permute", "aten::transpose",
-        "aten::t", "aten::squeeze", "aten::unsqueeze", "aten::slice", "aten::select",
-        "aten::contiguous", "aten::size", "aten::numel", "aten::dim", "aten::chunk",
-        "aten::split", "aten::unbind", "aten::expand", "aten::narrow", "aten::dequantize",
-        "aten::detach", "aten::clone", "aten::dropout", "aten::feature_dropout", "aten::__getitem__",
+        "aten::flatten",
+        "aten::reshape",
+        "aten::view",
+        "aten::permute",
+        "aten::transpose",
+        "aten::t",
+        "aten::squeeze",
+        "aten::unsqueeze",
+        "aten::slice",
+        "aten::select",
+        "aten::contiguous",
+        "aten::size",
+        "aten::numel",
+        "aten::dim",
+        "aten::chunk",
+        "aten::split",
+        "aten::unbind",
+        "aten::expand",
+        "aten::narrow",
+        "aten::dequantize",
+        "aten::detach",
+        "aten::clone",
+        "aten::dropout",
+        "aten::feature_dropout",
+        "aten::__getitem__",
     }
 )
 # Output qparams torch fixes for some ops on quantized tensors, by storage dtype: (scale, zero point).
@@ -211,9 +247,7 @@ def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object)
     for ts_value, obj in zip(outputs, results):
         ts_type = ts_value.type()
         ts_dtype = ts_type.dtype() if isinstance(ts_type, torch._C.TensorType) else None
-        wants_quantized = ts_dtype in _QUANTIZED_STORAGE or (
-            ts_dtype is not None and h.ir_dtype(ts_dtype) == storage
-        )
+        wants_quantized = ts_dtype in _QUANTIZED_STORAGE or (ts_dtype is not None and h.ir_dtype(ts_dtype) == storage)
         if isinstance(obj, ir.Value) and h.is_floating(obj) and wants_quantized:
             if fixed is not None:
                 obj = quantize(g, obj, fixed[0], fixed[1], storage)

@@ -81,9 +81,7 @@ class SymbolicFunction:
 
 def _check_name(name: str) -> None:
     if not _OP_NAME.match(name):
-        raise ValueError(
-            f"invalid op name {name!r}: expected 'namespace::name' or 'namespace::name.overload'"
-        )
+        raise ValueError(f"invalid op name {name!r}: expected 'namespace::name' or 'namespace::name.overload'")
 
 
 def _check_opset(opset: int) -> None:
@@ -199,7 +197,7 @@ class Registry:
         """Every opset at which ``name`` (or ``name.overload``) has a symbolic."""
         found: set[int] = set()
         for table in (self._custom, self._builtin):
-            for candidate in ([f"{name}.{overload}", name] if overload else [name]):
+            for candidate in [f"{name}.{overload}", name] if overload else [name]:
                 found.update(table.get(candidate, {}).keys())
         return tuple(sorted(found))
 

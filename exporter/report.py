@@ -60,8 +60,10 @@ class ExportReport:
 
     def __str__(self) -> str:
         total = self.total_seconds or 1e-9
-        lines = [f"opset {self.opset}; {sum(self.node_counts.values())} nodes; "
-                 f"{self.initializer_count} initializers, {self.initializer_bytes / 1e6:.1f} MB"]
+        lines = [
+            f"opset {self.opset}; {sum(self.node_counts.values())} nodes; "
+            f"{self.initializer_count} initializers, {self.initializer_bytes / 1e6:.1f} MB"
+        ]
         lines.append(f"time: {self.total_seconds:.3f} s")
         for name, seconds in self.phase_seconds.items():
             lines.append(f"  {name:<10} {seconds:8.3f} s  {100 * seconds / total:5.1f}%")

@@ -147,8 +147,7 @@ def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
             if h.rank_of(item) == 0:
                 return h.cast(g, item, dtype)
             raise ValueError(
-                f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} "
-                f"after {dtype.name} items"
+                f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} after {dtype.name} items"
             )
         return item
     if isinstance(item, (bool, int, float, torch.Tensor)):
@@ -320,6 +319,8 @@ def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     moved = _moved_to(g, items.stacked, dim)  # type: ignore[arg-type]
     shape = g.op("Shape", moved)
     before = h.slice_static(g, shape, [0], [0], [dim])
-    merged = g.op("Mul", h.slice_static(g, shape, [0], [dim], [dim + 1]), h.slice_static(g, shape, [0], [dim + 1], [dim + 2]))
+    merged = g.op(
+        "Mul", h.slice_static(g, shape, [0], [dim], [dim + 1]), h.slice_static(g, shape, [0], [dim + 1], [dim + 2])
+    )
     after = h.slice_static(g, shape, [0], [dim + 2], [h.INT64_MAX])
     return g.op("Reshape", moved, g.op("Concat", before, merged, after, axis=0))

@@ -177,4 +177,3 @@ def _copy_mode(existing: str, temporary: str) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     os.chmod(temporary, mode)
-

@@ -119,9 +119,7 @@ def squeeze(g: GraphContext, x: Value, axes: Sequence[int] | None) -> Value:
     return g.op("Squeeze", x, axes=list(axes))
 
 
-def reduce(
-    g: GraphContext, op_type: str, x: Value, axes: Sequence[int] | None, keepdims: bool
-) -> Value:
+def reduce(g: GraphContext, op_type: str, x: Value, axes: Sequence[int] | None, keepdims: bool) -> Value:
     """Reduce* over ``axes`` (None: all axes). torch names dim 0 or -1 of a 0-d tensor, which
     ONNX refuses as out of range: a 0-d tensor is reduced over all (no) axes instead."""
     if axes is not None and x.shape is not None and len(x.shape) == 0:
@@ -282,9 +280,7 @@ def clip(g: GraphContext, x: Value, low: Value | float | None, high: Value | flo
 
     # onnxruntime's Clip kernels: float/float16 only before opset 12, most numeric types after
     clip_kernel = x.dtype in (ir.DataType.FLOAT, ir.DataType.FLOAT16)
-    scalar_bounds = all(
-        not isinstance(b, Value) or (b.shape is not None and len(b.shape) == 0) for b in (low, high)
-    )
+    scalar_bounds = all(not isinstance(b, Value) or (b.shape is not None and len(b.shape) == 0) for b in (low, high))
     if scalar_bounds and (g.opset >= 12 or (g.opset >= 11 and clip_kernel)):
         return g.op("Clip", x, bound(low), bound(high))
     if clip_kernel and g.opset < 11 and not isinstance(low, Value) and not isinstance(high, Value):
@@ -399,7 +395,11 @@ def arange(
     count yields 0..n-1, which is scaled and shifted.
     """
     is_float = any(isinstance(v, float) or (isinstance(v, Value) and is_floating(v)) for v in (start, end, step))
-    out_dtype = ir_dtype(dtype) if dtype is not None else (ir_dtype(torch.get_default_dtype()) if is_float else ir.DataType.INT64)
+    out_dtype = (
+        ir_dtype(dtype)
+        if dtype is not None
+        else (ir_dtype(torch.get_default_dtype()) if is_float else ir.DataType.INT64)
+    )
     compute = ir.DataType.DOUBLE if is_float or tensors.is_floating(out_dtype) else ir.DataType.INT64
 
     def as_value(v: float | int | Value) -> Value:
@@ -620,7 +620,5 @@ def iota(g: GraphContext, n: int | Value) -> Value:
     if g.opset >= 11:
         scalar = g.op("Reshape", n, g.constant(torch.tensor([], dtype=torch.int64)))
         return g.op("Range", g.constant(0), scalar, g.constant(1))
-    ones = g.op(
-        "ConstantOfShape", g.op("Reshape", n, g.constant([1])), value=torch.tensor([1], dtype=torch.int64)
-    )
+    ones = g.op("ConstantOfShape", g.op("Reshape", n, g.constant([1])), value=torch.tensor([1], dtype=torch.int64))
     return squeeze(g, g.op("NonZero", ones), [0])

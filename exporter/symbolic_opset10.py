@@ -144,8 +144,14 @@ def _conv_from_config(weight: torch.Tensor, bias: torch.Tensor | None, config: S
     config = [int(c) for c in config]
     s = config[0]
     return _Packed(
-        weight, bias, config[1 : 1 + s], config[1 + s : 1 + 2 * s], config[1 + 2 * s : 1 + 3 * s],
-        config[1 + 3 * s : 1 + 4 * s], config[1 + 4 * s], bool(config[2 + 4 * s] & 1),
+        weight,
+        bias,
+        config[1 : 1 + s],
+        config[1 + s : 1 + 2 * s],
+        config[1 + 2 * s : 1 + 3 * s],
+        config[1 + 3 * s : 1 + 4 * s],
+        config[1 + 4 * s],
+        bool(config[2 + 4 * s] & 1),
     )
 
 
@@ -155,8 +161,14 @@ def _unpack_conv_object(packed: object) -> _Packed:
     if isinstance(packed, torch.ScriptObject):
         weight, bias = packed.unpack()
         return _Packed(
-            weight, bias, list(packed.stride()), list(packed.padding()), list(packed.dilation()),
-            list(packed.output_padding()), int(packed.groups()), bool(packed.transpose()),
+            weight,
+            bias,
+            list(packed.stride()),
+            list(packed.padding()),
+            list(packed.dilation()),
+            list(packed.output_padding()),
+            int(packed.groups()),
+            bool(packed.transpose()),
         )
     # serialized state (torch._C._jit_pass_lower_graph turns packed params into it):
     # version "2": ("2", [config tensor, weight], [bias?]); version "3": ("3", config list, [weight, bias?])
@@ -167,7 +179,9 @@ def _unpack_conv_object(packed: object) -> _Packed:
     if isinstance(packed, tuple) and packed and packed[0] == "3":
         tensors_ = list(packed[2])
         return _conv_from_config(tensors_[0], tensors_[1] if len(tensors_) > 1 else None, packed[1])
-    raise ValueError(f"expected packed convolution.convolution weights known at export time, got {type(packed).__name__}")
+    raise ValueError(
+        f"expected packed convolution.convolution weights known at export time, got {type(packed).__name__}"
+    )
 
 
 def _unpack_conv(packed: object, spatial: int) -> _Packed:
@@ -198,8 +212,13 @@ def _add_bias(g: GraphContext, y: Value, bias: torch.Tensor, trailing: int) -> V
 
 
 def _quantized_conv(
-    g: GraphContext, qx: Value, packed: object, output_scale: float, output_zero_point: int,
-    spatial: int, relu: bool = False,
+    g: GraphContext,
+    qx: Value,
+    packed: object,
+    output_scale: float,
+    output_zero_point: int,
+    spatial: int,
+    relu: bool = False,
 ) -> Value:
     p = _unpack_conv(packed, spatial)
     if p.weight.dim() != spatial + 2:
@@ -207,8 +226,16 @@ def _quantized_conv(
     weight = _constant_weight(g, p.weight)
     bias = _bias_value(g, p.bias) if g.opset >= 11 else None
     y = convolution.convolution(
-        g, dequantize(g, qx), weight, bias, p.stride, p.padding, p.dilation,
-        p.transposed, p.output_padding or [0], p.groups,
+        g,
+        dequantize(g, qx),
+        weight,
+        bias,
+        p.stride,
+        p.padding,
+        p.dilation,
+        p.transposed,
+        p.output_padding or [0],
+        p.groups,
     )
     if p.bias is not None and bias is None:
         y = _add_bias(g, y, p.bias, spatial)
@@ -218,7 +245,12 @@ def _quantized_conv(
 
 
 def _quantized_linear(
-    g: GraphContext, X: Value, W_prepack: object, Y_scale_i: float, Y_zero_point_i: int, relu: bool  # noqa: N803
+    g: GraphContext,
+    X: Value,
+    W_prepack: object,
+    Y_scale_i: float,
+    Y_zero_point_i: int,
+    relu: bool,  # noqa: N803
 ) -> Value:
     p = _unpack_linear(W_prepack)
     x = dequantize(g, X)
@@ -346,8 +378,6 @@ def aten_fake_quantize_per_tensor_affine(
     return fake_quantize(g, self, scale, zero_point, quant_min, quant_max, None)
 
 
-
-
 # ============================================================================================
 # Packing (traced functions that pack their own weights)
 # ============================================================================================
@@ -373,8 +403,14 @@ def quantized_linear_prepack(g: GraphContext, W: object, B: object = None) -> ob
 
 
 def _conv_prepack(
-    weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    output_padding: Sequence[int], dilation: Sequence[int], groups: int, transposed: bool,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+    transposed: bool,
 ) -> _Packed:
     w = _export_time_tensor(weight, "the weight")
     assert w is not None
@@ -384,15 +420,26 @@ def _conv_prepack(
         return list(values) * spatial if len(values) == 1 else list(values)
 
     return _Packed(
-        w, _export_time_tensor(bias, "the bias"), spread(stride), spread(padding), spread(dilation),
-        spread(output_padding) if output_padding else [0] * spatial, groups, transposed,
+        w,
+        _export_time_tensor(bias, "the bias"),
+        spread(stride),
+        spread(padding),
+        spread(dilation),
+        spread(output_padding) if output_padding else [0] * spatial,
+        groups,
+        transposed,
     )
 
 
 @onnx_symbolic("quantized::conv1d_prepack", opset=10)
 def quantized_conv1d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
@@ -403,8 +450,13 @@ def quantized_conv1d_prepack(
 
 @onnx_symbolic("quantized::conv2d_prepack", opset=10)
 def quantized_conv2d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
@@ -415,8 +467,13 @@ def quantized_conv2d_prepack(
 
 @onnx_symbolic("quantized::conv3d_prepack", opset=10)
 def quantized_conv3d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Conv3dPackedParamsBase
 
@@ -427,8 +484,14 @@ def quantized_conv3d_prepack(
 
 @onnx_symbolic("quantized::conv_transpose1d_prepack", opset=10)
 def quantized_conv_transpose1d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    output_padding: Sequence[int], dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv_transpose1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
@@ -439,8 +502,14 @@ def quantized_conv_transpose1d_prepack(
 
 @onnx_symbolic("quantized::conv_transpose2d_prepack", opset=10)
 def quantized_conv_transpose2d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    output_padding: Sequence[int], dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv_transpose2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv2dPackedParamsBase
 
@@ -451,8 +520,14 @@ def quantized_conv_transpose2d_prepack(
 
 @onnx_symbolic("quantized::conv_transpose3d_prepack", opset=10)
 def quantized_conv_transpose3d_prepack(
-    g: GraphContext, weight: object, bias: object, stride: Sequence[int], padding: Sequence[int],
-    output_padding: Sequence[int], dilation: Sequence[int], groups: int,
+    g: GraphContext,
+    weight: object,
+    bias: object,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
 ) -> object:
     """conv_transpose3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Conv3dPackedParamsBase
 
@@ -468,7 +543,11 @@ def quantized_conv_transpose3d_prepack(
 
 @onnx_symbolic("quantized::linear", opset=10)
 def quantized_linear(
-    g: GraphContext, X: Value, W_prepack: object, Y_scale_i: float, Y_zero_point_i: int  # noqa: N803
+    g: GraphContext,
+    X: Value,
+    W_prepack: object,
+    Y_scale_i: float,
+    Y_zero_point_i: int,  # noqa: N803
 ) -> Value:
     """linear(Tensor X, LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor Y
 
@@ -480,7 +559,11 @@ def quantized_linear(
 
 @onnx_symbolic("quantized::linear_relu", opset=10)
 def quantized_linear_relu(
-    g: GraphContext, X: Value, W_prepack: object, Y_scale_i: float, Y_zero_point_i: int  # noqa: N803
+    g: GraphContext,
+    X: Value,
+    W_prepack: object,
+    Y_scale_i: float,
+    Y_zero_point_i: int,  # noqa: N803
 ) -> Value:
     """linear_relu(Tensor X, LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor Y"""
     return _quantized_linear(g, X, W_prepack, Y_scale_i, Y_zero_point_i, relu=True)
@@ -590,9 +673,7 @@ def quantized_mul(g: GraphContext, qa: Value, qb: Value, scale: float, zero_poin
 
 
 @onnx_symbolic("quantized::cat", opset=10)
-def quantized_cat(
-    g: GraphContext, qx: Sequence[Value], dim: int, scale: float | None, zero_point: int | None
-) -> Value:
+def quantized_cat(g: GraphContext, qx: Sequence[Value], dim: int, scale: float | None, zero_point: int | None) -> Value:
     """cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor
 
     Without output qparams torch keeps those of the first input."""
@@ -630,7 +711,9 @@ def quantized_leaky_relu(
 @onnx_symbolic("quantized::hardswish", opset=10)
 def quantized_hardswish(g: GraphContext, input: Value, output_scale: float, output_zero_point: int) -> Value:  # noqa: A002
     """hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor"""
-    return requantize_like(g, activations.aten_hardswish(g, dequantize(g, input)), input, output_scale, output_zero_point)
+    return requantize_like(
+        g, activations.aten_hardswish(g, dequantize(g, input)), input, output_scale, output_zero_point
+    )
 
 
 @onnx_symbolic("quantized::sigmoid", opset=10)
@@ -696,8 +779,16 @@ def quantized_layer_norm(
 
 
 def _quantized_batch_norm(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int, relu: bool,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
+    relu: bool,
 ) -> Value:
     x = dequantize(g, qx)
     y = normalization.aten_batch_norm(g, x, weight, bias, mean, var, False, 0.0, eps)
@@ -708,8 +799,15 @@ def _quantized_batch_norm(
 
 @onnx_symbolic("quantized::batch_norm", opset=10)
 def quantized_batch_norm(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor
 
@@ -720,8 +818,15 @@ def quantized_batch_norm(
 
 @onnx_symbolic("quantized::batch_norm_relu", opset=10)
 def quantized_batch_norm_relu(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, True)
@@ -729,8 +834,15 @@ def quantized_batch_norm_relu(
 
 @onnx_symbolic("quantized::batch_norm1d", opset=10)
 def quantized_batch_norm1d(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm1d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, False)
@@ -738,8 +850,15 @@ def quantized_batch_norm1d(
 
 @onnx_symbolic("quantized::batch_norm1d_relu", opset=10)
 def quantized_batch_norm1d_relu(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm1d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, True)
@@ -747,8 +866,15 @@ def quantized_batch_norm1d_relu(
 
 @onnx_symbolic("quantized::batch_norm2d", opset=10)
 def quantized_batch_norm2d(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm2d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, False)
@@ -756,8 +882,15 @@ def quantized_batch_norm2d(
 
 @onnx_symbolic("quantized::batch_norm2d_relu", opset=10)
 def quantized_batch_norm2d_relu(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm2d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, True)
@@ -765,8 +898,15 @@ def quantized_batch_norm2d_relu(
 
 @onnx_symbolic("quantized::batch_norm3d", opset=10)
 def quantized_batch_norm3d(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm3d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, False)
@@ -774,8 +914,15 @@ def quantized_batch_norm3d(
 
 @onnx_symbolic("quantized::batch_norm3d_relu", opset=10)
 def quantized_batch_norm3d_relu(
-    g: GraphContext, qx: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value,
-    eps: float, output_scale: float, output_zero_point: int,
+    g: GraphContext,
+    qx: Value,
+    weight: Value | None,
+    bias: Value | None,
+    mean: Value,
+    var: Value,
+    eps: float,
+    output_scale: float,
+    output_zero_point: int,
 ) -> Value:
     """batch_norm3d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor"""
     return _quantized_batch_norm(g, qx, weight, bias, mean, var, eps, output_scale, output_zero_point, True)
@@ -783,7 +930,12 @@ def quantized_batch_norm3d_relu(
 
 @onnx_symbolic("aten::topk", opset=10)
 def aten_topk_10(
-    g: GraphContext, self: Value, k: int | Value, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+    g: GraphContext,
+    self: Value,
+    k: int | Value,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
 ) -> tuple[Value, Value]:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
@@ -883,4 +1035,3 @@ def prim_constant_chunk_10(g: GraphContext, *inputs: object) -> object:
     """prim::ConstantChunk[chunks, dim](Tensor self) -> (Tensor, ...): a dim of run-time size
     is cut by Slices with run-time bounds."""
     return splitting.constant_chunk_with(g, inputs, _slice_piece_10)
-

@@ -91,9 +91,7 @@ def _resize(
         # both given (the non-vec overloads): torch samples with the scales, so keep them
         # when they produce the requested size, which is the usual case
         shape = h.static_shape(x)
-        if shape is not None and all(
-            math.floor(i * sc) == o for i, sc, o in zip(shape[2:], scale_list, out_sizes)
-        ):
+        if shape is not None and all(math.floor(i * sc) == o for i, sc, o in zip(shape[2:], scale_list, out_sizes)):
             out_sizes = None
     empty = g.constant(torch.empty(0, dtype=torch.float32))  # roi (and scales with sizes)
     if out_sizes is not None:
@@ -106,7 +104,11 @@ def _resize(
 
 @onnx_symbolic("aten::_unique2", opset=11)
 def aten__unique2(
-    g: GraphContext, self: Value, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False  # noqa: A002
+    g: GraphContext,
+    self: Value,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,  # noqa: A002
 ) -> tuple[Value, Value, Value]:
     """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 
@@ -124,7 +126,10 @@ def aten__unique2(
 
 @onnx_symbolic("aten::_unique", opset=11)
 def aten__unique(
-    g: GraphContext, self: Value, sorted: bool = True, return_inverse: bool = False  # noqa: A002
+    g: GraphContext,
+    self: Value,
+    sorted: bool = True,
+    return_inverse: bool = False,  # noqa: A002
 ) -> tuple[Value, Value]:
     """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor): see _unique2"""
     values, inverse, _ = aten__unique2(g, self, sorted, return_inverse, False)
@@ -158,7 +163,9 @@ def aten_unique_dim(
 
 
 @onnx_symbolic("aten::upsample_nearest1d", opset=11)
-def aten_upsample_nearest1d_11(g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None) -> Value:
+def aten_upsample_nearest1d_11(
+    g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None
+) -> Value:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     Resize-11 asymmetric + floor reproduces torch's source index, also for dynamic sizes.
@@ -167,37 +174,58 @@ def aten_upsample_nearest1d_11(g: GraphContext, self: Value, output_size: Sequen
 
 
 @onnx_symbolic("aten::upsample_nearest1d.vec", opset=11)
-def aten_upsample_nearest1d_vec_11(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest1d_vec_11(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
 
 
 @onnx_symbolic("aten::upsample_nearest2d", opset=11)
-def aten_upsample_nearest2d_11(g: GraphContext, self: Value, output_size: Sequence[int], scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_nearest2d_11(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return _resize(g, self, "nearest", output_size, interpolation.given_scales(scales_h, scales_w), None)
 
 
 @onnx_symbolic("aten::upsample_nearest2d.vec", opset=11)
-def aten_upsample_nearest2d_vec_11(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest2d_vec_11(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
 
 
 @onnx_symbolic("aten::upsample_nearest3d", opset=11)
-def aten_upsample_nearest3d_11(g: GraphContext, self: Value, output_size: Sequence[int], scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_nearest3d_11(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return _resize(g, self, "nearest", output_size, interpolation.given_scales(scales_d, scales_h, scales_w), None)
 
 
 @onnx_symbolic("aten::upsample_nearest3d.vec", opset=11)
-def aten_upsample_nearest3d_vec_11(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest3d_vec_11(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
 
 
 @onnx_symbolic("aten::upsample_linear1d", opset=11)
-def aten_upsample_linear1d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales: float | None = None) -> Value:
+def aten_upsample_linear1d(
+    g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales: float | None = None
+) -> Value:
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
 
     From opset 11: Upsample-9/Resize-10 only sample at asymmetric coordinates, never torch's
@@ -207,37 +235,79 @@ def aten_upsample_linear1d(g: GraphContext, self: Value, output_size: Sequence[i
 
 
 @onnx_symbolic("aten::upsample_linear1d.vec", opset=11)
-def aten_upsample_linear1d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, align_corners: bool, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_linear1d_vec(
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:  # noqa: A002
     """upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "linear", output_size, scale_factors, align_corners)
 
 
 @onnx_symbolic("aten::upsample_bilinear2d", opset=11)
-def aten_upsample_bilinear2d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_bilinear2d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor (from opset 11, see upsample_linear1d)"""
     return _resize(g, self, "linear", output_size, interpolation.given_scales(scales_h, scales_w), align_corners)
 
 
 @onnx_symbolic("aten::upsample_bilinear2d.vec", opset=11)
-def aten_upsample_bilinear2d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, align_corners: bool, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_bilinear2d_vec(
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:  # noqa: A002
     """upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "linear", output_size, scale_factors, align_corners)
 
 
 @onnx_symbolic("aten::upsample_trilinear3d", opset=11)
-def aten_upsample_trilinear3d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_trilinear3d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor (from opset 11)"""
-    return _resize(g, self, "linear", output_size, interpolation.given_scales(scales_d, scales_h, scales_w), align_corners)
+    return _resize(
+        g, self, "linear", output_size, interpolation.given_scales(scales_d, scales_h, scales_w), align_corners
+    )
 
 
 @onnx_symbolic("aten::upsample_trilinear3d.vec", opset=11)
-def aten_upsample_trilinear3d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, align_corners: bool, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_trilinear3d_vec(
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:  # noqa: A002
     """upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "linear", output_size, scale_factors, align_corners)
 
 
 @onnx_symbolic("aten::upsample_bicubic2d", opset=11)
-def aten_upsample_bicubic2d(g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_bicubic2d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     Resize cubic with cubic_coeff_a=-0.75 (torch's A) from opset 11, the first with cubic.
@@ -246,7 +316,13 @@ def aten_upsample_bicubic2d(g: GraphContext, self: Value, output_size: Sequence[
 
 
 @onnx_symbolic("aten::upsample_bicubic2d.vec", opset=11)
-def aten_upsample_bicubic2d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, align_corners: bool, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_bicubic2d_vec(
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:  # noqa: A002
     """upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "cubic", output_size, scale_factors, align_corners)
 
@@ -266,7 +342,9 @@ def aten___interpolate_11(
 
     Every mode through Resize-11 (align_corners=None means False, as in torch).
     """
-    onnx_mode, size, scale_factor = interpolation.interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
+    onnx_mode, size, scale_factor = interpolation.interpolate_args(
+        input, size, scale_factor, mode, recompute_scale_factor, antialias
+    )
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
 
 
@@ -313,9 +391,7 @@ def aten_logdet(g: GraphContext, self: Value) -> Value:
     return g.op("Log", g.op("Det", self))
 
 
-def _topk_11(
-    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
-) -> tuple[Value, Value]:
+def _topk_11(g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool) -> tuple[Value, Value]:
     """TopK with largest/sorted and integer inputs (small integers widened to int64); float
     values are read back by index (see sorting.topk_key). Ties come lowest index first."""
     rank = h.known_rank(x, "topk")
@@ -331,7 +407,12 @@ def _topk_11(
 
 @onnx_symbolic("aten::topk", opset=11)
 def aten_topk_11(
-    g: GraphContext, self: Value, k: int | Value, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+    g: GraphContext,
+    self: Value,
+    k: int | Value,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
 ) -> tuple[Value, Value]:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     return _topk_11(g, self, k, dim, largest, sorted)
@@ -515,7 +596,17 @@ def aten_lstm_data_11(
     The packed rows of each step are found with CumSum.
     """
     return recurrent.rnn_data(
-        g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "LSTM",
+        data,
+        batch_sizes,
+        hx,
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum_11,
     )
 
@@ -538,7 +629,17 @@ def aten_gru_data_11(
     The packed rows of each step are found with CumSum.
     """
     return recurrent.rnn_data(
-        g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "GRU",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum_11,
     )
 
@@ -561,7 +662,17 @@ def aten_rnn_tanh_data_11(
     The packed rows of each step are found with CumSum.
     """
     return recurrent.rnn_data(
-        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "RNN_TANH",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum_11,
     )
 
@@ -584,7 +695,17 @@ def aten_rnn_relu_data_11(
     The packed rows of each step are found with CumSum.
     """
     return recurrent.rnn_data(
-        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "RNN_RELU",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum_11,
     )
 
@@ -605,4 +726,3 @@ def aten__pad_packed_sequence_11(
     return recurrent.pad_packed_sequence_with(
         g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum_11
     )
-

@@ -74,6 +74,11 @@ def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:
     """
     if not train or p == 0:
         return input
-    ratio = g.constant(p, input.dtype if input.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16) else ir.DataType.FLOAT)
+    ratio = g.constant(
+        p,
+        input.dtype
+        if input.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16)
+        else ir.DataType.FLOAT,
+    )
     output, _ = g.op("Dropout", input, ratio, g.constant(True), num_outputs=2)
     return output

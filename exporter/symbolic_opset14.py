@@ -19,7 +19,11 @@ Value = ir.Value
 
 
 def _trilu(g: GraphContext, self: Value, diagonal: int | Value, upper: bool) -> Value:
-    k = g.constant(diagonal) if isinstance(diagonal, int) else g.op("Reshape", h.cast(g, diagonal, ir.DataType.INT64), g.constant(torch.zeros(0, dtype=torch.int64)))
+    k = (
+        g.constant(diagonal)
+        if isinstance(diagonal, int)
+        else g.op("Reshape", h.cast(g, diagonal, ir.DataType.INT64), g.constant(torch.zeros(0, dtype=torch.int64)))
+    )
     return g.op("Trilu", self, k, upper=int(upper))
 
 

@@ -27,7 +27,12 @@ _GRID_MODES_16 = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 
 @onnx_symbolic("aten::grid_sampler", opset=16)
 def aten_grid_sampler(
-    g: GraphContext, input: Value, grid: Value, interpolation_mode: int, padding_mode: int, align_corners: bool  # noqa: A002
+    g: GraphContext,
+    input: Value,
+    grid: Value,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,  # noqa: A002
 ) -> Value:
     """grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
@@ -36,7 +41,10 @@ def aten_grid_sampler(
     if h.known_rank(input, "grid_sampler") != 4:
         raise ValueError("grid_sampler on a 5-D input needs opset 20 or higher")
     return g.op(
-        "GridSample", input, grid,
-        mode=_GRID_MODES_16[interpolation_mode], padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
+        "GridSample",
+        input,
+        grid,
+        mode=_GRID_MODES_16[interpolation_mode],
+        padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )

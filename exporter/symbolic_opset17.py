@@ -53,9 +53,7 @@ def _stft(
     elif win == n_fft:
         full_window = h.cast(g, window, self.dtype)
     else:  # torch centres a shorter window in the frame with zeros
-        full_window = g.op(
-            "Pad", h.cast(g, window, self.dtype), g.constant([left, n_fft - win - left])
-        )
+        full_window = g.op("Pad", h.cast(g, window, self.dtype), g.constant([left, n_fft - win - left]))
     signal = h.unsqueeze(g, self, [0, 2] if rank == 1 else [2])
     if onesided is None:
         onesided = True

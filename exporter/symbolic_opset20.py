@@ -32,21 +32,31 @@ def aten_gelu(g: GraphContext, self: Value, approximate: str = "none") -> Value:
 
 @onnx_symbolic("aten::grid_sampler", opset=20)
 def aten_grid_sampler_20(
-    g: GraphContext, input: Value, grid: Value, interpolation_mode: int, padding_mode: int, align_corners: bool  # noqa: A002
+    g: GraphContext,
+    input: Value,
+    grid: Value,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,  # noqa: A002
 ) -> Value:
     """grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     GridSample-20 renames the modes (linear/cubic) and accepts N-D inputs.
     """
     return g.op(
-        "GridSample", input, grid,
-        mode=_GRID_MODES_20[interpolation_mode], padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
+        "GridSample",
+        input,
+        grid,
+        mode=_GRID_MODES_20[interpolation_mode],
+        padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )
 
 
 @onnx_symbolic("aten::affine_grid_generator", opset=20)
-def aten_affine_grid_generator_20(g: GraphContext, theta: Value, size: Sequence[int] | Value, align_corners: bool) -> Value:
+def aten_affine_grid_generator_20(
+    g: GraphContext, theta: Value, size: Sequence[int] | Value, align_corners: bool
+) -> Value:
     """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 
     AffineGrid-20 takes the size as an input, so it may be computed at run time.

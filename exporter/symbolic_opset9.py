@@ -86,4 +86,29 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     splitting,
 )
 
-__all__ = ["activations", "arithmetic", "attention", "bitwise", "control_flow", "convolution", "creation", "embedding", "gather_scatter", "indexing", "interpolation", "linalg", "logic", "losses", "normalization", "pooling", "primitives", "random_ops", "recurrent", "reductions", "repeat_pad", "shape", "sorting", "splitting"]
+__all__ = [
+    "activations",
+    "arithmetic",
+    "attention",
+    "bitwise",
+    "control_flow",
+    "convolution",
+    "creation",
+    "embedding",
+    "gather_scatter",
+    "indexing",
+    "interpolation",
+    "linalg",
+    "logic",
+    "losses",
+    "normalization",
+    "pooling",
+    "primitives",
+    "random_ops",
+    "recurrent",
+    "reductions",
+    "repeat_pad",
+    "shape",
+    "sorting",
+    "splitting",
+]

@@ -47,9 +47,7 @@ SCALAR_TYPE_TO_DTYPE: dict[int, torch.dtype] = {
 }
 DTYPE_TO_SCALAR_TYPE: dict[torch.dtype, int] = {v: k for k, v in SCALAR_TYPE_TO_DTYPE.items()}
 
-FLOATING_IR_TYPES = frozenset(
-    {ir.DataType.FLOAT, ir.DataType.FLOAT16, ir.DataType.DOUBLE, ir.DataType.BFLOAT16}
-)
+FLOATING_IR_TYPES = frozenset({ir.DataType.FLOAT, ir.DataType.FLOAT16, ir.DataType.DOUBLE, ir.DataType.BFLOAT16})
 INTEGER_IR_TYPES = frozenset(
     {
         ir.DataType.INT8,
@@ -85,7 +83,9 @@ class DeferredTorchTensor(TorchTensor):
     as long as the model is not changed in between.
     """
 
-    def __init__(self, compute: Callable[[], torch.Tensor], shape: torch.Size, dtype: torch.dtype, name: str | None = None) -> None:
+    def __init__(
+        self, compute: Callable[[], torch.Tensor], shape: torch.Size, dtype: torch.dtype, name: str | None = None
+    ) -> None:
         super().__init__(torch.empty(shape, dtype=dtype, device="meta"), name=name)
         self._compute = compute
 

@@ -17,10 +17,39 @@ __all__ = ["infer", "infer_with_onnx"]
 
 _SAME_AS_FIRST = frozenset(
     {
-        "Identity", "Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal",
-        "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Softmax", "LogSoftmax", "LeakyRelu",
-        "Clip", "Round", "Elu", "Selu", "HardSigmoid", "Softplus", "Softsign", "Gelu", "Mish",
-        "Not", "Dropout", "LayerNormalization", "BatchNormalization", "CumSum",
+        "Identity",
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "Neg",
+        "Abs",
+        "Sqrt",
+        "Exp",
+        "Log",
+        "Reciprocal",
+        "Floor",
+        "Ceil",
+        "Erf",
+        "Sin",
+        "Cos",
+        "Sign",
+        "Softmax",
+        "LogSoftmax",
+        "LeakyRelu",
+        "Clip",
+        "Round",
+        "Elu",
+        "Selu",
+        "HardSigmoid",
+        "Softplus",
+        "Softsign",
+        "Gelu",
+        "Mish",
+        "Not",
+        "Dropout",
+        "LayerNormalization",
+        "BatchNormalization",
+        "CumSum",
     }
 )
 _BROADCAST_SAME_DTYPE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "And", "Or", "Xor", "Sum"})
@@ -55,15 +84,20 @@ def _set(value: ir.Value, dtype: ir.DataType | None, shape: ir.Shape | None) -> 
 
 # Ops whose outputs the rules below type as well as ONNX's inference can: for these the
 # (much slower) ONNX inference is skipped. Gemm and Gather here cover the common cases.
-_COVERED = _SAME_AS_FIRST | _BROADCAST_SAME_DTYPE | _BROADCAST_BOOL | frozenset(
-    {"IsNaN", "IsInf", "Cast", "CastLike", "Where", "Transpose", "MatMul", "Gemm", "Gather"}
+_COVERED = (
+    _SAME_AS_FIRST
+    | _BROADCAST_SAME_DTYPE
+    | _BROADCAST_BOOL
+    | frozenset({"IsNaN", "IsInf", "Cast", "CastLike", "Where", "Transpose", "MatMul", "Gemm", "Gather"})
 )
 # Control flow is typed by its symbolic from the subgraph outputs; ONNX inference would
 # serialize the whole subgraph for each node.
 _NOT_INFERRED = frozenset({"Loop", "If", "Scan"})
 
 
-def infer(op_type: str, inputs: Sequence[ir.Value | None], attributes: Mapping[str, Any], outputs: Sequence[ir.Value]) -> None:
+def infer(
+    op_type: str, inputs: Sequence[ir.Value | None], attributes: Mapping[str, Any], outputs: Sequence[ir.Value]
+) -> None:
     """Set dtype and shape of ``outputs`` where they follow simply from the inputs."""
     if not outputs or not inputs or inputs[0] is None:
         return
@@ -121,7 +155,9 @@ def _type_proto(value: ir.Value) -> Any:
         return helper.make_sequence_type_proto(helper.make_tensor_type_proto(int(value.dtype), None))
     dims: list[Any] | None = None
     if value.shape is not None:
-        dims = [d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape]
+        dims = [
+            d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape
+        ]
     return helper.make_tensor_type_proto(int(value.dtype), dims)
 
 

@@ -102,8 +102,17 @@ def run_onnxruntime(
 
 
 # Quantized operators whose onnxruntime fusions run on integer kernels.
-_QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
-                            "MatMulInteger", "ConvInteger", "DynamicQuantizeLinear"})
+_QUANTIZED_OPS = frozenset(
+    {
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "QLinearConv",
+        "QLinearMatMul",
+        "MatMulInteger",
+        "ConvInteger",
+        "DynamicQuantizeLinear",
+    }
+)
 _SATURATION_ADVICE = (
     "onnxruntime's optimized run disagrees with torch while its unoptimized run agrees: the "
     "exported model is right, and onnxruntime's fused integer kernels compute something else on "
@@ -134,7 +143,11 @@ def _op_types(model: ir.Model | str | os.PathLike[str] | bytes) -> set[str]:
                     if isinstance(attr.value, ir.Graph):
                         graphs.append(attr.value)
         return found
-    proto = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(os.fspath(model), load_external_data=False)
+    proto = (
+        onnx.load_from_string(model)
+        if isinstance(model, bytes)
+        else onnx.load(os.fspath(model), load_external_data=False)
+    )
     return {node.op_type for node in proto.graph.node}
 
 

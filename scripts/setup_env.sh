@@ -8,7 +8,8 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
-if ! "$py" -c "import torch, onnx, onnxscript, onnxruntime, beartype, pytest, hypothesis, exporter" >/dev/null 2>&1; then
+if ! "$py" -c "import torch, onnx, onnxscript, onnxruntime, beartype, pytest, hypothesis, exporter" >/dev/null 2>&1 \
+    || [ ! -x "$venv/bin/ruff" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # torch first and pinned: a plain 'torch' requirement would pull a multi-GB CUDA build.
   "$py" -m pip install -q "torch==2.13.0"

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import torch
-
 from conftest import NEWEST, Wrap, assert_matches_torch
+
 from exporter.registry import REGISTRY
 
 Inputs = Callable[[], tuple[Any, ...]]
@@ -156,7 +156,12 @@ def run_case(case: Case, opset: int) -> None:
     inputs = case.inputs()
     others = case.others() if case.others is not None else []
     assert_matches_torch(
-        model_of(case), inputs, opset=opset, atol=case.atol, rtol=case.rtol, other_inputs=others,
+        model_of(case),
+        inputs,
+        opset=opset,
+        atol=case.atol,
+        rtol=case.rtol,
+        other_inputs=others,
         reference_evaluator=bool(case.reference_at and opset in case.reference_at),
         **_export_kwargs(case, len(inputs)),
     )

@@ -9,11 +9,10 @@ import onnx
 import onnx_ir as ir
 import pytest
 import torch
+from conftest import NEWEST, assert_matches_torch, export_to_bytes
 
 import exporter
 from exporter import serialization
-
-from conftest import NEWEST, assert_matches_torch, export_to_bytes
 
 
 class TwoInputs(torch.nn.Module):
@@ -216,7 +215,9 @@ def test_graph_input_returned_as_output_gets_identity() -> None:
 def test_progress_is_reported_while_weights_are_written(tmp_path) -> None:
     calls = []
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 8)).eval()
-    exporter.export(model, (torch.randn(1, 64),), tmp_path / "m.onnx", progress=lambda done, total: calls.append((done, total)))
+    exporter.export(
+        model, (torch.randn(1, 64),), tmp_path / "m.onnx", progress=lambda done, total: calls.append((done, total))
+    )
     total = sum(p.numel() * 4 for p in model.parameters())
     assert calls and calls[-1] == (total, total)
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)

@@ -55,9 +55,26 @@ def test_subprocess_export_verify_report(archive: str, tmp_path) -> None:  # noq
     out = str(tmp_path / "net.onnx")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run(
-        [sys.executable, "-m", "exporter", archive, "--input", "x:1x3x16x16:float32", "--dynamic", "x:0:batch",
-         "--opset", "17", "-o", out, "--verify", "--report"],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "exporter",
+            archive,
+            "--input",
+            "x:1x3x16x16:float32",
+            "--dynamic",
+            "x:0:batch",
+            "--opset",
+            "17",
+            "-o",
+            out,
+            "--verify",
+            "--report",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "wrote" in result.stdout and "verified" in result.stdout and "capture" in result.stdout
@@ -68,8 +85,9 @@ def test_subprocess_export_verify_report(archive: str, tmp_path) -> None:  # noq
 
 def test_dynamic_axis_and_opset(archive: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     out = str(tmp_path / "net.onnx")
-    code, stdout, stderr = _run(capsys, archive, "--input", "x:2x3x8x8", "--dynamic", "x:0:batch", "--opset", "13",
-                                "-o", out)
+    code, stdout, stderr = _run(
+        capsys, archive, "--input", "x:2x3x8x8", "--dynamic", "x:0:batch", "--opset", "13", "-o", out
+    )
     assert code == 0, stderr
     assert stdout.startswith(f"wrote {out}: opset 13")
     model = onnx.load(out)
@@ -95,7 +113,9 @@ def test_default_output_name(archive: str, capsys: pytest.CaptureFixture[str]) -
         (("--opset", "seventeen"), "invalid int value"),
     ],
 )
-def test_usage_errors_exit_2(archive: str, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str) -> None:
+def test_usage_errors_exit_2(
+    archive: str, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
     code, stdout, stderr = _run(capsys, archive, *args)
     assert code == 2 and stdout == ""
     assert message in stderr and "usage:" in stderr

@@ -7,17 +7,14 @@ paths (another branch, another trip count).
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from typing import Optional
 
 import pytest
 import torch
-
-import exporter
 from cases import graph_kinds, opsets_for_kinds
 from conftest import assert_outputs_match, run_model
 
+import exporter
 
 
 def _check(model: torch.nn.Module, examples: list[tuple[torch.Tensor, ...]], opset: int, **kwargs: object) -> bytes:

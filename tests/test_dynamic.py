@@ -7,9 +7,9 @@ import math
 
 import pytest
 import torch
+from conftest import assert_outputs_match, run_model
 
 import exporter
-from conftest import assert_outputs_match, run_model
 
 
 class ShapeReader(torch.nn.Module):
@@ -33,8 +33,12 @@ class ShapeReader(torch.nn.Module):
 def _run(model: torch.nn.Module, opset: int, shapes: list[tuple[int, ...]], **kwargs: object) -> object:
     buffer = io.BytesIO()
     onnx_model = exporter.export(
-        model, (torch.randn(*shapes[0]),), buffer, opset_version=opset,
-        dynamic_axes={"x": {0: "batch", 1: "seq"}, "output": {0: "batch"}}, **kwargs,
+        model,
+        (torch.randn(*shapes[0]),),
+        buffer,
+        opset_version=opset,
+        dynamic_axes={"x": {0: "batch", 1: "seq"}, "output": {0: "batch"}},
+        **kwargs,
     )
     for shape in shapes:
         x = torch.randn(*shape)
@@ -75,7 +79,11 @@ def test_without_dynamic_axes_shape_arithmetic_folds() -> None:
 
 def test_dynamic_batch_in_a_cnn() -> None:
     model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2)
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4, 2),
     ).eval()
     buffer = io.BytesIO()
     exporter.export(model, (torch.randn(2, 3, 8, 8),), buffer, dynamic_axes={"input": [0]}, opset_version=13)
@@ -87,6 +95,7 @@ def test_dynamic_batch_in_a_cnn() -> None:
 
 def test_integer_fill_value_with_dynamic_shape() -> None:
     """T5's relative position buckets: full_like(int tensor, 15) with a dynamic size."""
+
     class Bucket(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             y = (x * 3).to(torch.long)

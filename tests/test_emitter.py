@@ -63,7 +63,10 @@ def test_true_division_of_integers_computes_in_the_default_float() -> None:
         return a / b
 
     node = _node(divide, "aten::div")
-    operands = {0: promotion.Operand(torch.int64, promotion.NUMBER), 1: promotion.Operand(torch.int64, promotion.NUMBER)}
+    operands = {
+        0: promotion.Operand(torch.int64, promotion.NUMBER),
+        1: promotion.Operand(torch.int64, promotion.NUMBER),
+    }
     assert promotion.emission_target(node, schema_of(node), [7, 2], operands) == torch.get_default_dtype()
 
 
@@ -74,7 +77,10 @@ def test_floor_rounded_division_stays_integer() -> None:
 
     node = _node(divide, "aten::div")
     schema = schema_of(node)
-    operands = {0: promotion.Operand(torch.int32, promotion.TENSOR), 1: promotion.Operand(torch.int64, promotion.TENSOR)}
+    operands = {
+        0: promotion.Operand(torch.int32, promotion.TENSOR),
+        1: promotion.Operand(torch.int64, promotion.TENSOR),
+    }
     # the scripted graph has no dtypes: the target is the promoted operand dtype
     assert promotion.emission_target(node, schema, [None, None, "floor"], operands) == torch.int64
 

@@ -6,7 +6,6 @@ import collections
 
 import pytest
 import torch
-
 from conftest import assert_matches_torch
 
 

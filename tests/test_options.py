@@ -8,16 +8,17 @@ import numpy as np
 import onnx_ir as ir
 import pytest
 import torch
+from conftest import assert_matches_torch, export_to_bytes, run_model
 
 import exporter
 from exporter.graph_context import GraphContext
 from exporter.registry import REGISTRY
 
-from conftest import assert_matches_torch, export_to_bytes, run_model
-
 
 class Nested(torch.nn.Module):
-    def forward(self, pair: tuple[torch.Tensor, torch.Tensor], extra: dict[str, torch.Tensor], scale: torch.Tensor | None = None):  # noqa: ANN201
+    def forward(
+        self, pair: tuple[torch.Tensor, torch.Tensor], extra: dict[str, torch.Tensor], scale: torch.Tensor | None = None
+    ):  # noqa: ANN201
         a, b = pair
         out = a + b * extra["w"]
         if scale is not None:
@@ -44,7 +45,9 @@ def test_nested_inputs_and_outputs_flatten_in_documented_order() -> None:
 
 def test_output_names_count_checked() -> None:
     with pytest.raises(ValueError, match="output_names has 4 names but the model has 3"):
-        export_to_bytes(Nested(), ((torch.randn(3), torch.randn(3)), {"w": torch.randn(3)}, {}), output_names=list("abcd"))
+        export_to_bytes(
+            Nested(), ((torch.randn(3), torch.randn(3)), {"w": torch.randn(3)}, {}), output_names=list("abcd")
+        )
 
 
 def test_training_mode_dropout_drops_from_opset_12() -> None:
@@ -64,7 +67,9 @@ def test_eval_and_preserve_modes() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)).train()
     _, onnx_model = export_to_bytes(model, (torch.randn(2, 4),))  # EVAL by default: no Dropout
     assert "Dropout" not in {n.op_type for n in onnx_model.graph}
-    _, onnx_model = export_to_bytes(model, (torch.randn(2, 4),), training=exporter.TrainingMode.PRESERVE, opset_version=13)
+    _, onnx_model = export_to_bytes(
+        model, (torch.randn(2, 4),), training=exporter.TrainingMode.PRESERVE, opset_version=13
+    )
     assert "Dropout" in {n.op_type for n in onnx_model.graph}
 
 
@@ -122,8 +127,11 @@ def test_concurrent_exports_in_threads() -> None:
 @pytest.mark.parametrize("opset", [9, 17])
 def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
     model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-        torch.nn.Conv2d(8, 4, 3, bias=False), torch.nn.BatchNorm2d(4),
+        torch.nn.Conv2d(3, 8, 3),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, bias=False),
+        torch.nn.BatchNorm2d(4),
     ).eval()
     with torch.no_grad():
         for module in model.modules():
@@ -133,7 +141,6 @@ def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
                 module.weight.normal_()
                 module.bias.normal_()
     x = torch.randn(2, 3, 10, 10)
-    from conftest import assert_matches_torch
 
     folded = assert_matches_torch(model, (x,), opset=opset, atol=1e-5)
     assert [n.op_type for n in folded.graph] == ["Conv", "Relu", "Conv"]
@@ -188,4 +195,7 @@ def test_node_names_carry_the_module_path() -> None:
     names = [n.name for n in onnx_model.graph]
     assert "/encoder/layer.0/attention/query/MatMul" in names
     assert "/encoder/layer.1/attention/Relu" in names
-    assert set(onnx_model.graph.initializers) >= {"encoder.layer.0.attention.query.weight.T", "encoder.layer.1.attention.query.bias"}
+    assert set(onnx_model.graph.initializers) >= {
+        "encoder.layer.0.attention.query.weight.T",
+        "encoder.layer.1.attention.query.bias",
+    }

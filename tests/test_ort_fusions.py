@@ -18,9 +18,8 @@ import onnxruntime as ort
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
-
 from conftest import Wrap, assert_matches_torch, export_to_bytes
+from torch import nn
 
 
 class Block(nn.Module):
@@ -49,8 +48,20 @@ FUSED = [
     ("gelu", lambda b, x: F.gelu(x), "Gelu", {"Erf"}, [9, 13, 18, 19]),
     ("gelu_tanh", lambda b, x: F.gelu(x, approximate="tanh"), "FastGelu", {"Tanh"}, [9, 13, 18, 19]),
     ("t5_rms_norm", _t5_rms_norm, "SimplifiedLayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 18]),
-    ("rms_norm", lambda b, x: F.rms_norm(x, [8], b.weight), "SimplifiedLayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 18, 22]),
-    ("layer_norm", lambda b, x: F.layer_norm(x, [8], b.weight, b.inner.bias), "LayerNormalization", {"ReduceMean", "Sqrt"}, [9, 13, 16]),
+    (
+        "rms_norm",
+        lambda b, x: F.rms_norm(x, [8], b.weight),
+        "SimplifiedLayerNormalization",
+        {"ReduceMean", "Sqrt"},
+        [9, 13, 18, 22],
+    ),
+    (
+        "layer_norm",
+        lambda b, x: F.layer_norm(x, [8], b.weight, b.inner.bias),
+        "LayerNormalization",
+        {"ReduceMean", "Sqrt"},
+        [9, 13, 16],
+    ),
 ]
 
 
@@ -67,7 +78,9 @@ def optimized_op_types(data: bytes, tmp_path: Path) -> collections.Counter[str]:
 CASES = [(name, fn, fused, gone, opset) for name, fn, fused, gone, opsets in FUSED for opset in opsets]
 
 
-@pytest.mark.parametrize(("fn", "fused", "gone", "opset"), [c[1:] for c in CASES], ids=[f"{c[0]}-{c[4]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("fn", "fused", "gone", "opset"), [c[1:] for c in CASES], ids=[f"{c[0]}-{c[4]}" for c in CASES]
+)
 def test_onnxruntime_fuses(fn, fused: str, gone: set[str], opset: int, tmp_path: Path) -> None:  # noqa: ANN001
     block = Block(fn).eval()
     args = (torch.randn(2, 5, 8),)

@@ -3,13 +3,12 @@ from __future__ import annotations
 import onnx_ir as ir
 import pytest
 import torch
+from conftest import assert_matches_torch
 
 import exporter
-from exporter.graph_context import GraphContext
 from exporter.arguments import ParamSpec
+from exporter.graph_context import GraphContext
 from exporter.registry import REGISTRY, Registry, pick
-
-from conftest import assert_matches_torch
 
 
 @pytest.mark.parametrize(
@@ -57,7 +56,7 @@ def test_unannotated_parameter_is_refused() -> None:
     with pytest.raises(TypeError, match="needs an annotation"):
         Registry().register_custom("aten::relu", 9, bad)  # at registration for custom ones
     with pytest.raises(TypeError, match="needs an annotation"):
-        Registry().register("aten::relu", 9, bad).params  # on first use for built-ins
+        Registry().register("aten::relu", 9, bad).params  # noqa: B018 - read on first use for built-ins
 
 
 def test_lookup_prefers_overload_then_bare_name() -> None:
@@ -133,7 +132,6 @@ def test_custom_domain_op_and_custom_opsets() -> None:
         data = exporter.export(MyOp(), (torch.randn(2),), __import__("io").BytesIO(), custom_opsets={"com.example": 3})
     assert data.opset_imports["com.example"] == 3
     assert [n.op_type for n in data.graph] == ["MySoftplus"]
-
 
 
 def test_every_builtin_symbolic_has_a_readable_spec_and_wraps() -> None:

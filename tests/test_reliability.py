@@ -14,10 +14,9 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 import torch
+from conftest import NEWEST, Wrap, run_model
 
 import exporter
-
-from conftest import NEWEST, Wrap, run_model
 
 hypothesis.settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
 hypothesis.settings.register_profile("long", max_examples=3000, deadline=None)
@@ -122,7 +121,9 @@ def test_random_chains_match_torch_or_raise_documented_errors(chain) -> None:  #
     assert got.dtype == expected.numpy().dtype, (steps, opset)
     assert got.shape == tuple(expected.shape), (steps, opset)
     tolerance = 1e-2 if dtype == torch.float16 else 1e-4
-    np.testing.assert_allclose(got.astype(np.float64), expected.double().numpy(), rtol=tolerance, atol=tolerance, err_msg=str((steps, opset)))
+    np.testing.assert_allclose(
+        got.astype(np.float64), expected.double().numpy(), rtol=tolerance, atol=tolerance, err_msg=str((steps, opset))
+    )
 
 
 class Unsupported(torch.nn.Module):

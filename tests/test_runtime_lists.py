@@ -13,9 +13,9 @@ import io
 import onnx
 import pytest
 import torch
+from conftest import assert_outputs_match, run_model
 
 import exporter
-from conftest import assert_outputs_match, run_model
 
 
 def _export(model: torch.nn.Module, example: torch.Tensor, opset: int) -> bytes:
@@ -209,7 +209,9 @@ def test_append_in_branch_on_a_run_time_condition(opset: int) -> None:
 @pytest.mark.parametrize("opset", [9, 11, 12])
 @pytest.mark.parametrize("cls", [ConditionalAppend, ReadsWhileBuilding])
 def test_loop_carried_list_below_opset_13_names_the_opset_and_line(cls: type, opset: int) -> None:
-    with pytest.raises(exporter.ExporterError, match=r"opset 13.*test_runtime_lists.py|test_runtime_lists.py.*opset 13") as info:
+    with pytest.raises(
+        exporter.ExporterError, match=r"opset 13.*test_runtime_lists.py|test_runtime_lists.py.*opset 13"
+    ) as info:
         _export(torch.jit.script(cls()), torch.randn(4, 3), opset)
     assert "prim::Loop" in str(info.value)
 

@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from conftest import Wrap
 
 import exporter
-
-from conftest import Wrap
 
 # exporter.verify is the function; the module it lives in is patched below
 verify_module = importlib.import_module("exporter.verify")

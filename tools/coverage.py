@@ -38,7 +38,10 @@ LATER_BY_DESIGN = {
     "aten::_unique2": (11, "ONNX has no Unique before opset 11"),
     "aten::upsample_linear1d": (11, "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch"),
     "aten::upsample_bilinear2d": (11, "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch"),
-    "aten::upsample_trilinear3d": (11, "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch"),
+    "aten::upsample_trilinear3d": (
+        11,
+        "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch",
+    ),
 }
 
 
@@ -89,13 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     for opset in range(FIRST, LAST + 1):
         names = sorted(n for n, opsets in theirs.items() if opset in opsets)
         applicable = [
-            n for n in names
-            if our_name(n) not in NOT_APPLICABLE and n not in NOT_APPLICABLE
+            n
+            for n in names
+            if our_name(n) not in NOT_APPLICABLE
+            and n not in NOT_APPLICABLE
             and not (n in LATER_BY_DESIGN and opset < LATER_BY_DESIGN[n][0])
         ]
         missing = [n for n in applicable if not covered(our_name(n), opset)]
-        print(f"covered {len(applicable) - len(missing)} of {len(applicable)} torch-registered names at opset {opset}"
-              f" ({len(names) - len(applicable)} not applicable)")
+        print(
+            f"covered {len(applicable) - len(missing)} of {len(applicable)} torch-registered names at opset {opset}"
+            f" ({len(names) - len(applicable)} not applicable)"
+        )
         if missing:
             failed = True
             if options.missing:

@@ -24,7 +24,7 @@ def _bench_summary() -> str:
     header = [line for line in lines if line.startswith("- ")][:4]
     start = next(i for i, line in enumerate(lines) if line.startswith("## Ratios"))
     table = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("## "):
             break
         table.append(line)
@@ -36,7 +36,10 @@ def main() -> int:
     from exporter.support_matrix import format_markdown
 
     coverage = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tools", "coverage.py"), "--missing"], capture_output=True, text=True, cwd=ROOT,
+        [sys.executable, os.path.join(ROOT, "tools", "coverage.py"), "--missing"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
         env=dict(os.environ, PYTHONPATH=ROOT),
     ).stdout
     lines = ["| opset | covered of torch-registered names |", "|---|---|"]
@@ -44,12 +47,20 @@ def main() -> int:
         match = re.match(r"covered (\d+) of (\d+) torch-registered names at opset (\d+)", line)
         if match:
             lines.append(f"| {match.group(3)} | {match.group(1)} of {match.group(2)} |")
-    missing = sorted({name for line in coverage.splitlines() if line.strip().startswith("missing:")
-                      for name in line.split(":", 1)[1].split()})
-    rest = coverage[coverage.find("not applicable:"):]
+    missing = sorted(
+        {
+            name
+            for line in coverage.splitlines()
+            if line.strip().startswith("missing:")
+            for name in line.split(":", 1)[1].split()
+        }
+    )
+    rest = coverage[coverage.find("not applicable:") :]
     table = "\n".join(lines) + "\n"
     if missing:
-        table += "\nNot yet covered (at the opsets where torch has them): " + ", ".join(f"`{m}`" for m in missing) + "\n"
+        table += (
+            "\nNot yet covered (at the opsets where torch has them): " + ", ".join(f"`{m}`" for m in missing) + "\n"
+        )
     table += "\n```\n" + rest.strip() + "\n```\n"
     path = os.path.join(ROOT, "README.md")
     text = open(path).read()

@@ -56,9 +56,7 @@ def _trunc(g: GraphContext, x: Value) -> Value:
 
 
 @onnx_symbolic("aten::div")
-def aten_div(
-    g: GraphContext, self: Value, other: Value, rounding_mode: str | None = None
-) -> Value:
+def aten_div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None = None) -> Value:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     Integer operands arrive cast to float by scalar type analysis for true division.

@@ -258,8 +258,20 @@ def aten__native_multi_head_attention(
     average_attn_weights is false.
     """
     out, weights = _multi_head_attention(
-        g, query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias,
-        mask, need_weights, average_attn_weights, mask_type,
+        g,
+        query,
+        key,
+        value,
+        embed_dim,
+        num_head,
+        qkv_weight,
+        qkv_bias,
+        proj_weight,
+        proj_bias,
+        mask,
+        need_weights,
+        average_attn_weights,
+        mask_type,
     )
     if weights is None:
         weights = g.constant(torch.zeros(0, dtype=tensors.to_torch_dtype(query.dtype)))
@@ -297,13 +309,26 @@ def aten__transformer_encoder_layer_fwd(
     or after each block, and a relu or exact-gelu feed-forward. Dropout is absent: the
     kernel only runs in inference.
     """
+
     def norm(x: Value, weight: Value, bias: Value) -> Value:
         return normalization.layer_norm_decomposed(g, x, [-1], weight, bias, eps)
 
     x = norm(src, norm_weight_1, norm_bias_1) if norm_first else src
     attended, _ = _multi_head_attention(
-        g, x, x, x, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
-        mask, False, True, mask_type,
+        g,
+        x,
+        x,
+        x,
+        embed_dim,
+        num_heads,
+        qkv_weight,
+        qkv_bias,
+        proj_weight,
+        proj_bias,
+        mask,
+        False,
+        True,
+        mask_type,
     )
     x = g.op("Add", attended, src)
     if not norm_first:

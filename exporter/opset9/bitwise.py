@@ -136,7 +136,9 @@ def _shift(g: GraphContext, self: Value, other: Value, left: bool) -> Value:
     # Usable powers: left shifts use 2^0..2^(n-1); right shifts of the non-negative part need
     # 2^0..2^(n-2) when signed (its values stay below 2^(n-1)), 2^0..2^(n-1) unsigned.
     count = bits if left or not signed else bits - 1
-    table = _int_constant(g, [_wrap_signed(1 << i, 64 if compute == ir.DataType.INT64 else 32) for i in range(count)], compute)
+    table = _int_constant(
+        g, [_wrap_signed(1 << i, 64 if compute == ir.DataType.INT64 else 32) for i in range(count)], compute
+    )
     in_range = g.op(
         "And",
         g.op("Not", g.op("Less", amount, g.constant(0))),

@@ -40,7 +40,9 @@ def _as_bool_value(g: GraphContext, condition: Value) -> Value:
 
 
 # Ops that change a list in place.
-_LIST_MUTATIONS = frozenset({"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"})
+_LIST_MUTATIONS = frozenset(
+    {"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"}
+)
 
 
 def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
@@ -191,7 +193,12 @@ def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
 
 
 def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
-    return [use.user.kind() for value in entry.values for use in value.uses() if use.user != node and not _inside_node(node, use.user)]
+    return [
+        use.user.kind()
+        for value in entry.values
+        for use in value.uses()
+        if use.user != node and not _inside_node(node, use.user)
+    ]
 
 
 def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
@@ -209,7 +216,9 @@ class LoopRefused(Exception):
     """
 
 
-def _body_subgraph(g: GraphContext, body: torch._C.Block, inputs: Sequence[Value], extra_outputs: Callable[[], list[object]]) -> ir.Graph:
+def _body_subgraph(
+    g: GraphContext, body: torch._C.Block, inputs: Sequence[Value], extra_outputs: Callable[[], list[object]]
+) -> ir.Graph:
     """The Loop body as an ONNX subgraph; symbolics refusing a run-time value become a LoopRefused."""
     try:
         return g.subgraph(body, inputs, "loop_body", extra_outputs)
@@ -220,7 +229,13 @@ def _body_subgraph(g: GraphContext, body: torch._C.Block, inputs: Sequence[Value
 
 
 def _onnx_loop(
-    g: GraphContext, body: torch._C.Block, trip_count: object, condition: object, carried: list[object], count: int, changed: list[_OuterList]
+    g: GraphContext,
+    body: torch._C.Block,
+    trip_count: object,
+    condition: object,
+    carried: list[object],
+    count: int,
+    changed: list[_OuterList],
 ) -> object:
     sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
     scans: list[_OuterList] = []
@@ -243,11 +258,17 @@ def _onnx_loop(
         except ValueError as error:
             raise LoopRefused(str(error)) from None
     lists = [_as_runtime_list(g, entry) for entry in threaded]
-    trip = g.constant(trip_count if isinstance(trip_count, int) else h.INT64_MAX) if not isinstance(trip_count, Value) else h.cast(g, trip_count, ir.DataType.INT64)
+    trip = (
+        g.constant(trip_count if isinstance(trip_count, int) else h.INT64_MAX)
+        if not isinstance(trip_count, Value)
+        else h.cast(g, trip_count, ir.DataType.INT64)
+    )
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
     initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
     initial_lists = [runtime_list.sequence_of(g, items) for items in lists]
-    iteration = ir.Value(name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    iteration = ir.Value(
+        name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([])
+    )
     cond_in = ir.Value(name=g.unique_name("loop_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
     carried_in = [
         ir.Value(
@@ -266,8 +287,10 @@ def _onnx_loop(
     # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
     # a dummy one through.
     dummy = [g.constant(False)] if not initial and not initial_lists else []
-    dummy_in = [ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
-                for _ in dummy]
+    dummy_in = [
+        ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+        for _ in dummy
+    ]
 
     def extra_outputs() -> list[object]:
         return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
@@ -285,7 +308,7 @@ def _onnx_loop(
     _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
     for items, value in zip(lists, values[count:]):
         items._set_sequence(value)
-    for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy):]):
+    for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy) :]):
         item = collector.item
         assert item is not None
         value.dtype = item.dtype
@@ -312,7 +335,9 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     (body,) = list(g.node.blocks())
     count = g.node.outputsSize()
     changed = _outer_lists(g, [body])
-    static_for = isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
+    static_for = (
+        isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
+    )
     if static_for:
         needs_python_state = any(isinstance(e.obj, list) for e in changed) or any(
             c is None or isinstance(c, (list, tuple)) for c in carried
@@ -429,7 +454,11 @@ def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step:
     span = g.op("Sub", hi_v, lo_v)
     # ceil(span / step) for positive steps, clamped at 0
     count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
-    return g.op("Max", count, g.constant(0)) if g.opset >= 12 else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
+    return (
+        g.op("Max", count, g.constant(0))
+        if g.opset >= 12
+        else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
+    )
 
 
 @onnx_symbolic("aten::__derive_index")
@@ -493,7 +522,9 @@ def aten___contains__(g: GraphContext, *inputs: object) -> object:
     container, item = inputs
     if isinstance(container, RuntimeList):
         raise ValueError("`in` on a list whose length is only known at run time is not supported")
-    if isinstance(item, Value) or any(isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])):
+    if isinstance(item, Value) or any(
+        isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])
+    ):
         raise ValueError("`in` on values computed at run time is not supported")
     return item in container
 

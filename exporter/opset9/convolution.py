@@ -136,8 +136,14 @@ def _conv_nd(
 
 @onnx_symbolic("aten::conv1d")
 def aten_conv1d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] | str = (0,), dilation: Sequence[int] = (1,), groups: int = 1,
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] | str = (0,),
+    dilation: Sequence[int] = (1,),
+    groups: int = 1,
 ) -> Value:
     """conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor (and the str padding overload)"""
     return _conv_nd(g, input, weight, bias, stride, padding, dilation, groups)
@@ -145,8 +151,14 @@ def aten_conv1d(
 
 @onnx_symbolic("aten::conv2d")
 def aten_conv2d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] | str = (0,), dilation: Sequence[int] = (1,), groups: int = 1,
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] | str = (0,),
+    dilation: Sequence[int] = (1,),
+    groups: int = 1,
 ) -> Value:
     """conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor (and the str padding overload)"""
     return _conv_nd(g, input, weight, bias, stride, padding, dilation, groups)
@@ -154,8 +166,14 @@ def aten_conv2d(
 
 @onnx_symbolic("aten::conv3d")
 def aten_conv3d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] | str = (0,), dilation: Sequence[int] = (1,), groups: int = 1,
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] | str = (0,),
+    dilation: Sequence[int] = (1,),
+    groups: int = 1,
 ) -> Value:
     """conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor (and the str padding overload)"""
     return _conv_nd(g, input, weight, bias, stride, padding, dilation, groups)
@@ -193,9 +211,15 @@ def _conv_transpose(
 
 @onnx_symbolic("aten::conv_transpose1d")
 def aten_conv_transpose1d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] = (0,), output_padding: Sequence[int] = (0,),
-    groups: int = 1, dilation: Sequence[int] = (1,),
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,),
+    output_padding: Sequence[int] = (0,),
+    groups: int = 1,
+    dilation: Sequence[int] = (1,),
 ) -> Value:
     """conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor
 
@@ -207,9 +231,15 @@ def aten_conv_transpose1d(
 
 @onnx_symbolic("aten::conv_transpose2d")
 def aten_conv_transpose2d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] = (0,), output_padding: Sequence[int] = (0,),
-    groups: int = 1, dilation: Sequence[int] = (1,),
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,),
+    output_padding: Sequence[int] = (0,),
+    groups: int = 1,
+    dilation: Sequence[int] = (1,),
 ) -> Value:
     """conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor"""
     return _conv_transpose(g, input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -217,9 +247,15 @@ def aten_conv_transpose2d(
 
 @onnx_symbolic("aten::conv_transpose3d")
 def aten_conv_transpose3d(
-    g: GraphContext, input: Value, weight: Value, bias: Value | None = None,  # noqa: A002
-    stride: Sequence[int] = (1,), padding: Sequence[int] = (0,), output_padding: Sequence[int] = (0,),
-    groups: int = 1, dilation: Sequence[int] = (1,),
+    g: GraphContext,
+    input: Value,
+    weight: Value,
+    bias: Value | None = None,  # noqa: A002
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,),
+    output_padding: Sequence[int] = (0,),
+    groups: int = 1,
+    dilation: Sequence[int] = (1,),
 ) -> Value:
     """conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor"""
     return _conv_transpose(g, input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -285,9 +321,7 @@ def _col2im_by_pads(
             spread = h.pad(g, spread, [0] * 6, [0, 0, 0, sh - 1, 0, sw - 1], "constant", 0)
             spread = h.reshape(g, spread, [0, channels, bh * sh, bw * sw])
             top, left = ki * dh, kj * dw
-            placed = h.pad(
-                g, spread, [0, 0, top, left], [0, 0, hp - top - bh * sh, wp - left - bw * sw], "constant", 0
-            )
+            placed = h.pad(g, spread, [0, 0, top, left], [0, 0, hp - top - bh * sh, wp - left - bw * sw], "constant", 0)
             total = placed if total is None else g.op("Add", total, placed)
     assert total is not None
     out = h.slice_static(g, total, [2, 3], [ph, pw], [ph + image[0], pw + image[1]])

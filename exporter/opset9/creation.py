@@ -90,9 +90,7 @@ def _filled(g: GraphContext, shape: Value, value: float | int | bool | Value, dt
     """A tensor of ``shape`` filled with ``value``: ConstantOfShape, or Expand for run-time values."""
     if isinstance(value, Value):
         return g.op("Expand", h.cast(g, value, dtype), shape)
-    return g.op(
-        "ConstantOfShape", shape, value=torch.tensor([value], dtype=tensors.to_torch_dtype(dtype))
-    )
+    return g.op("ConstantOfShape", shape, value=torch.tensor([value], dtype=tensors.to_torch_dtype(dtype)))
 
 
 @onnx_symbolic("aten::zeros")
@@ -140,7 +138,9 @@ def aten_full_like(
 
 
 @onnx_symbolic("aten::new_zeros")
-def aten_new_zeros(g: GraphContext, self: Value, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> Value:
+def aten_new_zeros(
+    g: GraphContext, self: Value, size: Sequence[int] | Value, dtype: torch.dtype | None = None
+) -> Value:
     """new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor"""
     return _filled(g, h.shape_value(g, size), 0, h.ir_dtype(dtype) if dtype else self.dtype)
 
@@ -153,7 +153,10 @@ def aten_new_ones(g: GraphContext, self: Value, size: Sequence[int] | Value, dty
 
 @onnx_symbolic("aten::new_full")
 def aten_new_full(
-    g: GraphContext, self: Value, size: Sequence[int] | Value, fill_value: bool | int | float | Value,
+    g: GraphContext,
+    self: Value,
+    size: Sequence[int] | Value,
+    fill_value: bool | int | float | Value,
     dtype: torch.dtype | None = None,
 ) -> Value:
     """new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, ...) -> Tensor"""
@@ -161,7 +164,9 @@ def aten_new_full(
 
 
 @onnx_symbolic("aten::new_empty")
-def aten_new_empty(g: GraphContext, self: Value, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> Value:
+def aten_new_empty(
+    g: GraphContext, self: Value, size: Sequence[int] | Value, dtype: torch.dtype | None = None
+) -> Value:
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor (zeros:
     the values are unspecified in torch)"""
     return _filled(g, h.shape_value(g, size), 0, h.ir_dtype(dtype) if dtype else self.dtype)
@@ -230,9 +235,7 @@ def aten_arange_start_step(
 
 
 @onnx_symbolic("aten::eye")
-def aten_eye(
-    g: GraphContext, n: int | Value, m: int | Value | None = None, dtype: torch.dtype | None = None
-) -> Value:
+def aten_eye(g: GraphContext, n: int | Value, m: int | Value | None = None, dtype: torch.dtype | None = None) -> Value:
     """eye(SymInt n, *, ScalarType? dtype=None, ...) -> Tensor; eye.m(SymInt n, SymInt m, ...)
 
     Constant sizes fold in torch; sizes known at run time go through EyeLike over a
@@ -339,9 +342,7 @@ def aten_hann_window(
 
 
 @onnx_symbolic("aten::scalar_tensor")
-def aten_scalar_tensor(
-    g: GraphContext, s: float | int | bool | Value, dtype: torch.dtype | None = None
-) -> Value:
+def aten_scalar_tensor(g: GraphContext, s: float | int | bool | Value, dtype: torch.dtype | None = None) -> Value:
     """scalar_tensor(Scalar s, *, ScalarType? dtype=None, ...) -> Tensor (default dtype float)"""
     out_dtype = h.ir_dtype(dtype if dtype is not None else torch.get_default_dtype())
     if isinstance(s, Value):
@@ -356,9 +357,7 @@ def _scalar_dtype(x: Value) -> ir.DataType:
     return ir.DataType.BOOL if x.dtype == ir.DataType.BOOL else ir.DataType.INT64
 
 
-def _tensor_from_data(
-    g: GraphContext, data: object, dtype: torch.dtype | None, scalar: bool = False
-) -> Value:
+def _tensor_from_data(g: GraphContext, data: object, dtype: torch.dtype | None, scalar: bool = False) -> Value:
     """A tensor from a scalar, a (nested) list of scalars/values or a tensor value.
 
     A run-time Python float is a 0-d double in the graph, but torch.tensor(float) is float32
@@ -412,9 +411,7 @@ def aten_tensor(
 
 
 @onnx_symbolic("aten::as_tensor")
-def aten_as_tensor(
-    g: GraphContext, data: object = None, t: object = None, dtype: torch.dtype | None = None
-) -> Value:
+def aten_as_tensor(g: GraphContext, data: object = None, t: object = None, dtype: torch.dtype | None = None) -> Value:
     """as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(b|a); .list; .int/.float/.bool"""
     if data is not None:
         return _tensor_from_data(g, data, dtype)

@@ -80,9 +80,7 @@ def _pad_to(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fi
     return x
 
 
-def _scatter_reduce_onehot(
-    g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str
-) -> Value:
+def _scatter_reduce_onehot(g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str) -> Value:
     """Scatter with a reduction that combines repeated indices, without a reducing scatter.
 
     For self [.., N, ..] and index/src [.., M, ..], an [.., M, N, ..] match of each index
@@ -94,8 +92,10 @@ def _scatter_reduce_onehot(
     rank = h.known_rank(self, "scatter with a reduction")
     index = h.cast(g, index, ir.DataType.INT64)
     self_shape, index_shape = h.static_shape(self), h.static_shape(index)
-    if self_shape is not None and index_shape is not None and any(
-        a != dim and i != s for a, (i, s) in enumerate(zip(index_shape, self_shape))
+    if (
+        self_shape is not None
+        and index_shape is not None
+        and any(a != dim and i != s for a, (i, s) in enumerate(zip(index_shape, self_shape)))
     ):
         index = _pad_to(g, index, self_shape, dim, -1)
         src = _pad_to(g, src, self_shape, dim, 0)
@@ -133,7 +133,12 @@ def scatter_reduce(g: GraphContext, self: Value, dim: int, index: Value, src: Va
         # onnxruntime has no half kernels for reducing ScatterElements: reduce in float
         acc = ir.DataType.FLOAT if self.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16) else self.dtype
         out = g.op(
-            "ScatterElements", h.cast(g, self, acc), h.cast(g, index, ir.DataType.INT64), h.cast(g, src, acc), axis=dim, reduction=name
+            "ScatterElements",
+            h.cast(g, self, acc),
+            h.cast(g, index, ir.DataType.INT64),
+            h.cast(g, src, acc),
+            axis=dim,
+            reduction=name,
         )
         return h.cast(g, out, self.dtype)
     return _scatter_reduce_onehot(g, self, dim, index, h.cast(g, src, self.dtype), reduction)
@@ -321,9 +326,7 @@ def aten_index_copy(g: GraphContext, self: Value, dim: int, index: Value, source
 
 
 @onnx_symbolic("aten::index_add")
-def aten_index_add(
-    g: GraphContext, self: Value, dim: int, index: Value, source: Value, alpha: float = 1
-) -> Value:
+def aten_index_add(g: GraphContext, self: Value, dim: int, index: Value, source: Value, alpha: float = 1) -> Value:
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     Repeated indices add up at every opset: ScatterElements' reduction='add' from 16, the

@@ -185,7 +185,9 @@ def select_scatter_with(
                 raise ValueError("a negative index on a dynamic dim is not supported here")
             index += size
         return slice_scatter_with(g, self, expanded, dim, index, index + 1, 1, dynamic)
-    return slice_scatter_with(g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1, dynamic)
+    return slice_scatter_with(
+        g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1, dynamic
+    )
 
 
 def _flat_nonzero(g: GraphContext, mask: Value) -> Value:
@@ -252,15 +254,21 @@ class _Arranged:
         position: Value | None = None
         stride: int | Value = 1
         for dims, index in reversed(entries):
-            term = index if isinstance(stride, int) and stride == 1 else g.op(
-                "Mul", index, stride if isinstance(stride, Value) else g.constant(stride)
+            term = (
+                index
+                if isinstance(stride, int) and stride == 1
+                else g.op("Mul", index, stride if isinstance(stride, Value) else g.constant(stride))
             )
             position = term if position is None else g.op("Add", term, position)
             stride = h.mul_sizes(g, stride, h.prod_sizes(g, [all_sizes[d] for d in dims]))
         assert position is not None
         self.position = position
         if self.count > 1:
-            merged = [*self.sizes[: self.axis], h.prod_sizes(g, self.sizes[self.axis : self.axis + self.count]), *self.sizes[self.axis + self.count :]]
+            merged = [
+                *self.sizes[: self.axis],
+                h.prod_sizes(g, self.sizes[self.axis : self.axis + self.count]),
+                *self.sizes[self.axis + self.count :],
+            ]
             view = g.op("Reshape", view, h.sizes_to_shape(g, merged))
             static = all(isinstance(m, int) for m in merged)
             view.shape = ir.Shape(merged if static else [None] * len(merged))
@@ -298,9 +306,7 @@ def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
 
 
 @onnx_symbolic("aten::index_put")
-def aten_index_put(
-    g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False
-) -> Value:
+def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False) -> Value:
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     Also the functional form of ``x[idx] = v`` and ``x[mask] = v``. On the merged view (see
@@ -314,11 +320,13 @@ def aten_index_put(
         return g.op("Expand", values, h.shape_of(g, self))
     arranged = _Arranged(g, self, items)
     axis, view = arranged.axis, arranged.view
-    before = arranged.sizes[: axis]
+    before = arranged.sizes[:axis]
     after = arranged.sizes[axis + arranged.count :]
     flat_position = g.op("Reshape", arranged.position, g.constant([-1]))
     selected = h.dim_size(g, flat_position, 0)
-    result_shape = g.op("Concat", h.sizes_to_shape(g, before), g.op("Shape", arranged.position), h.sizes_to_shape(g, after), axis=0)
+    result_shape = g.op(
+        "Concat", h.sizes_to_shape(g, before), g.op("Shape", arranged.position), h.sizes_to_shape(g, after), axis=0
+    )
     target = h.sizes_to_shape(g, [*before, selected, *after])
     updates = g.op("Reshape", g.op("Expand", values, result_shape), target)
     placed = g.op("Reshape", flat_position, g.constant(h.axis_shape(arranged.merged_rank, axis)))

@@ -117,7 +117,9 @@ def given_scales(*scales: float | None) -> list[float] | None:
 
 
 @onnx_symbolic("aten::upsample_nearest1d")
-def aten_upsample_nearest1d(g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None) -> Value:
+def aten_upsample_nearest1d(
+    g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None
+) -> Value:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     Given scales decide the sampling (torch uses 1/scale, not in/out); the size the shape.
@@ -126,31 +128,50 @@ def aten_upsample_nearest1d(g: GraphContext, self: Value, output_size: Sequence[
 
 
 @onnx_symbolic("aten::upsample_nearest1d.vec")
-def aten_upsample_nearest1d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest1d_vec(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor (what tracing records)"""
     return _nearest_opset9(g, input, output_size, scale_factors)
 
 
 @onnx_symbolic("aten::upsample_nearest2d")
-def aten_upsample_nearest2d(g: GraphContext, self: Value, output_size: Sequence[int], scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_nearest2d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return _nearest_opset9(g, self, output_size, given_scales(scales_h, scales_w))
 
 
 @onnx_symbolic("aten::upsample_nearest2d.vec")
-def aten_upsample_nearest2d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest2d_vec(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _nearest_opset9(g, input, output_size, scale_factors)
 
 
 @onnx_symbolic("aten::upsample_nearest3d")
-def aten_upsample_nearest3d(g: GraphContext, self: Value, output_size: Sequence[int], scales_d: float | None = None, scales_h: float | None = None, scales_w: float | None = None) -> Value:
+def aten_upsample_nearest3d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
     return _nearest_opset9(g, self, output_size, given_scales(scales_d, scales_h, scales_w))
 
 
 @onnx_symbolic("aten::upsample_nearest3d.vec")
-def aten_upsample_nearest3d_vec(g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None) -> Value:  # noqa: A002
+def aten_upsample_nearest3d_vec(
+    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+) -> Value:  # noqa: A002
     """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _nearest_opset9(g, input, output_size, scale_factors)
 

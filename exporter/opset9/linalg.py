@@ -52,9 +52,7 @@ def aten_bmm(g: GraphContext, self: Value, mat2: Value) -> Value:
 
 
 @onnx_symbolic("aten::addmm")
-def aten_addmm(
-    g: GraphContext, self: Value, mat1: Value, mat2: Value, beta: float = 1, alpha: float = 1
-) -> Value:
+def aten_addmm(g: GraphContext, self: Value, mat1: Value, mat2: Value, beta: float = 1, alpha: float = 1) -> Value:
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     if h.is_floating(mat1):
         return g.op("Gemm", mat1, mat2, self, alpha=float(alpha), beta=float(beta))
@@ -107,7 +105,9 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
     first_row, first_col = max(0, -offset), max(0, offset)
     if isinstance(rows, int) and isinstance(cols, int):
         length = max(0, min(rows - first_row, cols - first_col))
-        positions = g.constant(torch.tensor([(first_row + i) * cols + first_col + i for i in range(length)], dtype=torch.int64))
+        positions = g.constant(
+            torch.tensor([(first_row + i) * cols + first_col + i for i in range(length)], dtype=torch.int64)
+        )
     else:
         # the same arithmetic at run time; Max/Min lack int64 kernels before opset 12
         def as_value(size: int | Value) -> Value:
@@ -428,9 +428,7 @@ def _einsum_sum_out(g: GraphContext, x: Value, labels: list[str], keep: set[str]
 
 
 @onnx_symbolic("aten::einsum")
-def aten_einsum(
-    g: GraphContext, equation: str, tensors: Sequence[Value], path: Sequence[int] | None = None
-) -> Value:
+def aten_einsum(g: GraphContext, equation: str, tensors: Sequence[Value], path: Sequence[int] | None = None) -> Value:
     """einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
 
     Einsum is opset 12; before it the equation is lowered to ReduceSum (labels used by one

@@ -84,7 +84,9 @@ def aten_masked_fill(g: GraphContext, self: Value, mask: Value, value: Value) ->
 
 
 @onnx_symbolic("aten::clamp")
-def aten_clamp(g: GraphContext, self: Value, min: float | Value | None = None, max: float | Value | None = None) -> Value:  # noqa: A002 - schema names
+def aten_clamp(
+    g: GraphContext, self: Value, min: float | Value | None = None, max: float | Value | None = None
+) -> Value:  # noqa: A002 - schema names
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
     return h.clip(g, self, min, max)
 

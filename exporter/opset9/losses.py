@@ -38,9 +38,7 @@ def aten_mse_loss(g: GraphContext, self: Value, target: Value, reduction: int = 
 
 
 @onnx_symbolic("aten::kl_div")
-def aten_kl_div(
-    g: GraphContext, self: Value, target: Value, reduction: int = 1, log_target: bool = False
-) -> Value:
+def aten_kl_div(g: GraphContext, self: Value, target: Value, reduction: int = 1, log_target: bool = False) -> Value:
     """kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor
 
     target * (log(target) - input) with xlogy's convention: a zero target contributes 0,
@@ -72,9 +70,7 @@ def aten_binary_cross_entropy_with_logits(
     """
     x = self
     one = h.scalar_like(g, 1.0, x)
-    softplus_neg = g.op(
-        "Add", g.op("Relu", g.op("Neg", x)), h.log1p(g, g.op("Exp", g.op("Neg", g.op("Abs", x))))
-    )
+    softplus_neg = g.op("Add", g.op("Relu", g.op("Neg", x)), h.log1p(g, g.op("Exp", g.op("Neg", g.op("Abs", x)))))
     if pos_weight is not None:
         log_weight = g.op("Add", g.op("Mul", g.op("Sub", pos_weight, one), target), one)
         softplus_neg = g.op("Mul", log_weight, softplus_neg)

@@ -70,7 +70,12 @@ def aten_batch_norm(
 
 
 def layer_norm_decomposed(
-    g: GraphContext, input: Value, axes: list[int], weight: Value | None, bias: Value | None, eps: float  # noqa: A002
+    g: GraphContext,
+    input: Value,
+    axes: list[int],
+    weight: Value | None,
+    bias: Value | None,
+    eps: float,  # noqa: A002
 ) -> Value:
     """LayerNorm from primitives; half inputs are normalized in float32 as torch does.
 

@@ -53,35 +53,80 @@ def pool_attributes(
     return attrs
 
 
-def _max_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], ceil_mode: bool, spatial: int) -> Value:
+def _max_pool(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    spatial: int,
+) -> Value:
     """MaxPool, also for unbatched [C, *spatial] inputs (a batch dim is added and removed) and
     integer inputs (MaxPool has no integer kernels before opset 12: computed in double)."""
     x, added = _batched(g, self, spatial)
     compute = _pool_dtype(g, x)
-    pooled = g.op("MaxPool", h.cast(g, x, compute), **pool_attributes(g, x, kernel_size, stride, padding, dilation, ceil_mode))
+    pooled = g.op(
+        "MaxPool", h.cast(g, x, compute), **pool_attributes(g, x, kernel_size, stride, padding, dilation, ceil_mode)
+    )
     (out,) = _unbatched(g, (pooled,), added)
     return h.cast(g, out, self.dtype) if self.dtype is not None else out
 
 
 @onnx_symbolic("aten::max_pool1d")
-def aten_max_pool1d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
+def aten_max_pool1d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Value:
     """max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor"""
     return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 1)
 
 
 @onnx_symbolic("aten::max_pool2d")
-def aten_max_pool2d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
+def aten_max_pool2d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Value:
     """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"""
     return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 2)
 
 
 @onnx_symbolic("aten::max_pool3d")
-def aten_max_pool3d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Value:
+def aten_max_pool3d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Value:
     """max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"""
     return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 3)
 
 
-def _avg_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int], ceil_mode: bool, count_include_pad: bool, divisor_override: int | None, spatial: int) -> Value:
+def _avg_pool(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    spatial: int,
+) -> Value:
     """AveragePool, also for unbatched [C, *spatial] inputs."""
     if divisor_override is not None:
         raise ValueError("avg_pool with divisor_override has no ONNX equivalent")
@@ -92,19 +137,45 @@ def _avg_pool(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: 
 
 
 @onnx_symbolic("aten::avg_pool1d")
-def aten_avg_pool1d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True) -> Value:
+def aten_avg_pool1d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Value:
     """avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor"""
     return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
 @onnx_symbolic("aten::avg_pool2d")
-def aten_avg_pool2d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Value:
+def aten_avg_pool2d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Value:
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
 @onnx_symbolic("aten::avg_pool3d")
-def aten_avg_pool3d(g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Value:
+def aten_avg_pool3d(
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Value:
     """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
@@ -207,7 +278,9 @@ def _pool_geometry(
         shape = h.static_shape(x)
         extra = None
         if shape is not None:
-            extra = [pool_ceil_padding(shape[2 + i], kernel[i], strides[i], pads[i], dilations[i]) for i in range(spatial)]
+            extra = [
+                pool_ceil_padding(shape[2 + i], kernel[i], strides[i], pads[i], dilations[i]) for i in range(spatial)
+            ]
             if any(pads[spatial + i] + extra[i] >= kernel[i] for i in range(spatial)):
                 extra = None  # onnxruntime wants pads smaller than the kernel
         if extra is not None:
@@ -233,9 +306,7 @@ def _per_channel_offsets(g: GraphContext, x: Value, spatial: int) -> Value:
         plane = math.prod(shape[2:])
         offsets = torch.arange(shape[0] * shape[1], dtype=torch.int64) * plane
         return g.constant(offsets.reshape(shape[0], shape[1], *([1] * spatial)))
-    _, positions = g.op(
-        "MaxPool", x, num_outputs=2, kernel_shape=[1] * spatial, strides=[1] * spatial
-    )
+    _, positions = g.op("MaxPool", x, num_outputs=2, kernel_shape=[1] * spatial, strides=[1] * spatial)
     axes = list(range(2, 2 + spatial))
     return h.slice_static(g, positions, axes, [0] * spatial, [1] * spatial)
 
@@ -290,7 +361,7 @@ def _adaptive_max_pool_gather(
     y = g.op("Reshape", y, g.constant([0, 0] + out_sizes + [-1]))
     values = h.reduce(g, "ReduceMax", y, [-1], False)
     arg = g.op("ArgMax", y, axis=-1, keepdims=0)
-    strides = [math.prod(in_sizes[j + 1:]) for j in range(spatial)]
+    strides = [math.prod(in_sizes[j + 1 :]) for j in range(spatial)]
     base = torch.zeros(out_sizes, dtype=torch.int64)
     for j in range(spatial):
         starts = torch.tensor([s for s, _ in windows[j]], dtype=torch.int64) * strides[j]
@@ -351,8 +422,13 @@ def adaptive_avg_pool(g: GraphContext, self: Value, output_size: Sequence[int | 
 
 @onnx_symbolic("aten::max_pool1d_with_indices")
 def aten_max_pool1d_with_indices(
-    g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (),
-    padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False,
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
 ) -> tuple[Value, Value]:
     """max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)
 
@@ -365,8 +441,13 @@ def aten_max_pool1d_with_indices(
 
 @onnx_symbolic("aten::max_pool2d_with_indices")
 def aten_max_pool2d_with_indices(
-    g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (),
-    padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False,
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
 ) -> tuple[Value, Value]:
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     return max_pool_with_indices(g, self, kernel_size, stride, padding, dilation, ceil_mode, 2)
@@ -374,8 +455,13 @@ def aten_max_pool2d_with_indices(
 
 @onnx_symbolic("aten::max_pool3d_with_indices")
 def aten_max_pool3d_with_indices(
-    g: GraphContext, self: Value, kernel_size: Sequence[int], stride: Sequence[int] = (),
-    padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), ceil_mode: bool = False,
+    g: GraphContext,
+    self: Value,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
 ) -> tuple[Value, Value]:
     """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     return max_pool_with_indices(g, self, kernel_size, stride, padding, dilation, ceil_mode, 3)

@@ -224,9 +224,7 @@ def _bernoulli_by_uniform(g: GraphContext, self: Value, prob: Value | float) -> 
     return h.cast(g, g.op("Less", u, p), self.dtype)
 
 
-def _normal(
-    g: GraphContext, mean: float | Value, std: float | Value, like: Value, target: ir.DataType
-) -> Value:
+def _normal(g: GraphContext, mean: float | Value, std: float | Value, like: Value, target: ir.DataType) -> Value:
     """N(mean, std^2) noise shaped like ``like``, drawn in float/double and cast to ``target``."""
     noise = _random(g, "Normal", _generation_dtype(target), like=like, mean=0.0, scale=1.0)
     return h.cast(g, _scale_shift(g, noise, std, mean), target)
@@ -311,9 +309,7 @@ def aten_randn(
 
 
 @onnx_symbolic("aten::rand_like")
-def aten_rand_like(
-    g: GraphContext, self: Value, dtype: torch.dtype | None = None, generator: object = None
-) -> Value:
+def aten_rand_like(g: GraphContext, self: Value, dtype: torch.dtype | None = None, generator: object = None) -> Value:
     """rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor (and .generator)
 
     The result dtype is ``dtype`` or self's; RandomUniformLike's own dtype attribute only
@@ -324,9 +320,7 @@ def aten_rand_like(
 
 
 @onnx_symbolic("aten::randn_like")
-def aten_randn_like(
-    g: GraphContext, self: Value, dtype: torch.dtype | None = None, generator: object = None
-) -> Value:
+def aten_randn_like(g: GraphContext, self: Value, dtype: torch.dtype | None = None, generator: object = None) -> Value:
     """randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor (and .generator)"""
     _check_no_generator(generator)
     return _random(g, "Normal", _target_dtype(dtype, self.dtype), like=self, mean=0.0, scale=1.0)
@@ -360,8 +354,11 @@ def aten_randint_like(
 ) -> Value:
     """randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, ...) -> Tensor (and .Tensor, .low_dtype and their generator forms)"""
     _check_no_generator(generator)
-    if isinstance(high, Value) and h.rank_of(high) not in (None, 0) and high.shape is not None and any(
-        d != 1 for d in high.shape
+    if (
+        isinstance(high, Value)
+        and h.rank_of(high) not in (None, 0)
+        and high.shape is not None
+        and any(d != 1 for d in high.shape)
     ):
         raise ValueError("randint_like with a non-scalar high tensor is not supported")
     if isinstance(high, Value) and h.rank_of(high):
@@ -405,9 +402,7 @@ def aten_uniform(g: GraphContext, *inputs: object) -> Value:
     self_obj, low, high, *rest = list(inputs) + [None] * (4 - len(inputs))
     _check_no_generator(rest[0] if rest else None)
     self = _raw_tensor(g, self_obj, "self")
-    return _random(
-        g, "Uniform", self.dtype, like=self, low=_raw_float(low, "from"), high=_raw_float(high, "to")
-    )
+    return _random(g, "Uniform", self.dtype, like=self, low=_raw_float(low, "from"), high=_raw_float(high, "to"))
 
 
 @onnx_symbolic("aten::exponential")
@@ -424,9 +419,7 @@ def aten_exponential(g: GraphContext, self: Value, lambd: float = 1.0, generator
 
 
 @onnx_symbolic("aten::bernoulli")
-def aten_bernoulli(
-    g: GraphContext, self: Value, p: float | Value | None = None, generator: object = None
-) -> Value:
+def aten_bernoulli(g: GraphContext, self: Value, p: float | Value | None = None, generator: object = None) -> Value:
     """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor (and .p with a float p, .Tensor with a tensor p)
 
     A uniform draw compared with the probability, at every opset. ONNX Bernoulli (opset 15)
@@ -471,9 +464,7 @@ def aten_multinomial(
 
 
 @onnx_symbolic("aten::normal.Tensor_float")
-def aten_normal_tensor_float(
-    g: GraphContext, mean: Value, std: float = 1.0, generator: object = None
-) -> Value:
+def aten_normal_tensor_float(g: GraphContext, mean: Value, std: float = 1.0, generator: object = None) -> Value:
     """normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor"""
     _check_no_generator(generator)
     return _normal(g, mean, std, mean, mean.dtype)

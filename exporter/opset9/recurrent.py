@@ -79,7 +79,9 @@ def _stack_directions(
     parts_flat = [p for parts in per_direction for p in parts]
     if all(p is None or p.const_value is not None for p in parts_flat):
         torch_dtype = tensors.to_torch_dtype(dtype)
-        sources = [[torch.zeros(rows) if part is None else _as_torch(part) for part in parts] for parts in per_direction]
+        sources = [
+            [torch.zeros(rows) if part is None else _as_torch(part) for part in parts] for parts in per_direction
+        ]
 
         def rearranged() -> torch.Tensor:
             stacked = []
@@ -170,29 +172,28 @@ def _run_layers(
     per = 4 if has_biases else 2
     groups = num_layers * num_directions
     if len(params) == groups * (per + 1) and mode == "LSTM":
-        return _lstm_projected(
-            g, x, states, params, has_biases, num_layers, num_directions, sequence_lens, dtype
-        )
+        return _lstm_projected(g, x, states, params, has_biases, num_layers, num_directions, sequence_lens, dtype)
     if len(params) != groups * per:
         raise ValueError(f"expected {groups * per} recurrent weights, got {len(params)}")
     order = _GATES[mode]
     finals: list[list[Value]] = [[] for _ in states]
     for layer in range(num_layers):
-        group = [params[(layer * num_directions + d) * per:(layer * num_directions + d + 1) * per]
-                 for d in range(num_directions)]
+        group = [
+            params[(layer * num_directions + d) * per : (layer * num_directions + d + 1) * per]
+            for d in range(num_directions)
+        ]
         rows = _rows(group[0][1])
         hidden_size = rows // len(order)
         w = _stack_directions(g, [[p[0]] for p in group], order, dtype, rows)
         r = _stack_directions(g, [[p[1]] for p in group], order, dtype, rows)
         b = _stack_directions(g, [[p[2], p[3]] for p in group], order, dtype, rows) if has_biases else None
         initial = [
-            s if s is None or num_layers == 1
+            s
+            if s is None or num_layers == 1
             else h.slice_static(g, s, [0], [layer * num_directions], [(layer + 1) * num_directions])
             for s in states
         ]
-        y, *layer_states = _recurrent_op(
-            g, mode, x, w, r, b, sequence_lens, initial, hidden_size, num_directions
-        )
+        y, *layer_states = _recurrent_op(g, mode, x, w, r, b, sequence_lens, initial, hidden_size, num_directions)
         x = _merge_directions(g, y, num_directions)
         for collected, state in zip(finals, layer_states):
             collected.append(state)
@@ -248,7 +249,7 @@ def _lstm_projected(
         outputs = []
         for direction in range(num_directions):
             index = layer * num_directions + direction
-            w_ih, w_hh, *biases, w_hr = params[index * per:(index + 1) * per]
+            w_ih, w_hh, *biases, w_hr = params[index * per : (index + 1) * per]
             hidden = _rows(w_hh) // 4
             projection = _rows(w_hr)
             inputs = g.op("MatMul", x, _transposed(g, w_ih, dtype))  # [T, B, 4H]
@@ -268,9 +269,7 @@ def _lstm_projected(
             for t in order:
                 step = h.squeeze(g, h.slice_static(g, inputs, [0], [t], [t + 1]), [0])
                 gates = g.op("Add", step, g.op("MatMul", h_t, recurrent))
-                i, f, cell, o = (
-                    h.slice_static(g, gates, [1], [k * hidden], [(k + 1) * hidden]) for k in range(4)
-                )
+                i, f, cell, o = (h.slice_static(g, gates, [1], [k * hidden], [(k + 1) * hidden]) for k in range(4))
                 c_next = g.op(
                     "Add",
                     g.op("Mul", g.op("Sigmoid", f), c_t),
@@ -304,9 +303,7 @@ def _prepare_states(g: GraphContext, states: Sequence[Value], dtype: ir.DataType
 
 def _valid_mask(g: GraphContext, steps: int | Value, lengths: Value) -> Value:
     """``[steps, batch]`` bool: time step t is inside sequence b."""
-    return g.op(
-        "Less", h.unsqueeze(g, h.iota(g, steps), [1]), h.unsqueeze(g, lengths, [0])
-    )
+    return g.op("Less", h.unsqueeze(g, h.iota(g, steps), [1]), h.unsqueeze(g, lengths, [0]))
 
 
 # exclusive_cumsum(g, x): exclusive prefix sums of a 1-D int64 tensor
@@ -432,9 +429,7 @@ def _rnn_input(
     if batch_first:  # the layout attribute (opset 14) is not implemented by onnxruntime
         x = g.op("Transpose", x, perm=[1, 0, 2])
     states = _prepare_states(g, hx, compute)
-    y, finals = _run_layers(
-        g, mode, x, states, params, has_biases, num_layers, bidirectional, None, compute
-    )
+    y, finals = _run_layers(g, mode, x, states, params, has_biases, num_layers, bidirectional, None, compute)
     if batch_first:
         y = g.op("Transpose", y, perm=[1, 0, 2])
     return tuple(h.cast(g, v, dtype) for v in (y, *finals))
@@ -462,8 +457,16 @@ def rnn_data(
     x = h.cast(g, padded, compute)
     sequence_lens = h.cast(g, lengths, ir.DataType.INT32)
     y, finals = _run_layers(
-        g, mode, x, _prepare_states(g, hx, compute), params, has_biases, num_layers, bidirectional,
-        sequence_lens, compute,
+        g,
+        mode,
+        x,
+        _prepare_states(g, hx, compute),
+        params,
+        has_biases,
+        num_layers,
+        bidirectional,
+        sequence_lens,
+        compute,
     )
     y = h.cast(g, y, dtype)
     num_directions = 2 if bidirectional else 1
@@ -523,9 +526,7 @@ def aten_lstm_input(
     because onnxruntime rejects the layout=1 attribute of opset 14. ONNX LSTM has no
     projection of the hidden state, so proj_size is unrolled over the time steps instead.
     """
-    return _rnn_input(
-        g, "LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+    return _rnn_input(g, "LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
 @onnx_symbolic("aten::gru.input")
@@ -547,9 +548,7 @@ def aten_gru_input(
     gate into (W_hn h + b_hn), which is ONNX's linear_before_reset=1 (the default 0 is a
     different network).
     """
-    return _rnn_input(
-        g, "GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+    return _rnn_input(g, "GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
 @onnx_symbolic("aten::rnn_tanh.input")
@@ -614,7 +613,17 @@ def aten_lstm_data(
     length. The output is packed again.
     """
     return rnn_data(
-        g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "LSTM",
+        data,
+        batch_sizes,
+        hx,
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum,
     )
 
@@ -637,7 +646,17 @@ def aten_gru_data(
     Packed sequences through ONNX GRU's sequence_lens (see lstm.data).
     """
     return rnn_data(
-        g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "GRU",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum,
     )
 
@@ -660,7 +679,17 @@ def aten_rnn_tanh_data(
     Packed sequences through ONNX RNN's sequence_lens (see lstm.data).
     """
     return rnn_data(
-        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "RNN_TANH",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum,
     )
 
@@ -683,7 +712,17 @@ def aten_rnn_relu_data(
     Packed sequences through ONNX RNN's sequence_lens with Relu (see lstm.data).
     """
     return rnn_data(
-        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+        g,
+        "RNN_RELU",
+        data,
+        batch_sizes,
+        [hx],
+        params,
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
         _exclusive_cumsum,
     )
 
@@ -754,7 +793,10 @@ def aten_rnn_relu_cell(
 
 @onnx_symbolic("aten::_pack_padded_sequence")
 def aten__pack_padded_sequence(
-    g: GraphContext, input: Value, lengths: Value, batch_first: bool  # noqa: A002 - schema name
+    g: GraphContext,
+    input: Value,
+    lengths: Value,
+    batch_first: bool,  # noqa: A002 - schema name
 ) -> tuple[Value, Value]:
     """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
 
@@ -763,7 +805,11 @@ def aten__pack_padded_sequence(
     entries). The lengths must be sorted in decreasing order, as torch requires here
     (pack_padded_sequence sorts beforehand when enforce_sorted=False).
     """
-    x = g.op("Transpose", input, perm=[1, 0, *range(2, h.known_rank(input, "a sequence tensor"))]) if batch_first else input
+    x = (
+        g.op("Transpose", input, perm=[1, 0, *range(2, h.known_rank(input, "a sequence tensor"))])
+        if batch_first
+        else input
+    )
     return _pack(g, x, h.cast(g, lengths, ir.DataType.INT64), h.known_rank(input, "a sequence tensor"))
 
 

@@ -187,7 +187,11 @@ def vector_norm(g: GraphContext, x: Value, ord: float, axes: list[int] | None, k
 
 
 def _matrix_norm(
-    g: GraphContext, x: Value, ord: float | str, dim: Sequence[int], keepdim: bool  # noqa: A002
+    g: GraphContext,
+    x: Value,
+    ord: float | str,
+    dim: Sequence[int],
+    keepdim: bool,  # noqa: A002
 ) -> Value:
     """Matrix norms that need no singular values: 'fro', +-1 (column sums), +-inf (row sums)."""
     rank = h.rank_of(x)

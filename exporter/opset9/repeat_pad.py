@@ -53,9 +53,7 @@ def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequen
     return out
 
 
-def _torch_pad(
-    g: GraphContext, x: Value, pad: Sequence[int], mode: str, value: float | int | bool = 0
-) -> Value:
+def _torch_pad(g: GraphContext, x: Value, pad: Sequence[int], mode: str, value: float | int | bool = 0) -> Value:
     rank = h.known_rank(x, f"{mode} padding")
     begins, ends = _pad_lists(pad, rank)
     if mode == "circular":
@@ -152,9 +150,11 @@ def repeat_interleave_with(
     counts = h.const_ints(repeats) if isinstance(repeats, Value) else [repeats]
     if counts is not None and len(counts) == 1 and counts[0] == 0:
         return h.slice_static(g, x, [dim], [0], [0])  # a 0 in a Reshape target would copy the dim
-    one_count = isinstance(repeats, Value) and repeats.shape is not None and math.prod(
-        d if isinstance(d, int) else 2 for d in repeats.shape
-    ) == 1
+    one_count = (
+        isinstance(repeats, Value)
+        and repeats.shape is not None
+        and math.prod(d if isinstance(d, int) else 2 for d in repeats.shape) == 1
+    )
     if counts is not None and len(counts) == 1 or counts is None and one_count:
         # one count for every index (a run-time one too): Unsqueeze + Tile + Reshape
         if counts is not None:
@@ -211,7 +211,9 @@ def aten_broadcast_tensors(g: GraphContext, tensors: Sequence[Value]) -> list[Va
 
 @onnx_symbolic("aten::meshgrid")
 def aten_meshgrid(
-    g: GraphContext, tensors: Sequence[Value], indexing: str = "ij"  # noqa: F811
+    g: GraphContext,
+    tensors: Sequence[Value],
+    indexing: str = "ij",  # noqa: F811
 ) -> list[Value]:
     """meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]; meshgrid(Tensor[] tensors)
 
@@ -279,6 +281,7 @@ def aten_as_strided(
     in_strides = _input_strides(g, 0)
     if in_shape is not None and in_strides is not None and len(in_strides) == len(in_shape):
         contiguous = [math.prod(in_shape[d + 1 :]) for d in range(len(in_shape))]
+
         def significant(strides: list[int]) -> list[int]:  # size-1 dims have any stride
             return [s for n, s in zip(in_shape, strides) if n > 1]
 
@@ -327,9 +330,7 @@ def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: i
 
 
 @onnx_symbolic("aten::constant_pad_nd")
-def aten_constant_pad_nd(
-    g: GraphContext, self: Value, pad: Sequence[int], value: float | int | bool = 0
-) -> Value:
+def aten_constant_pad_nd(g: GraphContext, self: Value, pad: Sequence[int], value: float | int | bool = 0) -> Value:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop)"""
     return _torch_pad(g, self, pad, "constant", value)
 

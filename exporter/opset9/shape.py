@@ -258,7 +258,9 @@ def aten_flip(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     return flip_with(g, self, dims, _flip_dim)
 
 
-def flip_with(g: GraphContext, self: Value, dims: Sequence[int], flip_dim: Callable[[GraphContext, Value, int], Value]) -> Value:
+def flip_with(
+    g: GraphContext, self: Value, dims: Sequence[int], flip_dim: Callable[[GraphContext, Value, int], Value]
+) -> Value:
     """aten::flip, one ``flip_dim`` per distinct dim."""
     rank = h.known_rank(self, "flip")
     if rank == 0:  # torch accepts dims [0] or [-1] on a 0-d tensor: nothing to reverse

@@ -107,7 +107,12 @@ def sort_with(g: GraphContext, self: Value, dim: int, descending: bool, topk: To
 
 @onnx_symbolic("aten::topk")
 def aten_topk(
-    g: GraphContext, self: Value, k: int | Value, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+    g: GraphContext,
+    self: Value,
+    k: int | Value,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
 ) -> tuple[Value, Value]:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
@@ -133,9 +138,7 @@ def aten_sort(
 
 
 @onnx_symbolic("aten::argsort")
-def aten_argsort(
-    g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool = False
-) -> Value:
+def aten_argsort(g: GraphContext, self: Value, dim: int = -1, descending: bool = False, stable: bool = False) -> Value:
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
     indices of aten::sort"""
     return aten_sort(g, self, dim, descending, stable)[1]

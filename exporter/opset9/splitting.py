@@ -139,9 +139,7 @@ def aten_split(
 
 
 @onnx_symbolic("aten::split_with_sizes")
-def aten_split_with_sizes(
-    g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0
-) -> list[Value]:
+def aten_split_with_sizes(g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0) -> list[Value]:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
     return _split_by(g, self, list(split_sizes), dim)
 
@@ -154,9 +152,7 @@ def aten_unsafe_split(g: GraphContext, self: Value, split_size: int, dim: int = 
 
 
 @onnx_symbolic("aten::unsafe_split_with_sizes")
-def aten_unsafe_split_with_sizes(
-    g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0
-) -> list[Value]:
+def aten_unsafe_split_with_sizes(g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0) -> list[Value]:
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
     return _split_by(g, self, list(split_sizes), dim)
 
@@ -243,8 +239,10 @@ def aten_tensor_split(
         if values is None:
             raise ValueError("tensor_split with indices computed at run time is not supported")
         obj = tensor_indices_or_sections
-        zero_d = isinstance(obj, (int, float)) or (isinstance(obj, torch.Tensor) and obj.dim() == 0) or (
-            isinstance(obj, Value) and obj.shape is not None and len(obj.shape) == 0
+        zero_d = (
+            isinstance(obj, (int, float))
+            or (isinstance(obj, torch.Tensor) and obj.dim() == 0)
+            or (isinstance(obj, Value) and obj.shape is not None and len(obj.shape) == 0)
         )
         if zero_d:
             sections = values[0]
@@ -310,7 +308,9 @@ def prim_constant_split(g: GraphContext, *inputs: object) -> object:
 
 @onnx_symbolic("aten::atleast_1d")
 def aten_atleast_1d(
-    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+    g: GraphContext,
+    self: Value | None = None,
+    tensors: Sequence[Value] | None = None,  # noqa: F811
 ) -> Value | list[Value]:
     """atleast_1d(Tensor self) -> Tensor; atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]"""
     if tensors is not None:
@@ -321,7 +321,9 @@ def aten_atleast_1d(
 
 @onnx_symbolic("aten::atleast_2d")
 def aten_atleast_2d(
-    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+    g: GraphContext,
+    self: Value | None = None,
+    tensors: Sequence[Value] | None = None,  # noqa: F811
 ) -> Value | list[Value]:
     """atleast_2d(Tensor self) -> Tensor; atleast_2d.Sequence: a 1-D [n] becomes [1, n]."""
     if tensors is not None:
@@ -332,7 +334,9 @@ def aten_atleast_2d(
 
 @onnx_symbolic("aten::atleast_3d")
 def aten_atleast_3d(
-    g: GraphContext, self: Value | None = None, tensors: Sequence[Value] | None = None  # noqa: F811
+    g: GraphContext,
+    self: Value | None = None,
+    tensors: Sequence[Value] | None = None,  # noqa: F811
 ) -> Value | list[Value]:
     """atleast_3d(Tensor self) -> Tensor; atleast_3d.Sequence
 

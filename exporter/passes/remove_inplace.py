@@ -50,8 +50,16 @@ def is_inplace(node: torch._C.Node) -> bool:
 
 # Views whose writes can be threaded back into their base, and how.
 _RESHAPING_VIEWS = frozenset(
-    {"aten::view", "aten::reshape", "aten::flatten", "aten::unflatten", "aten::view_as",
-     "aten::reshape_as", "aten::squeeze", "aten::unsqueeze"}
+    {
+        "aten::view",
+        "aten::reshape",
+        "aten::flatten",
+        "aten::unflatten",
+        "aten::view_as",
+        "aten::reshape_as",
+        "aten::squeeze",
+        "aten::unsqueeze",
+    }
 )
 _IDENTITY_VIEWS = frozenset({"aten::detach", "aten::alias", "aten::contiguous"})
 _NOT_VIEWS = frozenset({"aten::to", "aten::type_as", "aten::expand", "aten::expand_as"})
@@ -112,7 +120,11 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
     elif kind == "aten::transpose":
         out = cursor.node("aten::transpose", [updated, inputs[1], inputs[2]], view)
     elif kind in ("aten::t", "aten::numpy_T"):
-        out = cursor.node("aten::t", [updated], view) if kind == "aten::t" else cursor.node("aten::numpy_T", [updated], view)
+        out = (
+            cursor.node("aten::t", [updated], view)
+            if kind == "aten::t"
+            else cursor.node("aten::numpy_T", [updated], view)
+        )
     elif kind == "aten::permute":
         dims = inputs[1].toIValue()
         if dims is None:
@@ -132,7 +144,9 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
     return out
 
 
-def _functionalize_views(graph: torch._C.Graph, target: torch._C.Value, anchor: torch._C.Node, updated: torch._C.Value) -> None:
+def _functionalize_views(
+    graph: torch._C.Graph, target: torch._C.Value, anchor: torch._C.Node, updated: torch._C.Value
+) -> None:
     """Propagate the new value of a view to the tensor it views, level by level.
 
     ``y[:, 1:3] = v`` records copy_ into slice(slice(y)); the copy's result is written back
@@ -252,4 +266,3 @@ def remove_inplace(graph: torch._C.Graph) -> None:
 def check_no_inplace(graph: torch._C.Graph) -> list[torch._C.Node]:
     """The postcondition of :func:`remove_inplace`: the in-place nodes left (none)."""
     return [node for node in walk(graph) if is_inplace(node)]
-

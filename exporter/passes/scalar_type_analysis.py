@@ -16,10 +16,21 @@ from __future__ import annotations
 import torch
 
 from exporter import tensors
-from exporter.promotion import NUMBER, TENSOR, ZERO_DIM, Operand, follows_self, is_arithmetic, operand_names, output_dtype, promote
 from exporter.passes.common import replace_node, schema_of, walk
+from exporter.promotion import (
+    NUMBER,
+    TENSOR,
+    ZERO_DIM,
+    Operand,
+    follows_self,
+    is_arithmetic,
+    operand_names,
+    output_dtype,
+    promote,
+)
 
 __all__ = ["scalar_type_analysis"]
+
 
 def _operand(value: torch._C.Value) -> Operand | None:
     value_type = value.type()
@@ -67,8 +78,11 @@ def _converted(graph: torch._C.Graph, node: torch._C.Node, value: torch._C.Value
         if not isinstance(value_type, torch._C.TensorType):
             as_tensor = graph.insert("prim::NumToTensor", [value])
             as_tensor.node().copyMetadata(node)
-            source_dtype = {torch._C.IntType: torch.int64, torch._C.FloatType: torch.float64,
-                            torch._C.BoolType: torch.bool}.get(type(value_type), torch.int64)
+            source_dtype = {
+                torch._C.IntType: torch.int64,
+                torch._C.FloatType: torch.float64,
+                torch._C.BoolType: torch.bool,
+            }.get(type(value_type), torch.int64)
             as_tensor.setType(torch._C.TensorType.create_from_tensor(torch.tensor(0, dtype=source_dtype)))
             value, value_type = as_tensor, as_tensor.type()
         if value_type.dtype() == dtype:

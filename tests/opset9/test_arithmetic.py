@@ -13,13 +13,10 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 from cases import Case, helper_params, op_params, run_case
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 NAN, INF = float("nan"), float("inf")
-
-
 
 
 def f32(*shape: int, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -34,7 +31,9 @@ def unit(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[
     return lambda: ((torch.rand(*shape) * 1.98 - 0.99).to(dtype),)
 
 
-def ints(*shape: int, low: int = -10, high: int = 10, dtype: torch.dtype = torch.int64) -> Callable[[], tuple[torch.Tensor, ...]]:
+def ints(
+    *shape: int, low: int = -10, high: int = 10, dtype: torch.dtype = torch.int64
+) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.randint(low, high, shape, dtype=dtype),)
 
 
@@ -72,7 +71,12 @@ TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388609.0, 16777215.0, -7.5
 def shift_amounts(dtype: torch.dtype, bits: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     def make() -> tuple[torch.Tensor, ...]:
         info = torch.iinfo(dtype)
-        x = torch.cat([torch.tensor([info.min, info.max, -1, 1, 0], dtype=torch.int64).to(dtype), torch.randint(info.min, info.max, (35,), dtype=dtype)])
+        x = torch.cat(
+            [
+                torch.tensor([info.min, info.max, -1, 1, 0], dtype=torch.int64).to(dtype),
+                torch.randint(info.min, info.max, (35,), dtype=dtype),
+            ]
+        )
         amount = torch.arange(-2, bits + 3, dtype=torch.int64)[: x.numel()]
         amount = torch.cat([amount, torch.randint(0, bits, (x.numel() - amount.numel(),))]).to(dtype)
         return x, amount
@@ -110,27 +114,61 @@ CASES = [
     Case("log1p_int", torch.log1p, ints(6, low=0, high=100)),
     Case("logit", torch.logit, lambda: (torch.rand(10) * 0.98 + 0.01,)),
     Case("logit_eps", lambda a: torch.logit(a, eps=0.1), const([0.0, 0.05, 0.5, 0.95, 1.0, NAN])),
-    Case("logit_eps_double", lambda a: torch.logit(a, eps=0.1), const([0.0, 0.05, 0.5, 0.95, 1.0, NAN], dtype=torch.float64)),
+    Case(
+        "logit_eps_double",
+        lambda a: torch.logit(a, eps=0.1),
+        const([0.0, 0.05, 0.5, 0.95, 1.0, NAN], dtype=torch.float64),
+    ),
     Case("hypot", torch.hypot, f32s(2, 3, 4)),
     Case("hypot_special", torch.hypot, const([0.0, INF, NAN, 3e38, 3.0, -0.0], [0.0, NAN, 2.0, 3e38, -4.0, 1e-30])),
-    Case("hypot_half_large", torch.hypot, lambda: (torch.tensor([300.0, 1000.0, 0.0, -30000.0], dtype=torch.float16), torch.tensor([400.0, -10.0, 0.0, 30000.0], dtype=torch.float16)), atol=1e-3, rtol=1e-3),
+    Case(
+        "hypot_half_large",
+        torch.hypot,
+        lambda: (
+            torch.tensor([300.0, 1000.0, 0.0, -30000.0], dtype=torch.float16),
+            torch.tensor([400.0, -10.0, 0.0, 30000.0], dtype=torch.float16),
+        ),
+        atol=1e-3,
+        rtol=1e-3,
+    ),
     Case("lerp_scalar_low", lambda a, b: torch.lerp(a, b, 0.3), f32s(2, 3, 4)),
     Case("lerp_scalar_one", lambda a, b: torch.lerp(a, b, 1.0), f32s(2, 7)),
     Case("lerp_tensor", torch.lerp, lambda: (torch.randn(3, 4), torch.randn(3, 4), torch.rand(4) * 2 - 0.5)),
     Case("lerp_half", lambda a, b: torch.lerp(a, b, 0.75), f32s(2, 6, dtype=torch.float16), atol=1e-3),
     Case("addcmul", lambda a, b, c: torch.addcmul(a, b, c, value=0.5), f32s(3, 2, 3)),
-    Case("addcmul_int", lambda a, b, c: torch.addcmul(a, b, c, value=3), lambda: tuple(torch.randint(-5, 5, (6,)) for _ in range(3))),
-    Case("addcdiv", lambda a, b, c: torch.addcdiv(a, b, c, value=2), lambda: (torch.randn(2, 3), torch.randn(2, 3), torch.rand(3) + 0.5)),
+    Case(
+        "addcmul_int",
+        lambda a, b, c: torch.addcmul(a, b, c, value=3),
+        lambda: tuple(torch.randint(-5, 5, (6,)) for _ in range(3)),
+    ),
+    Case(
+        "addcdiv",
+        lambda a, b, c: torch.addcdiv(a, b, c, value=2),
+        lambda: (torch.randn(2, 3), torch.randn(2, 3), torch.rand(3) + 0.5),
+    ),
     Case("fmod", torch.fmod, lambda: (torch.randn(12) * 10, torch.randn(12) * 3)),
     Case("fmod_scalar", lambda a: torch.fmod(a, 1.5), f32(12, scale=5)),
     Case("fmod_int", torch.fmod, lambda: (torch.randint(-20, 20, (16,)), torch.tensor([3, -3, 5, -7] * 4))),
-    Case("fmod_int8", torch.fmod, lambda: (torch.randint(-128, 127, (16,), dtype=torch.int8), torch.tensor([3, -3, 5, -7] * 4, dtype=torch.int8))),
-    Case("fmod_half", torch.fmod, lambda: (torch.tensor([5.5, -5.5, 7.0, -1.0], dtype=torch.float16), torch.tensor([2.0, 2.0, -3.0, 0.75], dtype=torch.float16))),
+    Case(
+        "fmod_int8",
+        torch.fmod,
+        lambda: (torch.randint(-128, 127, (16,), dtype=torch.int8), torch.tensor([3, -3, 5, -7] * 4, dtype=torch.int8)),
+    ),
+    Case(
+        "fmod_half",
+        torch.fmod,
+        lambda: (
+            torch.tensor([5.5, -5.5, 7.0, -1.0], dtype=torch.float16),
+            torch.tensor([2.0, 2.0, -3.0, 0.75], dtype=torch.float16),
+        ),
+    ),
     Case("round", torch.round, f32(20, scale=5)),
     Case("round_ties", torch.round, const(TIES)),
     Case("round_ties_double", torch.round, const(TIES + [4503599627370497.0, 2.5e15 + 0.5], dtype=torch.float64)),
     Case("round_decimals", lambda a: torch.round(a, decimals=2), f32(10, scale=10)),
-    Case("round_decimals_negative", lambda a: torch.round(a, decimals=-2), const([1250.0, 1350.0, -1250.0, 49.0, 151.0])),
+    Case(
+        "round_decimals_negative", lambda a: torch.round(a, decimals=-2), const([1250.0, 1350.0, -1250.0, 49.0, 151.0])
+    ),
     Case("round_half", torch.round, const(TIES[:8], dtype=torch.float16)),
     Case("round_int", torch.round, ints(5)),
     # activations
@@ -158,7 +196,11 @@ CASES = [
     Case("prelu_channels", lambda a, w: F.prelu(a, w), lambda: (torch.randn(2, 3, 4, 5), torch.rand(3))),
     Case("prelu_single", lambda a, w: F.prelu(a, w), lambda: (torch.randn(2, 3, 4), torch.rand(1))),
     Case("prelu_2d", lambda a, w: F.prelu(a, w), lambda: (torch.randn(4, 3), torch.rand(3))),
-    Case("prelu_double", lambda a, w: F.prelu(a, w), lambda: (torch.randn(2, 3, 4, dtype=torch.float64), torch.rand(3, dtype=torch.float64))),
+    Case(
+        "prelu_double",
+        lambda a, w: F.prelu(a, w),
+        lambda: (torch.randn(2, 3, 4, dtype=torch.float64), torch.rand(3, dtype=torch.float64)),
+    ),
     Case("rrelu_eval", lambda a: F.rrelu(a, 0.1, 0.3), f32(20)),
     Case("threshold", lambda a: F.threshold(a, 0.5, -3.0), const([NAN, 0.3, 0.5, 0.6, -INF, INF])),
     Case("threshold_int", lambda a: F.threshold(a, -1.5, 100), ints(20)),
@@ -176,8 +218,16 @@ CASES = [
     Case("nan_to_num_half", lambda a: torch.nan_to_num(a, posinf=1e6), const(SPECIAL, dtype=torch.float16)),
     Case("nan_to_num_int", torch.nan_to_num, ints(5)),
     # maximum and minimum
-    Case("maximum", torch.maximum, lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN]))),
-    Case("minimum", torch.minimum, lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN]))),
+    Case(
+        "maximum",
+        torch.maximum,
+        lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN])),
+    ),
+    Case(
+        "minimum",
+        torch.minimum,
+        lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN])),
+    ),
     Case("maximum_broadcast", torch.maximum, lambda: (torch.randn(3, 4), torch.randn(4))),
     Case("maximum_int", torch.maximum, int_pair((10,), torch.int64, -50, 50)),
     Case("minimum_int32", torch.minimum, int_pair((10,), torch.int32, -50, 50)),
@@ -193,7 +243,9 @@ CASES = [
     Case("fmin_int", torch.fmin, int_pair((10,), torch.int64, -9, 9)),
     # logical
     Case("logical_and", torch.logical_and, bools()),
-    Case("logical_or_mixed", torch.logical_or, lambda: (torch.tensor([0.0, NAN, 2.0, 0.0]), torch.tensor([0, 0, 0, 3]))),
+    Case(
+        "logical_or_mixed", torch.logical_or, lambda: (torch.tensor([0.0, NAN, 2.0, 0.0]), torch.tensor([0, 0, 0, 3]))
+    ),
     Case("logical_xor_int", torch.logical_xor, int_pair((10,), torch.int32, -2, 2)),
     Case("logical_not_float", torch.logical_not, const([0.0, -0.0, 1.0, NAN])),
     Case("logical_not_bool", torch.logical_not, bools(1)),
@@ -203,13 +255,21 @@ CASES = [
     Case("xor_bool", lambda a, b: a ^ b, bools()),
     Case("not_bool", lambda a: ~a, bools(1)),
     Case("bitwise_ops_int64", lambda a, b: (a & b, a | b, a ^ b, ~a), full_range(torch.int64)),
-    Case("bitwise_ops_int32", lambda a, b: (torch.bitwise_and(a, b), torch.bitwise_or(a, b), torch.bitwise_xor(a, b), torch.bitwise_not(a)), full_range(torch.int32)),
+    Case(
+        "bitwise_ops_int32",
+        lambda a, b: (torch.bitwise_and(a, b), torch.bitwise_or(a, b), torch.bitwise_xor(a, b), torch.bitwise_not(a)),
+        full_range(torch.int32),
+    ),
     Case("bitwise_ops_int16", lambda a, b: (a & b, a | b, a ^ b, ~a), full_range(torch.int16)),
     Case("bitwise_ops_int8", lambda a, b: (a & b, a | b, a ^ b, ~a), full_range(torch.int8)),
     Case("bitwise_ops_uint8", lambda a, b: (a & b, a | b, a ^ b, ~a), full_range(torch.uint8)),
     Case("bitwise_scalar", lambda a, b: (a & 0xF0, a | -8, b ^ 5, b & 1), full_range(torch.int64)),
     Case("bitwise_scalar_int32", lambda a, b: (a & 0xF0, a | 3, a ^ -1), full_range(torch.int32)),
-    Case("bitwise_broadcast_mixed", lambda a, b: (a & b, a | b), lambda: (torch.randint(-100, 100, (3, 4), dtype=torch.int32), torch.randint(-100, 100, (4,)))),
+    Case(
+        "bitwise_broadcast_mixed",
+        lambda a, b: (a & b, a | b),
+        lambda: (torch.randint(-100, 100, (3, 4), dtype=torch.int32), torch.randint(-100, 100, (4,))),
+    ),
     Case("bitwise_bool_int_scalar", lambda a: a & 1, bools(1)),
     Case("lshift_int64", lambda a, b: a << b, shift_amounts(torch.int64, 64)),
     Case("rshift_int64", lambda a, b: a >> b, shift_amounts(torch.int64, 64)),
@@ -224,16 +284,46 @@ CASES = [
     Case("mse_loss", lambda a, b: torch._C._nn.mse_loss(a, b, 1), f32s(2, 3, 4)),
     Case("mse_loss_sum", lambda a, b: torch._C._nn.mse_loss(a, b, 2), f32s(2, 3, 4)),
     Case("mse_loss_none", lambda a, b: torch._C._nn.mse_loss(a, b, 0), f32s(2, 3, 4)),
-    Case("kl_div", lambda a, t: F.kl_div(a, t, reduction="batchmean"), lambda: (F.log_softmax(torch.randn(3, 5), 1), torch.cat([torch.zeros(3, 1), F.softmax(torch.randn(3, 4), 1)], 1))),
-    Case("kl_div_none", lambda a, t: F.kl_div(a, t, reduction="none"), lambda: (torch.randn(3, 5), torch.tensor([[0.0, 0.5, 0.2, 0.3, 0.0]] * 3))),
+    Case(
+        "kl_div",
+        lambda a, t: F.kl_div(a, t, reduction="batchmean"),
+        lambda: (
+            F.log_softmax(torch.randn(3, 5), 1),
+            torch.cat([torch.zeros(3, 1), F.softmax(torch.randn(3, 4), 1)], 1),
+        ),
+    ),
+    Case(
+        "kl_div_none",
+        lambda a, t: F.kl_div(a, t, reduction="none"),
+        lambda: (torch.randn(3, 5), torch.tensor([[0.0, 0.5, 0.2, 0.3, 0.0]] * 3)),
+    ),
     Case("kl_div_mean_log_target", lambda a, t: F.kl_div(a, t, reduction="mean", log_target=True), f32s(2, 3, 5)),
     Case("kl_div_sum", lambda a, t: F.kl_div(a, t, reduction="sum"), lambda: (torch.randn(4), torch.rand(4))),
-    Case("bce_logits", F.binary_cross_entropy_with_logits, lambda: (torch.tensor([-200.0, -20.0, -1.0, 0.0, 2.0, 30.0, 200.0]), torch.tensor([0.0, 1.0, 0.3, 1.0, 0.0, 1.0, 0.0]))),
-    Case("bce_logits_weights", lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=p, reduction="sum"), lambda: (torch.randn(4, 3) * 5, torch.rand(4, 3), torch.rand(3), torch.rand(3) * 3)),
+    Case(
+        "bce_logits",
+        F.binary_cross_entropy_with_logits,
+        lambda: (
+            torch.tensor([-200.0, -20.0, -1.0, 0.0, 2.0, 30.0, 200.0]),
+            torch.tensor([0.0, 1.0, 0.3, 1.0, 0.0, 1.0, 0.0]),
+        ),
+    ),
+    Case(
+        "bce_logits_weights",
+        lambda x, t, w, p: F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=p, reduction="sum"),
+        lambda: (torch.randn(4, 3) * 5, torch.rand(4, 3), torch.rand(3), torch.rand(3) * 3),
+    ),
     Case("bce_logits_none", lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction="none"), f32s(2, 2, 5)),
     # in-place forms and ops torch decomposes before tracing
-    Case("inplace_float", lambda a, b: F.elu(F.hardswish(a.clone().addcmul_(a, b, value=2.0).lerp_(b, 0.5), inplace=True), inplace=True), f32s(2, 6)),
-    Case("inplace_int", lambda a, b: a.clone().bitwise_or_(b).bitwise_and_(b).bitwise_left_shift_(2).bitwise_not_(), int_pair((6,), torch.int64, -50, 50)),
+    Case(
+        "inplace_float",
+        lambda a, b: F.elu(F.hardswish(a.clone().addcmul_(a, b, value=2.0).lerp_(b, 0.5), inplace=True), inplace=True),
+        f32s(2, 6),
+    ),
+    Case(
+        "inplace_int",
+        lambda a, b: a.clone().bitwise_or_(b).bitwise_and_(b).bitwise_left_shift_(2).bitwise_not_(),
+        int_pair((6,), torch.int64, -50, 50),
+    ),
     Case("tanhshrink", F.tanhshrink, f32(6, scale=2)),
     # conjugation
     Case("conj_physical", lambda a: torch.conj_physical(a) + 1, f32(4)),
@@ -271,8 +361,12 @@ class _GluDynamic(torch.nn.Module):
 def test_glu_dynamic_axis(opset: int) -> None:
     """Splitting an axis known only at run time: from opset 18 Split needs num_outputs."""
     assert_matches_torch(
-        _GluDynamic(), (torch.randn(4, 3),), opset=opset, other_inputs=[(torch.randn(10, 3),)],
-        input_names=["x"], dynamic_axes={"x": [0]},
+        _GluDynamic(),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=[(torch.randn(10, 3),)],
+        input_names=["x"],
+        dynamic_axes={"x": [0]},
     )
 
 
@@ -288,9 +382,12 @@ class _ScriptedNumbers(torch.nn.Module):
 def test_floordiv_and_not_on_runtime_numbers(opset: int) -> None:
     """aten::floordiv.int and aten::__not__ on values known only at run time (sizes, bools)."""
     assert_matches_torch(
-        torch.jit.script(_ScriptedNumbers()), (torch.randn(7, 2),), opset=opset,
+        torch.jit.script(_ScriptedNumbers()),
+        (torch.randn(7, 2),),
+        opset=opset,
         other_inputs=[(torch.randn(10, 2),), (-torch.rand(12, 2),)],
-        input_names=["x"], dynamic_axes={"x": [0]},
+        input_names=["x"],
+        dynamic_axes={"x": [0]},
     )
 
 
@@ -340,6 +437,10 @@ def test_dynamic_batch(opset: int) -> None:
     model = Wrap(lambda a, b: (torch.isnan(a), torch.isfinite(a), a & b, a ^ 7, a >> b.abs() % 70, torch.maximum(a, b)))
     make = int_pair((5, 3), torch.int64, -1000, 1000)
     assert_matches_torch(
-        model, make(), opset=opset, other_inputs=[int_pair((9, 3), torch.int64, -1000, 1000)()],
-        input_names=["a", "b"], dynamic_axes={"a": [0], "b": [0]},
+        model,
+        make(),
+        opset=opset,
+        other_inputs=[int_pair((9, 3), torch.int64, -1000, 1000)()],
+        input_names=["a", "b"],
+        dynamic_axes={"a": [0], "b": [0]},
     )

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
 from cases import Case, graph_kinds, op_params, opsets_for_kinds, run_case
 from conftest import Wrap, assert_matches_torch, export_to_bytes, run_model
 
@@ -42,29 +41,64 @@ class EncoderFastPath(torch.nn.Module):
     def forward(self, src: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         layer, attn = self.layer, self.layer.self_attn
         return torch._transformer_encoder_layer_fwd(
-            src, attn.embed_dim, attn.num_heads, attn.in_proj_weight, attn.in_proj_bias,
-            attn.out_proj.weight, attn.out_proj.bias, self.use_gelu, layer.norm_first, layer.norm1.eps,
-            layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
-            layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias,
-            mask, None if mask is None else self.mask_type,
+            src,
+            attn.embed_dim,
+            attn.num_heads,
+            attn.in_proj_weight,
+            attn.in_proj_bias,
+            attn.out_proj.weight,
+            attn.out_proj.bias,
+            self.use_gelu,
+            layer.norm_first,
+            layer.norm1.eps,
+            layer.norm1.weight,
+            layer.norm1.bias,
+            layer.norm2.weight,
+            layer.norm2.bias,
+            layer.linear1.weight,
+            layer.linear1.bias,
+            layer.linear2.weight,
+            layer.linear2.bias,
+            mask,
+            None if mask is None else self.mask_type,
         )
 
 
 class AttentionFastPath(torch.nn.Module):
     """Calls the kernel nn.MultiheadAttention's fast path runs."""
 
-    def __init__(self, need_weights: bool = True, average: bool = True, mask_type: int | None = None, self_attention: bool = True) -> None:
+    def __init__(
+        self, need_weights: bool = True, average: bool = True, mask_type: int | None = None, self_attention: bool = True
+    ) -> None:
         super().__init__()
         self.mha = torch.nn.MultiheadAttention(16, 4, batch_first=True)
-        self.need_weights, self.average, self.mask_type, self.self_attention = need_weights, average, mask_type, self_attention
+        self.need_weights, self.average, self.mask_type, self.self_attention = (
+            need_weights,
+            average,
+            mask_type,
+            self_attention,
+        )
 
-    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if self.self_attention:
             key = value = query
         mha = self.mha
         return torch._native_multi_head_attention(
-            query, key, value, mha.embed_dim, mha.num_heads, mha.in_proj_weight, mha.in_proj_bias,
-            mha.out_proj.weight, mha.out_proj.bias, mask, self.need_weights, self.average, self.mask_type,
+            query,
+            key,
+            value,
+            mha.embed_dim,
+            mha.num_heads,
+            mha.in_proj_weight,
+            mha.in_proj_bias,
+            mha.out_proj.weight,
+            mha.out_proj.bias,
+            mask,
+            self.need_weights,
+            self.average,
+            self.mask_type,
         )
 
 
@@ -78,8 +112,6 @@ def _attn_mask() -> torch.Tensor:
     return mask
 
 
-
-
 def _x() -> torch.Tensor:
     return torch.randn(2, 5, 16)
 
@@ -90,21 +122,61 @@ def _qkv() -> tuple[torch.Tensor, ...]:
 
 FUSED_CASES = [
     Case("encoder_relu", lambda: EncoderFastPath().eval(), lambda: (_x(),), factory=True),
-    Case("mha_key_padding_mask", lambda: AttentionFastPath(True, True, 1, False).eval(), lambda: (*_qkv(), _padding_mask()), factory=True),
+    Case(
+        "mha_key_padding_mask",
+        lambda: AttentionFastPath(True, True, 1, False).eval(),
+        lambda: (*_qkv(), _padding_mask()),
+        factory=True,
+    ),
     Case("encoder_norm_first_gelu", lambda: EncoderFastPath(True, "gelu").eval(), lambda: (_x(),), factory=True),
-    Case("encoder_key_padding_mask", lambda: EncoderFastPath(False, "relu", 1).eval(), lambda: (_x(), _padding_mask()), factory=True),
+    Case(
+        "encoder_key_padding_mask",
+        lambda: EncoderFastPath(False, "relu", 1).eval(),
+        lambda: (_x(), _padding_mask()),
+        factory=True,
+    ),
     # nn.TransformerEncoderLayer hands the kernel its padding mask as a float 0/-inf mask
-    Case("encoder_float_padding_mask", lambda: EncoderFastPath(False, "relu", 1).eval(), lambda: (_x(), torch.zeros(2, 5).masked_fill(_padding_mask(), float("-inf"))), factory=True),
-    Case("encoder_attn_mask_norm_first", lambda: EncoderFastPath(True, "relu", 0).eval(), lambda: (_x(), _attn_mask()), factory=True),
-    Case("encoder_merged_4d_mask_gelu", lambda: EncoderFastPath(False, "gelu", 2).eval(), lambda: (_x(), torch.rand(2, 4, 5, 5) > 0.7), factory=True),
+    Case(
+        "encoder_float_padding_mask",
+        lambda: EncoderFastPath(False, "relu", 1).eval(),
+        lambda: (_x(), torch.zeros(2, 5).masked_fill(_padding_mask(), float("-inf"))),
+        factory=True,
+    ),
+    Case(
+        "encoder_attn_mask_norm_first",
+        lambda: EncoderFastPath(True, "relu", 0).eval(),
+        lambda: (_x(), _attn_mask()),
+        factory=True,
+    ),
+    Case(
+        "encoder_merged_4d_mask_gelu",
+        lambda: EncoderFastPath(False, "gelu", 2).eval(),
+        lambda: (_x(), torch.rand(2, 4, 5, 5) > 0.7),
+        factory=True,
+    ),
     Case("mha_self_need_weights", lambda: AttentionFastPath().eval(), lambda: _qkv()[:1] * 3, factory=True),
     Case("mha_no_weights", lambda: AttentionFastPath(need_weights=False).eval(), lambda: _qkv()[:1] * 3, factory=True),
     Case("mha_separate_qkv_per_head", lambda: AttentionFastPath(True, False, None, False).eval(), _qkv, factory=True),
     # a fully masked row: torch's _masked_softmax gives NaN there, so does Softmax over -inf
-    Case("mha_attn_mask_full_row", lambda: AttentionFastPath(True, False, 0, False).eval(), lambda: (*_qkv(), torch.tensor([[True] * 5] + [[False, True, False, True, False]] * 4)), factory=True),
+    Case(
+        "mha_attn_mask_full_row",
+        lambda: AttentionFastPath(True, False, 0, False).eval(),
+        lambda: (*_qkv(), torch.tensor([[True] * 5] + [[False, True, False, True, False]] * 4)),
+        factory=True,
+    ),
     # float masks are made bool by the kernel (nonzero masks), not added
-    Case("mha_float_mask_is_bool", lambda: AttentionFastPath(True, False, 0, False).eval(), lambda: (*_qkv(), (torch.rand(5, 5) > 0.6).float() * 3.0), factory=True),
-    Case("mha_4d_mask_no_type", lambda: AttentionFastPath(True, True, None, False).eval(), lambda: (*_qkv(), torch.rand(2, 4, 5, 5) > 0.6), factory=True),
+    Case(
+        "mha_float_mask_is_bool",
+        lambda: AttentionFastPath(True, False, 0, False).eval(),
+        lambda: (*_qkv(), (torch.rand(5, 5) > 0.6).float() * 3.0),
+        factory=True,
+    ),
+    Case(
+        "mha_4d_mask_no_type",
+        lambda: AttentionFastPath(True, True, None, False).eval(),
+        lambda: (*_qkv(), torch.rand(2, 4, 5, 5) > 0.6),
+        factory=True,
+    ),
 ]
 
 
@@ -124,10 +196,16 @@ def test_fused_half() -> None:
 def test_fused_dynamic_batch_and_length() -> None:
     model = AttentionFastPath(True, True, None, True).eval()
     assert_matches_torch(
-        model, (torch.randn(2, 5, 16),) * 3, opset=13,
+        model,
+        (torch.randn(2, 5, 16),) * 3,
+        opset=13,
         other_inputs=[(torch.randn(3, 7, 16),) * 3],
         input_names=["query", "key", "value"],
-        dynamic_axes={"query": {0: "batch", 1: "length"}, "key": {0: "batch", 1: "length"}, "value": {0: "batch", 1: "length"}},
+        dynamic_axes={
+            "query": {0: "batch", 1: "length"},
+            "key": {0: "batch", 1: "length"},
+            "value": {0: "batch", 1: "length"},
+        },
     )
 
 
@@ -143,8 +221,12 @@ def test_fused_scripted_function(opset: int) -> None:
     """Scripted code keeps the fused node (nothing disables the fast path there)."""
     assert "aten::_native_multi_head_attention" in str(_scripted_attention.graph)
     args = (
-        torch.randn(2, 5, 16), torch.randn(48, 16) * 0.2, torch.randn(48), torch.randn(16, 16) * 0.2,
-        torch.randn(16), _padding_mask(),
+        torch.randn(2, 5, 16),
+        torch.randn(48, 16) * 0.2,
+        torch.randn(48),
+        torch.randn(16, 16) * 0.2,
+        torch.randn(16),
+        _padding_mask(),
     )
     assert_matches_torch(_scripted_attention, args, opset=opset)
 
@@ -164,10 +246,22 @@ def test_encoder_fast_path_node_is_exported() -> None:
 
 
 GQA_CASES = {
-    "gqa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), lambda: (torch.randn(2, 8, 5, 4), torch.randn(2, 2, 6, 4), torch.randn(2, 2, 6, 4))),
-    "gqa_causal_3d": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), lambda: (torch.randn(6, 5, 4), torch.randn(3, 5, 4), torch.randn(3, 5, 4))),
-    "gqa_mask_scale": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.5, enable_gqa=True), lambda: (torch.randn(1, 4, 3, 8), torch.randn(1, 1, 3, 8), torch.randn(1, 1, 3, 8), torch.randn(3, 3))),
-    "gqa_same_heads": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), lambda: (torch.randn(1, 2, 3, 4),) * 3),
+    "gqa": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        lambda: (torch.randn(2, 8, 5, 4), torch.randn(2, 2, 6, 4), torch.randn(2, 2, 6, 4)),
+    ),
+    "gqa_causal_3d": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
+        lambda: (torch.randn(6, 5, 4), torch.randn(3, 5, 4), torch.randn(3, 5, 4)),
+    ),
+    "gqa_mask_scale": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.5, enable_gqa=True),
+        lambda: (torch.randn(1, 4, 3, 8), torch.randn(1, 1, 3, 8), torch.randn(1, 1, 3, 8), torch.randn(3, 3)),
+    ),
+    "gqa_same_heads": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        lambda: (torch.randn(1, 2, 3, 4),) * 3,
+    ),
 }
 
 
@@ -184,7 +278,10 @@ def test_sdpa_gqa_dynamic_length(opset: int) -> None:
     fn, _ = GQA_CASES["gqa"]
     args = (torch.randn(2, 8, 5, 4), torch.randn(2, 2, 6, 4), torch.randn(2, 2, 6, 4))
     assert_matches_torch(
-        Wrap(fn), args, opset=opset, input_names=["q", "k", "v"],
+        Wrap(fn),
+        args,
+        opset=opset,
+        input_names=["q", "k", "v"],
         dynamic_axes={"q": {0: "b", 2: "l"}, "k": {0: "b", 2: "s"}, "v": {0: "b", 2: "s"}},
         other_inputs=[(torch.randn(3, 8, 2, 4), torch.randn(3, 2, 9, 4), torch.randn(3, 2, 9, 4))],
     )
@@ -249,21 +346,45 @@ RANDOM_CASES = [
     RandomCase("randn_like_double", lambda x: torch.randn_like(x, dtype=torch.float64), _x10k(), Stats(0, 1)),
     RandomCase("randn_like", lambda x: torch.randn_like(x) * 2 + 1, _x10k(), Stats(1, 2)),
     RandomCase("randint", lambda x: torch.randint(10, (100, 100)), _x10k(), _discrete_uniform(0, 10)),
-    RandomCase("randint_low_int32", lambda x: torch.randint(-3, 4, (100, 100), dtype=torch.int32), _x10k(), _discrete_uniform(-3, 4)),
-    RandomCase("randint_float", lambda x: torch.randint(0, 2, (100, 100), dtype=torch.float32), _x10k(), _discrete_uniform(0, 2)),
-    RandomCase("randint_dynamic_high", lambda x: torch.randint(x.size(0) // 10, (100, 100)), _x10k(), _discrete_uniform(0, 10)),
+    RandomCase(
+        "randint_low_int32",
+        lambda x: torch.randint(-3, 4, (100, 100), dtype=torch.int32),
+        _x10k(),
+        _discrete_uniform(-3, 4),
+    ),
+    RandomCase(
+        "randint_float",
+        lambda x: torch.randint(0, 2, (100, 100), dtype=torch.float32),
+        _x10k(),
+        _discrete_uniform(0, 2),
+    ),
+    RandomCase(
+        "randint_dynamic_high", lambda x: torch.randint(x.size(0) // 10, (100, 100)), _x10k(), _discrete_uniform(0, 10)
+    ),
     RandomCase("randint_like_int32", lambda x: torch.randint_like(x, 6), _x10k(torch.int32), _discrete_uniform(0, 6)),
     RandomCase("randint_like_low", lambda x: torch.randint_like(x, 5, 8), _x10k(), _discrete_uniform(5, 8)),
-    RandomCase("randint_like_tensor_high", lambda x: torch.randint_like(x, x.new_tensor(7, dtype=torch.int64) + x.sum().long()), _x10k(), _discrete_uniform(0, 7)),
+    RandomCase(
+        "randint_like_tensor_high",
+        lambda x: torch.randint_like(x, x.new_tensor(7, dtype=torch.int64) + x.sum().long()),
+        _x10k(),
+        _discrete_uniform(0, 7),
+    ),
     RandomCase("bernoulli_self", torch.bernoulli, _const(0.3), _bernoulli_stats(0.3)),
     RandomCase("bernoulli_self_double", torch.bernoulli, _const(0.7, torch.float64), _bernoulli_stats(0.7)),
     RandomCase("bernoulli_self_half", torch.bernoulli, _const(0.7, torch.float16), _bernoulli_stats(0.7)),
     RandomCase("bernoulli_float_p", lambda x: torch.bernoulli(x, 0.2), _x10k(), _bernoulli_stats(0.2)),
     RandomCase("bernoulli_inplace_int", lambda x: x.clone().bernoulli_(0.6), _x10k(torch.int64), _bernoulli_stats(0.6)),
     RandomCase("bernoulli_inplace_bool", lambda x: x.clone().bernoulli_(0.4), _x10k(torch.bool), _bernoulli_stats(0.4)),
-    RandomCase("bernoulli_inplace_tensor_p", lambda x: x.clone().bernoulli_(torch.full((100,), 0.9)), _x10k(), _bernoulli_stats(0.9)),
+    RandomCase(
+        "bernoulli_inplace_tensor_p",
+        lambda x: x.clone().bernoulli_(torch.full((100,), 0.9)),
+        _x10k(),
+        _bernoulli_stats(0.9),
+    ),
     RandomCase("random_to", lambda x: x.clone().random_(7), _x10k(), _discrete_uniform(0, 7)),
-    RandomCase("random_from_to_int32", lambda x: x.clone().random_(-5, 5), _x10k(torch.int32), _discrete_uniform(-5, 5)),
+    RandomCase(
+        "random_from_to_int32", lambda x: x.clone().random_(-5, 5), _x10k(torch.int32), _discrete_uniform(-5, 5)
+    ),
     RandomCase("random_bool", lambda x: x.clone().random_(), _x10k(torch.bool), _discrete_uniform(0, 2)),
     RandomCase("random_int8", lambda x: x.clone().random_(), _x10k(torch.int8), _discrete_uniform(0, 128)),
     RandomCase("uniform_inplace", lambda x: x.clone().uniform_(-2, 3), _x10k(), _uniform_stats(-2, 3)),
@@ -274,7 +395,12 @@ RANDOM_CASES = [
     RandomCase("normal_float_tensor", lambda x: torch.normal(-1.0, x + 0.5), _x10k(), Stats(-1, 0.5)),
     RandomCase("normal_tensor_tensor_broadcast", lambda x: torch.normal(x[:, :1] + 2, x[:1] + 3), _x10k(), Stats(2, 3)),
     RandomCase("normal_float_float", lambda x: torch.normal(4.0, 0.5, (100, 100)), _x10k(), Stats(4, 0.5)),
-    RandomCase("normal_float_float_double", lambda x: torch.normal(4.0, 0.5, (100, 100), dtype=torch.float64), _x10k(), Stats(4, 0.5)),
+    RandomCase(
+        "normal_float_float_double",
+        lambda x: torch.normal(4.0, 0.5, (100, 100), dtype=torch.float64),
+        _x10k(),
+        Stats(4, 0.5),
+    ),
     RandomCase("normal_functional", lambda x: torch.ops.aten.normal_functional(x, -2.0, 0.5), _x10k(), Stats(-2, 0.5)),
     RandomCase("normal_inplace", lambda x: x.clone().normal_(1.0, 3.0), _x10k(), Stats(1, 3)),
     RandomCase("normal_inplace_half", lambda x: x.clone().normal_(), _x10k(torch.float16), Stats(0, 1)),
@@ -362,7 +488,9 @@ def test_random_dynamic_shapes(opset: int) -> None:
         return torch.rand(x.size(0), 50), torch.randn_like(x), torch.randint(3, 9, x.shape), torch.bernoulli(x)
 
     model = Wrap(fn)
-    data, _ = export_to_bytes(model, (torch.zeros(4, 50),), opset_version=opset, input_names=["x"], dynamic_axes={"x": {0: "n"}})
+    data, _ = export_to_bytes(
+        model, (torch.zeros(4, 50),), opset_version=opset, input_names=["x"], dynamic_axes={"x": {0: "n"}}
+    )
     x = torch.full((200, 50), 0.25)
     outs = run_model(data, [x])
     assert [o.shape for o in outs] == [(200, 50)] * 4
@@ -381,7 +509,8 @@ def test_onnxruntime_bernoulli_is_inverted() -> None:
 
     node = oh.make_node("Bernoulli", ["p"], ["y"])
     graph = oh.make_graph(
-        [node], "g",
+        [node],
+        "g",
         [oh.make_tensor_value_info("p", onnx.TensorProto.FLOAT, [10000])],
         [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
     )
@@ -413,10 +542,20 @@ def _category_frequencies(samples: np.ndarray, classes: int) -> np.ndarray:
 # onnxruntime registers its Multinomial CPU kernel for opsets 7-21 only (fixed upstream by
 # microsoft/onnxruntime#32201), and onnx's reference evaluator has no Multinomial.
 MULTINOMIAL_OPSETS = [
-    opset if opset <= ORT_RANDOM_MAX_OPSET else pytest.param(opset, marks=pytest.mark.xfail(
-        reason="no Multinomial kernel from opset 22 until microsoft/onnxruntime#32201", strict=True,
-        raises=AssertionError))
-    for opset in _opsets_of(lambda p: (torch.multinomial(p, 5000, replacement=True), torch.multinomial(p[0] * 3, 1)), torch.stack([PROBS, PROBS]))
+    opset
+    if opset <= ORT_RANDOM_MAX_OPSET
+    else pytest.param(
+        opset,
+        marks=pytest.mark.xfail(
+            reason="no Multinomial kernel from opset 22 until microsoft/onnxruntime#32201",
+            strict=True,
+            raises=AssertionError,
+        ),
+    )
+    for opset in _opsets_of(
+        lambda p: (torch.multinomial(p, 5000, replacement=True), torch.multinomial(p[0] * 3, 1)),
+        torch.stack([PROBS, PROBS]),
+    )
 ]
 
 
@@ -462,7 +601,9 @@ def _check_columns(got: np.ndarray, want: np.ndarray, mean: np.ndarray, std: np.
     assert np.abs(np.median(got, 0) - np.median(want, 0)).max() < 0.05 * std.max()
 
 
-@pytest.mark.parametrize("opset", _opsets_of(lambda a, c: (torch._standard_gamma(a), torch._sample_dirichlet(c)), ALPHA, CONCENTRATION))
+@pytest.mark.parametrize(
+    "opset", _opsets_of(lambda a, c: (torch._standard_gamma(a), torch._sample_dirichlet(c)), ALPHA, CONCENTRATION)
+)
 def test_gamma_and_dirichlet(opset: int) -> None:
     model = Wrap(lambda a, c: (torch._standard_gamma(a), torch._sample_dirichlet(c)))
     args = (ALPHA.repeat(10000, 1), CONCENTRATION.repeat(10000, 1))
@@ -482,7 +623,9 @@ def test_gamma_and_dirichlet(opset: int) -> None:
 def test_gamma_dynamic_shape_and_double() -> None:
     """Dynamic sizes draw the proposals through an expanded template; double stays double."""
     model = Wrap(lambda a: torch._standard_gamma(a).float())
-    data, _ = export_to_bytes(model, (ALPHA.double().repeat(4, 1),), opset_version=13, input_names=["a"], dynamic_axes={"a": {0: "n"}})
+    data, _ = export_to_bytes(
+        model, (ALPHA.double().repeat(4, 1),), opset_version=13, input_names=["a"], dynamic_axes={"a": {0: "n"}}
+    )
     (got,) = run_model(data, [ALPHA.double().repeat(10000, 1)])
     assert got.shape == (10000, 3)
     a = ALPHA.numpy()
@@ -494,10 +637,24 @@ def test_gamma_dynamic_shape_and_double() -> None:
 # ============================================================================================
 
 STFT_CASES = {
-    "stft_rect_center": (lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=False), lambda: (torch.randn(2, 100),)),
-    "stft_short_hann_normalized": (lambda x, w: torch.stft(x, 16, 5, 12, w, normalized=True, return_complex=False), lambda: (torch.randn(2, 100), torch.hann_window(12))),
-    "stft_1d_double_twosided": (lambda x: torch.stft(x, 16, 4, window=torch.ones(16, dtype=torch.float64), center=False, onesided=False, return_complex=False), lambda: (torch.randn(64, dtype=torch.float64),)),
-    "stft_center_constant_pad": (lambda x, w: torch.stft(x, 8, 2, window=w, pad_mode="constant", return_complex=False), lambda: (torch.randn(3, 40), torch.hamming_window(8))),
+    "stft_rect_center": (
+        lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=False),
+        lambda: (torch.randn(2, 100),),
+    ),
+    "stft_short_hann_normalized": (
+        lambda x, w: torch.stft(x, 16, 5, 12, w, normalized=True, return_complex=False),
+        lambda: (torch.randn(2, 100), torch.hann_window(12)),
+    ),
+    "stft_1d_double_twosided": (
+        lambda x: torch.stft(
+            x, 16, 4, window=torch.ones(16, dtype=torch.float64), center=False, onesided=False, return_complex=False
+        ),
+        lambda: (torch.randn(64, dtype=torch.float64),),
+    ),
+    "stft_center_constant_pad": (
+        lambda x, w: torch.stft(x, 8, 2, window=w, pad_mode="constant", return_complex=False),
+        lambda: (torch.randn(3, 40), torch.hamming_window(8)),
+    ),
 }
 
 
@@ -516,7 +673,11 @@ def test_stft_below_17_names_17_and_complex_is_refused() -> None:
     with pytest.raises(UnsupportedOperatorError, match="17"):
         export_to_bytes(Wrap(fn), inputs(), opset_version=16)
     with pytest.raises(SymbolicError, match="return_complex"):
-        export_to_bytes(Wrap(lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=True).abs()), inputs(), opset_version=17)
+        export_to_bytes(
+            Wrap(lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=True).abs()),
+            inputs(),
+            opset_version=17,
+        )
 
 
 def test_random_unbounded_int64_is_refused() -> None:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 import torch
 import torch.nn.functional as F
-
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 from cases import Case, helper_params, op_params, run_case
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+
 from exporter.errors import ExporterError
 from exporter.symbolic_opset9 import pooling
 
@@ -24,8 +24,6 @@ def _one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
 
 
 def rand(*shapes: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -40,7 +38,9 @@ def distinct(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tu
     return lambda: ((torch.randperm(n).reshape(shape).to(torch.float32) / n - 0.5).to(dtype),)
 
 
-def grid_inputs(n: int = 2, c: int = 3, h: int = 5, w: int = 6, oh: int = 4, ow: int = 3) -> Callable[[], tuple[torch.Tensor, ...]]:
+def grid_inputs(
+    n: int = 2, c: int = 3, h: int = 5, w: int = 6, oh: int = 4, ow: int = 3
+) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.randn(n, c, h, w), torch.rand(n, oh, ow, 2) * 2.4 - 1.2)
 
 
@@ -54,14 +54,35 @@ CASES = [
     Case("group_norm_half", lambda x: F.group_norm(x, 2), rand((2, 4, 3, 3), dtype=torch.float16), **HALF),
     # instance_norm
     Case("instance_norm", lambda x: F.instance_norm(x), rand((2, 3, 5, 4))),
-    Case("instance_norm_affine", lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=1e-3), rand((2, 3, 7), (3,), (3,))),
-    Case("instance_norm_running_stats", lambda x, w, b, m: F.instance_norm(x, m, m.abs() + 0.5, w, b, use_input_stats=False), rand((2, 3, 4, 4), (3,), (3,), (3,))),
-    Case("instance_norm_running_no_affine", lambda x, m: F.instance_norm(x, m, m.abs() + 0.5, use_input_stats=False), rand((2, 3, 2, 2, 2), (3,))),
+    Case(
+        "instance_norm_affine",
+        lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=1e-3),
+        rand((2, 3, 7), (3,), (3,)),
+    ),
+    Case(
+        "instance_norm_running_stats",
+        lambda x, w, b, m: F.instance_norm(x, m, m.abs() + 0.5, w, b, use_input_stats=False),
+        rand((2, 3, 4, 4), (3,), (3,), (3,)),
+    ),
+    Case(
+        "instance_norm_running_no_affine",
+        lambda x, m: F.instance_norm(x, m, m.abs() + 0.5, use_input_stats=False),
+        rand((2, 3, 2, 2, 2), (3,)),
+    ),
     Case("instance_norm_half", lambda x: F.instance_norm(x), rand((2, 3, 6), dtype=torch.float16), **HALF),
     # native_layer_norm (three outputs)
     Case("native_layer_norm", lambda x, w, b: torch.native_layer_norm(x, [4], w, b, 1e-5), rand((2, 3, 4), (4,), (4,))),
-    Case("native_layer_norm_2d_no_affine", lambda x: torch.native_layer_norm(x, [3, 4], None, None, 1e-3), rand((2, 3, 4))),
-    Case("native_layer_norm_half", lambda x: torch.native_layer_norm(x, [8], None, None, 1e-5), rand((2, 8), dtype=torch.float16), **HALF),
+    Case(
+        "native_layer_norm_2d_no_affine",
+        lambda x: torch.native_layer_norm(x, [3, 4], None, None, 1e-3),
+        rand((2, 3, 4)),
+    ),
+    Case(
+        "native_layer_norm_half",
+        lambda x: torch.native_layer_norm(x, [8], None, None, 1e-5),
+        rand((2, 8), dtype=torch.float16),
+        **HALF,
+    ),
     # _weight_norm
     Case("weight_norm_dim0", lambda v, m: torch._weight_norm(v, m, 0), rand((4, 3, 2), (4, 1, 1))),
     Case("weight_norm_whole", lambda v, m: torch._weight_norm(v, m, -1), rand((4, 3), ())),
@@ -73,28 +94,97 @@ CASES = [
     # convolution variants
     Case("conv_tbc", lambda x, w, b: torch.conv_tbc(x, w, b, 1), rand((7, 2, 4), (3, 4, 5), (5,))),
     # pooling with indices
-    Case("max_pool1d_indices", lambda x: F.max_pool1d(x, 3, stride=2, padding=1, return_indices=True), distinct(2, 3, 11)),
+    Case(
+        "max_pool1d_indices", lambda x: F.max_pool1d(x, 3, stride=2, padding=1, return_indices=True), distinct(2, 3, 11)
+    ),
     Case("max_pool2d_indices", lambda x: F.max_pool2d(x, 2, return_indices=True), distinct(2, 3, 6, 6)),
-    Case("max_pool2d_indices_ceil", lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True, return_indices=True), distinct(1, 2, 8, 9)),
-    Case("max_pool2d_indices_ceil_pad_edge", lambda x: F.max_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, return_indices=True), distinct(1, 1, 5, 6)),
-    Case("max_pool2d_indices_dilation", lambda x: F.max_pool2d(x, 2, dilation=2, return_indices=True), distinct(1, 2, 7, 7), min_opset=10),
-    Case("max_pool3d_indices", lambda x: F.max_pool3d(x, 2, stride=(1, 2, 2), return_indices=True), distinct(1, 2, 4, 4, 5)),
-    Case("max_pool2d_indices_unbatched", lambda x: F.max_pool2d(x, 2, stride=1, return_indices=True), distinct(3, 4, 5)),
-    Case("max_pool1d_indices_unbatched_ceil", lambda x: F.max_pool1d(x, 3, stride=2, ceil_mode=True, return_indices=True), distinct(3, 10)),
-    Case("max_pool2d_indices_int64", lambda x: F.max_pool2d(x, 2, return_indices=True), lambda: (torch.randperm(32).reshape(1, 2, 4, 4) - 16,)),
-    Case("max_pool1d_indices_int32", lambda x: F.max_pool1d(x, 3, stride=2, padding=1, return_indices=True), lambda: ((torch.randperm(18) * 1000).reshape(1, 2, 9).int(),)),
-    Case("max_pool2d_indices_uint8", lambda x: F.max_pool2d(x, 2, return_indices=True), lambda: (torch.randperm(32).reshape(1, 2, 4, 4).to(torch.uint8),)),
-    Case("max_pool2d_indices_double", lambda x: F.max_pool2d(x, 2, return_indices=True), distinct(1, 2, 4, 4, dtype=torch.float64)),
+    Case(
+        "max_pool2d_indices_ceil",
+        lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True, return_indices=True),
+        distinct(1, 2, 8, 9),
+    ),
+    Case(
+        "max_pool2d_indices_ceil_pad_edge",
+        lambda x: F.max_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, return_indices=True),
+        distinct(1, 1, 5, 6),
+    ),
+    Case(
+        "max_pool2d_indices_dilation",
+        lambda x: F.max_pool2d(x, 2, dilation=2, return_indices=True),
+        distinct(1, 2, 7, 7),
+        min_opset=10,
+    ),
+    Case(
+        "max_pool3d_indices",
+        lambda x: F.max_pool3d(x, 2, stride=(1, 2, 2), return_indices=True),
+        distinct(1, 2, 4, 4, 5),
+    ),
+    Case(
+        "max_pool2d_indices_unbatched", lambda x: F.max_pool2d(x, 2, stride=1, return_indices=True), distinct(3, 4, 5)
+    ),
+    Case(
+        "max_pool1d_indices_unbatched_ceil",
+        lambda x: F.max_pool1d(x, 3, stride=2, ceil_mode=True, return_indices=True),
+        distinct(3, 10),
+    ),
+    Case(
+        "max_pool2d_indices_int64",
+        lambda x: F.max_pool2d(x, 2, return_indices=True),
+        lambda: (torch.randperm(32).reshape(1, 2, 4, 4) - 16,),
+    ),
+    Case(
+        "max_pool1d_indices_int32",
+        lambda x: F.max_pool1d(x, 3, stride=2, padding=1, return_indices=True),
+        lambda: ((torch.randperm(18) * 1000).reshape(1, 2, 9).int(),),
+    ),
+    Case(
+        "max_pool2d_indices_uint8",
+        lambda x: F.max_pool2d(x, 2, return_indices=True),
+        lambda: (torch.randperm(32).reshape(1, 2, 4, 4).to(torch.uint8),),
+    ),
+    Case(
+        "max_pool2d_indices_double",
+        lambda x: F.max_pool2d(x, 2, return_indices=True),
+        distinct(1, 2, 4, 4, dtype=torch.float64),
+    ),
     # adaptive max pooling (values and indices)
     Case("adaptive_max_pool1d_divides", lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True), distinct(2, 3, 8)),
     Case("adaptive_max_pool1d_uneven", lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True), distinct(2, 3, 7)),
-    Case("adaptive_max_pool2d_divides", lambda x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True), distinct(2, 3, 6, 4)),
-    Case("adaptive_max_pool2d_uneven", lambda x: F.adaptive_max_pool2d(x, (3, 4), return_indices=True), distinct(2, 3, 7, 5)),
-    Case("adaptive_max_pool2d_upsample", lambda x: F.adaptive_max_pool2d(x, (5, 3), return_indices=True), distinct(1, 2, 3, 2)),
-    Case("adaptive_max_pool3d_uneven", lambda x: F.adaptive_max_pool3d(x, (2, 3, 2), return_indices=True), distinct(1, 2, 5, 4, 3)),
-    Case("adaptive_max_pool2d_unbatched", lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True), distinct(3, 5, 7)),
-    Case("adaptive_max_pool1d_unbatched_divides", lambda x: F.adaptive_max_pool1d(x, 2, return_indices=True), distinct(3, 6)),
-    Case("adaptive_max_pool3d_global", lambda x: F.adaptive_max_pool3d(x, 1, return_indices=True), distinct(1, 2, 3, 4, 3)),
+    Case(
+        "adaptive_max_pool2d_divides",
+        lambda x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True),
+        distinct(2, 3, 6, 4),
+    ),
+    Case(
+        "adaptive_max_pool2d_uneven",
+        lambda x: F.adaptive_max_pool2d(x, (3, 4), return_indices=True),
+        distinct(2, 3, 7, 5),
+    ),
+    Case(
+        "adaptive_max_pool2d_upsample",
+        lambda x: F.adaptive_max_pool2d(x, (5, 3), return_indices=True),
+        distinct(1, 2, 3, 2),
+    ),
+    Case(
+        "adaptive_max_pool3d_uneven",
+        lambda x: F.adaptive_max_pool3d(x, (2, 3, 2), return_indices=True),
+        distinct(1, 2, 5, 4, 3),
+    ),
+    Case(
+        "adaptive_max_pool2d_unbatched",
+        lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True),
+        distinct(3, 5, 7),
+    ),
+    Case(
+        "adaptive_max_pool1d_unbatched_divides",
+        lambda x: F.adaptive_max_pool1d(x, 2, return_indices=True),
+        distinct(3, 6),
+    ),
+    Case(
+        "adaptive_max_pool3d_global",
+        lambda x: F.adaptive_max_pool3d(x, 1, return_indices=True),
+        distinct(1, 2, 3, 4, 3),
+    ),
     # interpolation: nearest at every opset
     Case("nearest2d_scale", lambda x: F.interpolate(x, scale_factor=2), rand((1, 2, 3, 4))),
     Case("nearest2d_scale_uneven", lambda x: F.interpolate(x, scale_factor=(1.5, 2.5)), rand((1, 2, 4, 3))),
@@ -103,42 +193,133 @@ CASES = [
     Case("nearest1d_size", lambda x: F.interpolate(x, size=7), rand((2, 3, 4))),
     Case("nearest3d_scale", lambda x: F.interpolate(x, scale_factor=2), rand((1, 2, 2, 3, 2))),
     Case("nearest3d_size", lambda x: F.interpolate(x, size=(3, 5, 4)), rand((1, 2, 2, 3, 2))),
-    Case("nearest2d_recompute", lambda x: F.interpolate(x, scale_factor=1.7, recompute_scale_factor=True), rand((1, 2, 4, 5))),
-    Case("nearest2d_uint8", lambda x: F.interpolate(x, scale_factor=(2, 3)), lambda: (torch.randint(0, 255, (1, 2, 3, 3), dtype=torch.uint8),)),
+    Case(
+        "nearest2d_recompute",
+        lambda x: F.interpolate(x, scale_factor=1.7, recompute_scale_factor=True),
+        rand((1, 2, 4, 5)),
+    ),
+    Case(
+        "nearest2d_uint8",
+        lambda x: F.interpolate(x, scale_factor=(2, 3)),
+        lambda: (torch.randint(0, 255, (1, 2, 3, 3), dtype=torch.uint8),),
+    ),
     Case("nearest2d_half_size", lambda x: F.interpolate(x, size=(5, 8)), rand((1, 2, 3, 3), dtype=torch.float16)),
-    Case("bilinear_half", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), rand((1, 2, 3, 3), dtype=torch.float16), min_opset=11, **HALF),
+    Case(
+        "bilinear_half",
+        lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+        rand((1, 2, 3, 3), dtype=torch.float16),
+        min_opset=11,
+        **HALF,
+    ),
     # linear / cubic from opset 11
     Case("linear1d", lambda x: F.interpolate(x, scale_factor=2.5, mode="linear"), rand((2, 3, 4)), min_opset=11),
-    Case("linear1d_align", lambda x: F.interpolate(x, size=9, mode="linear", align_corners=True), rand((2, 3, 4)), min_opset=11),
-    Case("bilinear_scale", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), rand((1, 2, 3, 4)), min_opset=11),
-    Case("bilinear_size_down", lambda x: F.interpolate(x, size=(3, 2), mode="bilinear"), rand((1, 2, 7, 5)), min_opset=11),
-    Case("bilinear_align", lambda x: F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=True), rand((1, 2, 3, 4)), min_opset=11),
+    Case(
+        "linear1d_align",
+        lambda x: F.interpolate(x, size=9, mode="linear", align_corners=True),
+        rand((2, 3, 4)),
+        min_opset=11,
+    ),
+    Case(
+        "bilinear_scale", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), rand((1, 2, 3, 4)), min_opset=11
+    ),
+    Case(
+        "bilinear_size_down", lambda x: F.interpolate(x, size=(3, 2), mode="bilinear"), rand((1, 2, 7, 5)), min_opset=11
+    ),
+    Case(
+        "bilinear_align",
+        lambda x: F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=True),
+        rand((1, 2, 3, 4)),
+        min_opset=11,
+    ),
     Case("bilinear_to_one", lambda x: F.interpolate(x, size=(1, 3), mode="bilinear"), rand((1, 2, 4, 5)), min_opset=11),
-    Case("bilinear_align_to_one", lambda x: F.interpolate(x, size=(1, 3), mode="bilinear", align_corners=True), rand((1, 2, 4, 5)), min_opset=11),
-    Case("trilinear", lambda x: F.interpolate(x, scale_factor=(2, 1.5, 2), mode="trilinear"), rand((1, 2, 2, 4, 3)), min_opset=11),
-    Case("trilinear_align", lambda x: F.interpolate(x, size=(3, 5, 4), mode="trilinear", align_corners=True), rand((1, 1, 2, 3, 2)), min_opset=11),
-    Case("bicubic", lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), rand((1, 2, 4, 5)), min_opset=11, atol=1e-4),
-    Case("bicubic_size_align", lambda x: F.interpolate(x, size=(9, 7), mode="bicubic", align_corners=True), rand((1, 2, 4, 5)), min_opset=11, atol=1e-4),
-    Case("bicubic_down", lambda x: F.interpolate(x, size=(3, 2), mode="bicubic"), rand((1, 2, 7, 5)), min_opset=11, atol=1e-4),
+    Case(
+        "bilinear_align_to_one",
+        lambda x: F.interpolate(x, size=(1, 3), mode="bilinear", align_corners=True),
+        rand((1, 2, 4, 5)),
+        min_opset=11,
+    ),
+    Case(
+        "trilinear",
+        lambda x: F.interpolate(x, scale_factor=(2, 1.5, 2), mode="trilinear"),
+        rand((1, 2, 2, 4, 3)),
+        min_opset=11,
+    ),
+    Case(
+        "trilinear_align",
+        lambda x: F.interpolate(x, size=(3, 5, 4), mode="trilinear", align_corners=True),
+        rand((1, 1, 2, 3, 2)),
+        min_opset=11,
+    ),
+    Case(
+        "bicubic",
+        lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"),
+        rand((1, 2, 4, 5)),
+        min_opset=11,
+        atol=1e-4,
+    ),
+    Case(
+        "bicubic_size_align",
+        lambda x: F.interpolate(x, size=(9, 7), mode="bicubic", align_corners=True),
+        rand((1, 2, 4, 5)),
+        min_opset=11,
+        atol=1e-4,
+    ),
+    Case(
+        "bicubic_down",
+        lambda x: F.interpolate(x, size=(3, 2), mode="bicubic"),
+        rand((1, 2, 7, 5)),
+        min_opset=11,
+        atol=1e-4,
+    ),
     # dropout variants in eval
     Case("alpha_dropout_eval", lambda x: F.alpha_dropout(x, 0.5, training=False) * 2, rand((3, 4))),
     Case("feature_alpha_dropout_eval", lambda x: F.feature_alpha_dropout(x, 0.5, training=False) + 1, rand((2, 3, 4))),
     Case("native_dropout_eval", lambda x: torch.native_dropout(x, 0.5, False), rand((3, 4))),
     # grid sampling and affine grids
     Case("grid_sample_bilinear", lambda x, gr: F.grid_sample(x, gr, align_corners=False), grid_inputs(), min_opset=16),
-    Case("grid_sample_nearest_border", lambda x, gr: F.grid_sample(x, gr, mode="nearest", padding_mode="border", align_corners=True), grid_inputs(), min_opset=16),
-    Case("grid_sample_bicubic_reflection", lambda x, gr: F.grid_sample(x, gr, mode="bicubic", padding_mode="reflection", align_corners=False), grid_inputs(), min_opset=16, atol=1e-4),
-    Case("grid_sample_3d", lambda x, gr: F.grid_sample(x, gr, align_corners=True), lambda: (torch.randn(1, 2, 3, 4, 5), torch.rand(1, 2, 3, 4, 3) * 2 - 1), min_opset=20),
+    Case(
+        "grid_sample_nearest_border",
+        lambda x, gr: F.grid_sample(x, gr, mode="nearest", padding_mode="border", align_corners=True),
+        grid_inputs(),
+        min_opset=16,
+    ),
+    Case(
+        "grid_sample_bicubic_reflection",
+        lambda x, gr: F.grid_sample(x, gr, mode="bicubic", padding_mode="reflection", align_corners=False),
+        grid_inputs(),
+        min_opset=16,
+        atol=1e-4,
+    ),
+    Case(
+        "grid_sample_3d",
+        lambda x, gr: F.grid_sample(x, gr, align_corners=True),
+        lambda: (torch.randn(1, 2, 3, 4, 5), torch.rand(1, 2, 3, 4, 3) * 2 - 1),
+        min_opset=20,
+    ),
     Case("affine_grid", lambda t: F.affine_grid(t, [2, 3, 4, 5], align_corners=False), rand((2, 2, 3))),
     Case("affine_grid_align", lambda t: F.affine_grid(t, [2, 3, 4, 5], align_corners=True), rand((2, 2, 3))),
     Case("affine_grid_single_row", lambda t: F.affine_grid(t, [1, 3, 1, 4], align_corners=True), rand((1, 2, 3))),
     Case("affine_grid_3d", lambda t: F.affine_grid(t, [2, 3, 2, 3, 4], align_corners=False), rand((2, 3, 4))),
-    Case("affine_grid_then_sample", lambda x, t: F.grid_sample(x, F.affine_grid(t, [2, 3, 5, 6], align_corners=False), align_corners=False), rand((2, 3, 5, 6), (2, 2, 3)), min_opset=16, atol=1e-4),
+    Case(
+        "affine_grid_then_sample",
+        lambda x, t: F.grid_sample(x, F.affine_grid(t, [2, 3, 5, 6], align_corners=False), align_corners=False),
+        rand((2, 3, 5, 6), (2, 2, 3)),
+        min_opset=16,
+        atol=1e-4,
+    ),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["group_norm", "instance_norm", "rms_norm", "max_pool2d_indices", "adaptive_max_pool2d_uneven", "nearest2d_scale", "bilinear_align"]
+HELPER_CASES = [
+    "group_norm",
+    "instance_norm",
+    "rms_norm",
+    "max_pool2d_indices",
+    "adaptive_max_pool2d_uneven",
+    "nearest2d_scale",
+    "bilinear_align",
+]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -237,7 +418,9 @@ SCRIPTED = [
 
 @pytest.mark.parametrize("opset", [9, 10, 11, 13, 18, NEWEST])
 @pytest.mark.parametrize(("fn", "inputs", "min_opset"), [s[1:] for s in SCRIPTED], ids=[s[0] for s in SCRIPTED])
-def test_scripted(fn: torch.jit.ScriptFunction, inputs: Callable[[], tuple[torch.Tensor, ...]], min_opset: int, opset: int) -> None:
+def test_scripted(
+    fn: torch.jit.ScriptFunction, inputs: Callable[[], tuple[torch.Tensor, ...]], min_opset: int, opset: int
+) -> None:
     if opset < min_opset:
         pytest.skip(f"needs opset {min_opset}")
     assert_matches_torch(fn, inputs(), opset=opset, atol=1e-4)
@@ -262,7 +445,9 @@ ADAPTIVE_AVG = [
 
 @pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
 @pytest.mark.parametrize(("fn", "inputs"), [a[1:] for a in ADAPTIVE_AVG], ids=[a[0] for a in ADAPTIVE_AVG])
-def test_adaptive_avg_pool_general(fn: Callable[..., object], inputs: Callable[[], tuple[torch.Tensor, ...]], opset: int) -> None:
+def test_adaptive_avg_pool_general(
+    fn: Callable[..., object], inputs: Callable[[], tuple[torch.Tensor, ...]], opset: int
+) -> None:
     x = inputs()
     tolerance = dict(atol=2e-3, rtol=2e-3) if x[0].dtype == torch.float16 else {}
     assert_matches_torch(Wrap(fn), x, opset=opset, **tolerance)
@@ -285,7 +470,11 @@ def test_adaptive_windows_match_torch() -> None:
 DYNAMIC = [
     ("max_pool2d_indices", lambda x: F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True), 9),
     ("max_pool1d_indices_ceil", lambda x: F.max_pool1d(x.flatten(2), 2, ceil_mode=True, return_indices=True), 10),
-    ("max_pool2d_indices_ceil_pad", lambda x: F.max_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, return_indices=True), 10),
+    (
+        "max_pool2d_indices_ceil_pad",
+        lambda x: F.max_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, return_indices=True),
+        10,
+    ),
     ("group_norm", lambda x: F.group_norm(x, 3), 9),
     ("instance_norm", lambda x: F.instance_norm(x), 9),
     ("rms_norm", lambda x: F.rms_norm(x, [x.shape[-1]]), 9),
@@ -301,8 +490,12 @@ def test_dynamic_shapes(fn: Callable[..., object], min_opset: int, opset: int) -
     if opset < min_opset:
         pytest.skip(f"needs opset {min_opset}")
     assert_matches_torch(
-        Wrap(fn), (torch.randn(2, 6, 5, 6),), opset=opset, input_names=["x"],
-        dynamic_axes={"x": [0, 2, 3]}, other_inputs=[(torch.randn(1, 6, 7, 3),)],
+        Wrap(fn),
+        (torch.randn(2, 6, 5, 6),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 2, 3]},
+        other_inputs=[(torch.randn(1, 6, 7, 3),)],
     )
 
 
@@ -427,7 +620,9 @@ def test_layers(opset: int) -> None:
 def test_ceil_mode_with_dynamic_sizes_at_opset_9_names_opset_10() -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 2, ceil_mode=True, return_indices=True))
     with pytest.raises(ExporterError, match="opset 10"):
-        export_to_bytes(model, (torch.randn(1, 2, 5, 5),), opset_version=9, input_names=["x"], dynamic_axes={"x": [2, 3]})
+        export_to_bytes(
+            model, (torch.randn(1, 2, 5, 5),), opset_version=9, input_names=["x"], dynamic_axes={"x": [2, 3]}
+        )
 
 
 def test_ceil_mode_with_static_sizes_works_at_opset_9() -> None:
@@ -439,8 +634,12 @@ def test_ceil_mode_with_static_sizes_works_at_opset_9() -> None:
 def test_max_pool_indices_int64_dynamic(opset: int) -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 2, return_indices=True))
     assert_matches_torch(
-        model, (torch.randperm(50).reshape(1, 2, 5, 5),), opset=opset, input_names=["x"],
-        dynamic_axes={"x": [0, 2, 3]}, other_inputs=[(torch.randperm(84).reshape(2, 2, 7, 3),)],
+        model,
+        (torch.randperm(50).reshape(1, 2, 5, 5),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 2, 3]},
+        other_inputs=[(torch.randperm(84).reshape(2, 2, 7, 3),)],
     )
 
 

@@ -11,18 +11,17 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-
-from conftest import Wrap, assert_matches_torch
 from cases import HELPER_OPSETS, Case, graph_kinds, helper_params, op_params, opsets_for_kinds, run_case
-
-
+from conftest import Wrap, assert_matches_torch
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.randn(*shape),)
 
 
-def pair(shape_a: tuple[int, ...], shape_b: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+def pair(
+    shape_a: tuple[int, ...], shape_b: tuple[int, ...], dtype: torch.dtype = torch.float32
+) -> Callable[[], tuple[torch.Tensor, ...]]:
     def make() -> tuple[torch.Tensor, ...]:
         if dtype.is_floating_point:
             return torch.randn(*shape_a).to(dtype), torch.randn(*shape_b).to(dtype)
@@ -67,10 +66,14 @@ CASES = [
     Case("neg", torch.neg, f32(3)),
     Case("abs", torch.abs, f32(3)),
     Case("abs_int", torch.abs, ints(5)),
-    Case("pow_scalar", lambda a: a ** 2, f32(5)),
+    Case("pow_scalar", lambda a: a**2, f32(5)),
     Case("pow_tensor", lambda a, b: torch.pow(a, b), lambda: (torch.rand(5) + 0.5, torch.randn(5))),
-    Case("pow_int_keeps_int", lambda a: a ** 3, ints(6)),
-    Case("pow_int32_tensor", lambda a, b: a ** b, lambda: (torch.randint(-4, 4, (6,), dtype=torch.int32), torch.randint(0, 4, (6,), dtype=torch.int32))),
+    Case("pow_int_keeps_int", lambda a: a**3, ints(6)),
+    Case(
+        "pow_int32_tensor",
+        lambda a, b: a**b,
+        lambda: (torch.randint(-4, 4, (6,), dtype=torch.int32), torch.randint(0, 4, (6,), dtype=torch.int32)),
+    ),
     Case("sqrt", torch.sqrt, positive(4)),
     Case("rsqrt", torch.rsqrt, positive(4)),
     Case("exp", torch.exp, f32(4)),
@@ -95,12 +98,24 @@ CASES = [
     Case("softmax_dtype", lambda a: torch.softmax(a, 0, dtype=torch.float64), f32(3, 2)),
     Case("log_softmax", lambda a: F.log_softmax(a, 1), f32(2, 3, 4)),
     # comparison and selection
-    Case("eq_float", lambda a, b: a == b, lambda: (torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([1.0, 3.0, float("nan"), 4.0]))),
-    Case("ne_float", lambda a, b: a != b, lambda: (torch.tensor([1.0, 2.0, float("nan")]), torch.tensor([1.0, 3.0, float("nan")]))),
+    Case(
+        "eq_float",
+        lambda a, b: a == b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([1.0, 3.0, float("nan"), 4.0])),
+    ),
+    Case(
+        "ne_float",
+        lambda a, b: a != b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan")]), torch.tensor([1.0, 3.0, float("nan")])),
+    ),
     Case("eq_int_scalar", lambda a: a == 3, ints(10)),
     Case("gt", lambda a, b: a > b, pair((5,), (5,))),
     Case("lt_scalar", lambda a: a < 0.5, f32(5)),
-    Case("ge_nan", lambda a, b: a >= b, lambda: (torch.tensor([1.0, 2.0, float("nan"), 3.0]), torch.tensor([1.0, 3.0, 1.0, 2.0]))),
+    Case(
+        "ge_nan",
+        lambda a, b: a >= b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan"), 3.0]), torch.tensor([1.0, 3.0, 1.0, 2.0])),
+    ),
     Case("le_int", lambda a, b: a <= b, pair((8,), (8,), torch.int64)),
     Case("lt_half", lambda a, b: a < b, pair((5,), (5,), torch.float16)),
     Case("where", lambda c, a, b: torch.where(c > 0, a, b), lambda: (torch.randn(4), torch.randn(4), torch.randn(4))),
@@ -124,9 +139,21 @@ CASES = [
     Case("matmul_vec", torch.matmul, pair((3, 4), (4,))),
     Case("mm", torch.mm, pair((3, 4), (4, 2))),
     Case("bmm", torch.bmm, pair((2, 3, 4), (2, 4, 5))),
-    Case("addmm", lambda c, a: torch.addmm(c, a, a.t(), beta=0.5, alpha=2.0), lambda: (torch.randn(3, 3), torch.randn(3, 4))),
-    Case("baddbmm", lambda c, a, b: torch.baddbmm(c, a, b, alpha=0.5), lambda: (torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5))),
-    Case("linear_fn", lambda x, w, b: F.linear(x, w, b), lambda: (torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5))),
+    Case(
+        "addmm",
+        lambda c, a: torch.addmm(c, a, a.t(), beta=0.5, alpha=2.0),
+        lambda: (torch.randn(3, 3), torch.randn(3, 4)),
+    ),
+    Case(
+        "baddbmm",
+        lambda c, a, b: torch.baddbmm(c, a, b, alpha=0.5),
+        lambda: (torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5)),
+    ),
+    Case(
+        "linear_fn",
+        lambda x, w, b: F.linear(x, w, b),
+        lambda: (torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5)),
+    ),
     # shape
     Case("view", lambda a: a.view(4, -1), f32(2, 3, 4)),
     Case("view_dynamic_size", lambda a: a.view(a.size(0), -1), f32(2, 3, 4)),
@@ -178,15 +205,43 @@ CASES = [
     Case("inplace_fill_zero", lambda a: torch.cat([a.clone().fill_(2.0), a.clone().zero_()]), f32(3)),
     Case("inplace_copy", lambda a, b: a.clone().copy_(b) + 1, pair((2, 3), (3,))),
     # attention
-    Case("sdpa", F.scaled_dot_product_attention, lambda: (torch.randn(2, 4, 5, 8), torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8))),
-    Case("sdpa_causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), lambda: (torch.randn(2, 3, 5, 8),) * 3),
-    Case("sdpa_bool_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), lambda: (torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.rand(4, 4) > 0.3)),
-    Case("sdpa_float_mask_scale", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3), lambda: (torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(4, 4))),
+    Case(
+        "sdpa",
+        F.scaled_dot_product_attention,
+        lambda: (torch.randn(2, 4, 5, 8), torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8)),
+    ),
+    Case(
+        "sdpa_causal",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        lambda: (torch.randn(2, 3, 5, 8),) * 3,
+    ),
+    Case(
+        "sdpa_bool_mask",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        lambda: (torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.rand(4, 4) > 0.3),
+    ),
+    Case(
+        "sdpa_float_mask_scale",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3),
+        lambda: (torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(4, 4)),
+    ),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["slice", "slice_step", "select_negative", "clamp", "clamp_int", "unsqueeze", "squeeze_dim", "sum_dim", "mean_dims_keep", "softmax_middle", "max_pool_unbatched"]
+HELPER_CASES = [
+    "slice",
+    "slice_step",
+    "select_negative",
+    "clamp",
+    "clamp_int",
+    "unsqueeze",
+    "squeeze_dim",
+    "sum_dim",
+    "mean_dims_keep",
+    "softmax_middle",
+    "max_pool_unbatched",
+]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -219,7 +274,9 @@ class Layers(torch.nn.Module):
         self.embedding = torch.nn.Embedding(10, 6, padding_idx=0)
         self.dropout = torch.nn.Dropout(0.5)
 
-    def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(
+        self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor, idx: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
         return (
             self.conv1(x1),
             F.max_pool2d(self.bn(self.conv2(x2)), 2),
@@ -251,7 +308,7 @@ def test_layers(opset: int) -> None:
 
 @pytest.mark.parametrize("opset", [10, 11, 17])
 def test_pooling_ceil_mode_and_dilation(opset: int) -> None:
-    model = Wrap(lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True) .sum() + F.max_pool2d(x, 2, dilation=2).sum())
+    model = Wrap(lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True).sum() + F.max_pool2d(x, 2, dilation=2).sum())
     assert_matches_torch(model, (torch.randn(1, 2, 9, 9),), opset=opset)
 
 

@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterator
 import onnx
 import pytest
 import torch
-
-import exporter
 import torch.nn as nn
+from cases import Case, helper_params, op_params, run_case
+from conftest import NEWEST, assert_matches_torch, export_to_bytes
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
-from conftest import NEWEST, assert_matches_torch, export_to_bytes
-from cases import Case, helper_params, op_params, run_case
+import exporter
 
 Inputs = tuple[torch.Tensor, ...]
 
@@ -32,8 +31,6 @@ def _one_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
-
-
 
 
 class Layer(nn.Module):
@@ -93,7 +90,9 @@ class ScriptedLayers(nn.Module):
         self.lstm_cell = nn.LSTMCell(3, 4)
         self.gru_cell = nn.GRUCell(3, 4)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         y, (h, c) = self.lstm(x)
         z, hz = self.gru(y)
         r, _ = self.rnn(z)
@@ -219,7 +218,11 @@ class Cells(nn.Module):
         self.gru = CellModule(3)
         self.rnn = CellModule(1)
 
-    def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor
+    ) -> tuple[
+        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
+    ]:
         lstm = torch.lstm_cell(x, [h, c], self.lstm.w_ih, self.lstm.w_hh, self.lstm.b_ih, self.lstm.b_hh)
         lstm_no_bias = torch.lstm_cell(x, [h, c], self.lstm.w_ih, self.lstm.w_hh)
         return (
@@ -236,7 +239,13 @@ class Cells(nn.Module):
 
 @torch.jit.script
 def lstm_cell_fn(
-    x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: torch.Tensor, b_hh: torch.Tensor
+    x: torch.Tensor,
+    h: torch.Tensor,
+    c: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor,
+    b_hh: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     out = torch.lstm_cell(x, [h, c], w_ih, w_hh, b_ih, b_hh)
     one_bias = torch.lstm_cell(x, [h, c], w_ih, w_hh, None, b_hh)
@@ -254,11 +263,15 @@ def small_cells_fn(
     )
 
 
-def seq(steps: int, batch: int, features: int, *states: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], Inputs]:
+def seq(
+    steps: int, batch: int, features: int, *states: tuple[int, ...], dtype: torch.dtype = torch.float32
+) -> Callable[[], Inputs]:
     return lambda: tuple(torch.randn(*shape).to(dtype) for shape in [(steps, batch, features), *states])
 
 
-def packed_inputs(steps: int, lengths: list[int], features: int = 3, batch_first: bool = False, *states: tuple[int, ...]) -> Callable[[], Inputs]:
+def packed_inputs(
+    steps: int, lengths: list[int], features: int = 3, batch_first: bool = False, *states: tuple[int, ...]
+) -> Callable[[], Inputs]:
     def make() -> Inputs:
         shape = (len(lengths), steps, features) if batch_first else (steps, len(lengths), features)
         return (torch.randn(*shape), torch.tensor(lengths), *(torch.randn(*s) for s in states))
@@ -266,149 +279,264 @@ def packed_inputs(steps: int, lengths: list[int], features: int = 3, batch_first
     return make
 
 
-def other_lengths(steps: int, lengths_list: list[list[int]], features: int = 3, batch_first: bool = False, *states: tuple[int, ...]) -> Callable[[], list[Inputs]]:
+def other_lengths(
+    steps: int, lengths_list: list[list[int]], features: int = 3, batch_first: bool = False, *states: tuple[int, ...]
+) -> Callable[[], list[Inputs]]:
     return lambda: [packed_inputs(steps, lengths, features, batch_first, *states)() for lengths in lengths_list]
 
 
 CASES = [
     # nn.LSTM
     Case("lstm", lambda: Layer(nn.LSTM(3, 4)), seq(5, 2, 3), factory=True),
-    Case("lstm_2layers_bidirectional", lambda: Layer(nn.LSTM(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3), factory=True),
-    Case("lstm_initial_state", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), seq(5, 2, 3, (2, 2, 4), (2, 2, 4)), factory=True),
+    Case(
+        "lstm_2layers_bidirectional",
+        lambda: Layer(nn.LSTM(3, 4, num_layers=2, bidirectional=True)),
+        seq(5, 2, 3),
+        factory=True,
+    ),
+    Case(
+        "lstm_initial_state",
+        lambda: Layer(nn.LSTM(3, 4, num_layers=2)),
+        seq(5, 2, 3, (2, 2, 4), (2, 2, 4)),
+        factory=True,
+    ),
     Case(
         "lstm_batch_first_bidirectional_state",
         lambda: Layer(nn.LSTM(3, 5, num_layers=2, bidirectional=True, batch_first=True)),
-        seq(2, 6, 3, (4, 2, 5), (4, 2, 5)), factory=True,
+        seq(2, 6, 3, (4, 2, 5), (4, 2, 5)),
+        factory=True,
     ),
     Case("lstm_no_bias", lambda: Layer(nn.LSTM(3, 4, bias=False, bidirectional=True)), seq(4, 3, 3), factory=True),
     Case("lstm_proj_size", lambda: Layer(nn.LSTM(3, 5, proj_size=2)), seq(4, 2, 3), factory=True),
     Case(
         "lstm_proj_size_2layers_bidirectional_state_batch_first",
         lambda: Layer(nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=True, batch_first=True)),
-        seq(2, 4, 3, (4, 2, 2), (4, 2, 5)), factory=True,
+        seq(2, 4, 3, (4, 2, 2), (4, 2, 5)),
+        factory=True,
     ),
-    Case("lstm_proj_size_no_bias", lambda: Layer(nn.LSTM(3, 4, proj_size=3, bias=False, bidirectional=True)), seq(3, 2, 3), factory=True),
+    Case(
+        "lstm_proj_size_no_bias",
+        lambda: Layer(nn.LSTM(3, 4, proj_size=3, bias=False, bidirectional=True)),
+        seq(3, 2, 3),
+        factory=True,
+    ),
     Case("lstm_unbatched", lambda: Layer(nn.LSTM(3, 4, num_layers=2)), lambda: (torch.randn(5, 3),), factory=True),
-    Case("lstm_float16", lambda: Layer(nn.LSTM(3, 4, bidirectional=True).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2, factory=True),
+    Case(
+        "lstm_float16",
+        lambda: Layer(nn.LSTM(3, 4, bidirectional=True).half()),
+        seq(5, 2, 3, dtype=torch.float16),
+        atol=2e-3,
+        rtol=1e-2,
+        factory=True,
+    ),
     Case("lstm_gru_rnn_float64", lambda: Stack().double(), seq(5, 2, 3, dtype=torch.float64), factory=True),
     Case("lstm_weights_as_inputs", lambda: Wrap(lstm_weights_as_inputs), lstm_weight_inputs, factory=True),
     Case("gru_weights_as_inputs", lambda: Wrap(gru_weights_as_inputs), gru_weight_inputs, factory=True),
     # nn.GRU
-    Case("gru_3layers_bidirectional", lambda: Layer(nn.GRU(3, 4, num_layers=3, bidirectional=True)), seq(5, 2, 3), factory=True),
-    Case("gru_initial_state_batch_first", lambda: Layer(nn.GRU(3, 4, num_layers=2, batch_first=True)), seq(2, 5, 3, (2, 2, 4)), factory=True),
-    Case("gru_no_bias_bidirectional_state", lambda: Layer(nn.GRU(3, 4, bias=False, bidirectional=True)), seq(5, 2, 3, (2, 2, 4)), factory=True),
-    Case("gru_float16", lambda: Layer(nn.GRU(3, 4).half()), seq(5, 2, 3, dtype=torch.float16), atol=2e-3, rtol=1e-2, factory=True),
+    Case(
+        "gru_3layers_bidirectional",
+        lambda: Layer(nn.GRU(3, 4, num_layers=3, bidirectional=True)),
+        seq(5, 2, 3),
+        factory=True,
+    ),
+    Case(
+        "gru_initial_state_batch_first",
+        lambda: Layer(nn.GRU(3, 4, num_layers=2, batch_first=True)),
+        seq(2, 5, 3, (2, 2, 4)),
+        factory=True,
+    ),
+    Case(
+        "gru_no_bias_bidirectional_state",
+        lambda: Layer(nn.GRU(3, 4, bias=False, bidirectional=True)),
+        seq(5, 2, 3, (2, 2, 4)),
+        factory=True,
+    ),
+    Case(
+        "gru_float16",
+        lambda: Layer(nn.GRU(3, 4).half()),
+        seq(5, 2, 3, dtype=torch.float16),
+        atol=2e-3,
+        rtol=1e-2,
+        factory=True,
+    ),
     # nn.RNN
-    Case("rnn_tanh_2layers_bidirectional_state", lambda: Layer(nn.RNN(3, 4, num_layers=2, bidirectional=True)), seq(5, 2, 3, (4, 2, 4)), factory=True),
+    Case(
+        "rnn_tanh_2layers_bidirectional_state",
+        lambda: Layer(nn.RNN(3, 4, num_layers=2, bidirectional=True)),
+        seq(5, 2, 3, (4, 2, 4)),
+        factory=True,
+    ),
     Case("rnn_relu", lambda: Layer(nn.RNN(3, 4, nonlinearity="relu")), seq(5, 2, 3), factory=True),
     Case(
         "rnn_relu_bidirectional_batch_first_no_bias",
-        lambda: Layer(nn.RNN(3, 4, nonlinearity="relu", bidirectional=True, batch_first=True, bias=False, num_layers=2)),
-        seq(2, 5, 3, (4, 2, 4)), factory=True,
+        lambda: Layer(
+            nn.RNN(3, 4, nonlinearity="relu", bidirectional=True, batch_first=True, bias=False, num_layers=2)
+        ),
+        seq(2, 5, 3, (4, 2, 4)),
+        factory=True,
     ),
     # packed sequences (lengths are a graph input; later runs use other lengths)
     Case(
         "packed_lstm",
         lambda: Packed(nn.LSTM(3, 4)),
         packed_inputs(6, [5, 3]),
-        others=other_lengths(6, [[5, 5], [5, 1]]), factory=True,
+        others=other_lengths(6, [[5, 5], [5, 1]]),
+        factory=True,
     ),
     Case(
         "packed_lstm_2layers_bidirectional_state",
         lambda: Packed(nn.LSTM(3, 4, num_layers=2, bidirectional=True)),
         packed_inputs(6, [6, 4, 1], 3, False, (4, 3, 4), (4, 3, 4)),
-        others=other_lengths(6, [[6, 6, 6], [6, 5, 2]], 3, False, (4, 3, 4), (4, 3, 4)), factory=True,
+        others=other_lengths(6, [[6, 6, 6], [6, 5, 2]], 3, False, (4, 3, 4), (4, 3, 4)),
+        factory=True,
     ),
     Case(
         "packed_gru_batch_first_bidirectional",
         lambda: Packed(nn.GRU(3, 4, bidirectional=True, batch_first=True), batch_first=True),
         packed_inputs(5, [5, 2], 3, True),
-        others=other_lengths(5, [[5, 5], [5, 1]], 3, True), factory=True,
+        others=other_lengths(5, [[5, 5], [5, 1]], 3, True),
+        factory=True,
     ),
     Case(
         "packed_rnn_relu_touched_total_length",
-        lambda: Packed(nn.RNN(3, 4, nonlinearity="relu", num_layers=2, bidirectional=True), touch=True, total_length=8, padding_value=-1.5),
+        lambda: Packed(
+            nn.RNN(3, 4, nonlinearity="relu", num_layers=2, bidirectional=True),
+            touch=True,
+            total_length=8,
+            padding_value=-1.5,
+        ),
         packed_inputs(6, [5, 3]),
-        others=other_lengths(6, [[5, 5], [5, 1]]), factory=True,
+        others=other_lengths(6, [[5, 5], [5, 1]]),
+        factory=True,
     ),
     Case(
         "packed_lstm_touched_batch_first",
         lambda: Packed(nn.LSTM(3, 4, bias=False, batch_first=True), touch=True, batch_first=True),
         packed_inputs(4, [4, 3, 3], 3, True),
-        others=other_lengths(4, [[4, 2, 1]], 3, True), factory=True,
+        others=other_lengths(4, [[4, 2, 1]], 3, True),
+        factory=True,
     ),
     Case(
         "packed_rnn_tanh_state",
         lambda: Packed(nn.RNN(3, 4), padding_value=2.0),
         packed_inputs(5, [5, 4, 2], 3, False, (1, 3, 4)),
-        others=other_lengths(5, [[5, 2, 1]], 3, False, (1, 3, 4)), factory=True,
+        others=other_lengths(5, [[5, 2, 1]], 3, False, (1, 3, 4)),
+        factory=True,
     ),
     Case(
         "packed_gru_unsorted",
         lambda: Packed(nn.GRU(3, 4), enforce_sorted=False),
         packed_inputs(5, [3, 5, 1]),
-        others=other_lengths(5, [[1, 2, 5], [5, 5, 5]]), factory=True,
+        others=other_lengths(5, [[1, 2, 5], [5, 5, 5]]),
+        factory=True,
     ),
     Case(
         "packed_lstm_proj_size_bidirectional_state",
         lambda: Packed(nn.LSTM(3, 5, proj_size=2, num_layers=2, bidirectional=True)),
         packed_inputs(5, [5, 3, 1], 3, False, (4, 3, 2), (4, 3, 5)),
-        others=other_lengths(5, [[5, 5, 5], [5, 2, 2]], 3, False, (4, 3, 2), (4, 3, 5)), factory=True,
+        others=other_lengths(5, [[5, 5, 5], [5, 2, 2]], 3, False, (4, 3, 2), (4, 3, 5)),
+        factory=True,
     ),
-    Case("pack_pad", lambda: PackPad(touch=False, total_length=None, padding_value=0.0, batch_first=False), packed_inputs(6, [5, 2]), others=other_lengths(6, [[5, 5]]), factory=True),
+    Case(
+        "pack_pad",
+        lambda: PackPad(touch=False, total_length=None, padding_value=0.0, batch_first=False),
+        packed_inputs(6, [5, 2]),
+        others=other_lengths(6, [[5, 5]]),
+        factory=True,
+    ),
     Case(
         "pack_pad_touched_batch_first_padding",
         lambda: PackPad(touch=True, total_length=7, padding_value=-2.0, batch_first=True),
         packed_inputs(6, [6, 2, 1], 2, True),
-        others=other_lengths(6, [[6, 6, 6]], 2, True), factory=True,
+        others=other_lengths(6, [[6, 6, 6]], 2, True),
+        factory=True,
     ),
     Case(
         "pack_pad_truncating_total_length",
         lambda: PackPad(touch=False, total_length=5, padding_value=1.0, batch_first=False),
         lambda: (torch.randn(7, 2, 2, 3), torch.tensor([5, 3])),
-        others=lambda: [(torch.randn(7, 2, 2, 3), torch.tensor([5, 1]))], factory=True,
+        others=lambda: [(torch.randn(7, 2, 2, 3), torch.tensor([5, 1]))],
+        factory=True,
     ),
     Case(
         "pack_pad_int64_touched",
         lambda: PackPad(touch=True, total_length=None, padding_value=-1, batch_first=True),
         lambda: (torch.randint(0, 100, (3, 4)), torch.tensor([4, 2, 1])),
-        others=lambda: [(torch.randint(0, 100, (3, 4)), torch.tensor([4, 4, 3]))], factory=True,
+        others=lambda: [(torch.randint(0, 100, (3, 4)), torch.tensor([4, 4, 3]))],
+        factory=True,
     ),
     Case(
         "pack_pad_bool",
         lambda: PackPad(touch=False, total_length=6, padding_value=0.0, batch_first=False),
-        lambda: (torch.rand(5, 2) > 0.5, torch.tensor([5, 2])), factory=True,
+        lambda: (torch.rand(5, 2) > 0.5, torch.tensor([5, 2])),
+        factory=True,
     ),
     Case(
         "packed_lstm_float16_touched",
         lambda: Packed(nn.LSTM(3, 4).half(), touch=True, padding_value=0.5),
         lambda: (torch.randn(5, 2, 3).half(), torch.tensor([5, 3])),
         atol=2e-3,
-        rtol=1e-2, factory=True,
+        rtol=1e-2,
+        factory=True,
     ),
-    Case("packed_data_layout", lambda: PackedData(None), packed_inputs(5, [5, 3, 2]), others=other_lengths(5, [[5, 4, 1]]), factory=True),
-    Case("packed_data_lstm_output", lambda: PackedData(nn.LSTM(3, 4, bidirectional=True)), packed_inputs(5, [5, 3, 2]), factory=True),
-    Case("packed_data_lstm_proj_output", lambda: PackedData(nn.LSTM(3, 5, proj_size=2, bidirectional=True)), packed_inputs(4, [4, 3, 2]), factory=True),
+    Case(
+        "packed_data_layout",
+        lambda: PackedData(None),
+        packed_inputs(5, [5, 3, 2]),
+        others=other_lengths(5, [[5, 4, 1]]),
+        factory=True,
+    ),
+    Case(
+        "packed_data_lstm_output",
+        lambda: PackedData(nn.LSTM(3, 4, bidirectional=True)),
+        packed_inputs(5, [5, 3, 2]),
+        factory=True,
+    ),
+    Case(
+        "packed_data_lstm_proj_output",
+        lambda: PackedData(nn.LSTM(3, 5, proj_size=2, bidirectional=True)),
+        packed_inputs(4, [4, 3, 2]),
+        factory=True,
+    ),
     # cells (they only appear in scripted code: tracing records the cell's arithmetic)
     Case(
         "lstm_cell_weights_as_inputs",
         lambda: lstm_cell_fn,
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4), torch.randn(16, 3), torch.randn(16, 4), torch.randn(16), torch.randn(16)), factory=True,
+        lambda: (
+            torch.randn(2, 3),
+            torch.randn(2, 4),
+            torch.randn(2, 4),
+            torch.randn(16, 3),
+            torch.randn(16, 4),
+            torch.randn(16),
+            torch.randn(16),
+        ),
+        factory=True,
     ),
     Case(
         "gru_rnn_cells_weights_as_inputs",
         lambda: small_cells_fn,
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(12, 3), torch.randn(12, 4), torch.randn(12), torch.randn(12)), factory=True,
+        lambda: (
+            torch.randn(2, 3),
+            torch.randn(2, 4),
+            torch.randn(12, 3),
+            torch.randn(12, 4),
+            torch.randn(12),
+            torch.randn(12),
+        ),
+        factory=True,
     ),
     Case(
         "scripted_layers_and_cells",
         lambda: _scripted_layers(),
-        lambda: (torch.randn(2, 5, 3),), factory=True,
+        lambda: (torch.randn(2, 5, 3),),
+        factory=True,
     ),
     Case(
         "cells_constant_weights",
         lambda: torch.jit.script(Cells()),
-        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)), factory=True,
+        lambda: (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)),
+        factory=True,
     ),
 ]
 

@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 from cases import Case, helper_params, op_params, run_case
-
-
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 
 def f32(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -123,11 +120,22 @@ CASES = [
     Case("chunk_uneven", lambda a: a.chunk(4, 0), f32(6, 2)),  # 3 pieces of 2
     Case("chunk_int32", lambda a: a.chunk(2, -1), typed(3, 5, dtype=torch.int32)),
     Case("unsafe_chunk", lambda a: torch.unsafe_chunk(a, 2, 1), f32(2, 5)),
-    Case("chunk_dynamic", lambda a: a.chunk(2, 0)[1] * 1, f32(6, 3), dynamic={"x0": [0]}, others=lambda: [(torch.randn(9, 3),)]),
     Case(
-        "split_dynamic", lambda a: [t * 1 for t in a.split(2, 0)], f32(5, 3), dynamic={"x0": [0]},
-        reference_at={10: "onnxruntime plans Slice-10 outputs with constant bounds over a symbolic dim as "
-                          "one shape and fails reusing the buffer for the shorter last piece (fine at 9 and 11+)"},
+        "chunk_dynamic",
+        lambda a: a.chunk(2, 0)[1] * 1,
+        f32(6, 3),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(9, 3),)],
+    ),
+    Case(
+        "split_dynamic",
+        lambda a: [t * 1 for t in a.split(2, 0)],
+        f32(5, 3),
+        dynamic={"x0": [0]},
+        reference_at={
+            10: "onnxruntime plans Slice-10 outputs with constant bounds over a symbolic dim as "
+            "one shape and fails reusing the buffer for the shorter last piece (fine at 9 and 11+)"
+        },
     ),
     Case("unbind_dynamic", lambda a: [t * 1 for t in a.unbind(1)], f32(2, 3), dynamic={"x0": [0, 1]}),
     Case("tensor_split_sections", lambda a: torch.tensor_split(a, 3, 1), f32(2, 7)),
@@ -145,17 +153,47 @@ CASES = [
     Case("numpy_T_bool", lambda a: a.T, typed(2, 3, dtype=torch.bool)),
     Case("flip", lambda a: a.flip(0, -1), arange(3, 4, 2)),
     Case("flip_int32", lambda a: torch.flip(a, [1]), arange(2, 5, dtype=torch.int32)),
-    Case("flip_dynamic", lambda a: torch.flip(a, [0]), arange(5, 2), dynamic={"x0": [0]}, others=lambda: [(torch.randn(3, 2),)]),
+    Case(
+        "flip_dynamic",
+        lambda a: torch.flip(a, [0]),
+        arange(5, 2),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(3, 2),)],
+    ),
     Case("roll", lambda a: a.roll(2, 1), arange(3, 5)),
     Case("roll_multi_negative", lambda a: torch.roll(a, (-1, 7), (0, 2)), arange(3, 2, 4)),
-    Case("roll_dynamic", lambda a: torch.roll(a, (-1, 5), (0, 1)), arange(4, 3), dynamic={"x0": [0, 1]}, others=lambda: [(torch.randn(2, 7),)]),
-    Case("roll_flat_dynamic", lambda a: torch.roll(a, -7), arange(4, 3), dynamic={"x0": [0]}, others=lambda: [(torch.randn(1, 3),)]),
+    Case(
+        "roll_dynamic",
+        lambda a: torch.roll(a, (-1, 5), (0, 1)),
+        arange(4, 3),
+        dynamic={"x0": [0, 1]},
+        others=lambda: [(torch.randn(2, 7),)],
+    ),
+    Case(
+        "roll_flat_dynamic",
+        lambda a: torch.roll(a, -7),
+        arange(4, 3),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(1, 3),)],
+    ),
     Case("roll_flat", lambda a: torch.roll(a, 4), arange(3, 5, dtype=torch.int64)),
     Case("pixel_shuffle", lambda a: F.pixel_shuffle(a, 2), arange(2, 8, 3, 2)),
     Case("pixel_shuffle_3d", lambda a: F.pixel_shuffle(a, 3), arange(9, 2, 2, dtype=torch.int64)),
-    Case("pixel_shuffle_dynamic", lambda a: F.pixel_shuffle(a, 2), arange(2, 8, 3, 2), dynamic={"x0": [0, 2, 3]}, others=lambda: [(torch.randn(1, 8, 2, 5),)]),
+    Case(
+        "pixel_shuffle_dynamic",
+        lambda a: F.pixel_shuffle(a, 2),
+        arange(2, 8, 3, 2),
+        dynamic={"x0": [0, 2, 3]},
+        others=lambda: [(torch.randn(1, 8, 2, 5),)],
+    ),
     Case("pixel_shuffle_dynamic_5d", lambda a: F.pixel_shuffle(a, 2), arange(2, 1, 4, 3, 2), dynamic={"x0": [0, 1, 3]}),
-    Case("pixel_unshuffle_dynamic", lambda a: F.pixel_unshuffle(a, 2), arange(2, 3, 4, 6, dtype=torch.int32), dynamic={"x0": [0, 2, 3]}, others=lambda: [(torch.arange(24, dtype=torch.int32).reshape(1, 3, 2, 4),)]),
+    Case(
+        "pixel_unshuffle_dynamic",
+        lambda a: F.pixel_unshuffle(a, 2),
+        arange(2, 3, 4, 6, dtype=torch.int32),
+        dynamic={"x0": [0, 2, 3]},
+        others=lambda: [(torch.arange(24, dtype=torch.int32).reshape(1, 3, 2, 4),)],
+    ),
     Case("pixel_unshuffle", lambda a: F.pixel_unshuffle(a, 2), arange(2, 3, 4, 6)),
     # repeating and broadcasting
     Case("repeat", lambda a: a.repeat(2, 1, 3), arange(2, 3)),
@@ -165,24 +203,73 @@ CASES = [
     Case("repeat_interleave_int", lambda a: a.repeat_interleave(3, 1), arange(2, 3)),
     Case("repeat_interleave_flat", lambda a: torch.repeat_interleave(a, 2), arange(2, 3, dtype=torch.int32)),
     Case("repeat_interleave_zero", lambda a: a.repeat_interleave(0, 1) + 1, arange(2, 3)),
-    Case("repeat_interleave_runtime_int", lambda a, b: a.repeat_interleave(b.size(0), 0), lambda: (torch.randn(2, 3), torch.randn(3)), dynamic={"x1": [0]}, others=lambda: [(torch.randn(2, 3), torch.randn(1))]),
+    Case(
+        "repeat_interleave_runtime_int",
+        lambda a, b: a.repeat_interleave(b.size(0), 0),
+        lambda: (torch.randn(2, 3), torch.randn(3)),
+        dynamic={"x1": [0]},
+        others=lambda: [(torch.randn(2, 3), torch.randn(1))],
+    ),
     Case("repeat_interleave_const_counts", lambda a: a.repeat_interleave(torch.tensor([1, 0, 3]), 0), arange(3, 2)),
-    Case("repeat_interleave_runtime_counts", lambda a, r: a.repeat_interleave(r, 0), lambda: (torch.randn(4, 2), torch.tensor([2, 0, 1, 3])), min_opset=11, others=lambda: [(torch.randn(4, 2), torch.tensor([0, 5, 1, 1]))]),
-    Case("repeat_interleave_counts_only", lambda r: torch.repeat_interleave(r) * 1, lambda: (torch.tensor([1, 3, 0, 2]),), min_opset=11),
-    Case("repeat_interleave_dynamic", lambda a: a.repeat_interleave(2, 0), arange(3, 2), dynamic={"x0": [0]}, others=lambda: [(torch.randn(5, 2),)]),
+    Case(
+        "repeat_interleave_runtime_counts",
+        lambda a, r: a.repeat_interleave(r, 0),
+        lambda: (torch.randn(4, 2), torch.tensor([2, 0, 1, 3])),
+        min_opset=11,
+        others=lambda: [(torch.randn(4, 2), torch.tensor([0, 5, 1, 1]))],
+    ),
+    Case(
+        "repeat_interleave_counts_only",
+        lambda r: torch.repeat_interleave(r) * 1,
+        lambda: (torch.tensor([1, 3, 0, 2]),),
+        min_opset=11,
+    ),
+    Case(
+        "repeat_interleave_dynamic",
+        lambda a: a.repeat_interleave(2, 0),
+        arange(3, 2),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(5, 2),)],
+    ),
     Case("broadcast_to", lambda a: a.broadcast_to(2, 3, 4), f32(3, 1)),
-    Case("broadcast_tensors", lambda a, b, c: torch.broadcast_tensors(a, b, c), lambda: (torch.randn(3, 1), torch.randn(4), torch.randn(2, 1, 1))),
-    Case("broadcast_tensors_dynamic", lambda a, b: torch.broadcast_tensors(a, b), lambda: (torch.randn(3, 1), torch.randn(1, 4)), dynamic={"x0": [0], "x1": [1]}, others=lambda: [(torch.randn(2, 1), torch.randn(1, 6))]),
-    Case("meshgrid_ij", lambda a, b, c: torch.meshgrid(a, b, c, indexing="ij"), lambda: (torch.randn(2), torch.randn(3), torch.randn(4))),
+    Case(
+        "broadcast_tensors",
+        lambda a, b, c: torch.broadcast_tensors(a, b, c),
+        lambda: (torch.randn(3, 1), torch.randn(4), torch.randn(2, 1, 1)),
+    ),
+    Case(
+        "broadcast_tensors_dynamic",
+        lambda a, b: torch.broadcast_tensors(a, b),
+        lambda: (torch.randn(3, 1), torch.randn(1, 4)),
+        dynamic={"x0": [0], "x1": [1]},
+        others=lambda: [(torch.randn(2, 1), torch.randn(1, 6))],
+    ),
+    Case(
+        "meshgrid_ij",
+        lambda a, b, c: torch.meshgrid(a, b, c, indexing="ij"),
+        lambda: (torch.randn(2), torch.randn(3), torch.randn(4)),
+    ),
     Case("meshgrid_default", lambda a, b: torch.meshgrid(a, b), lambda: (torch.randn(2), torch.randn(3))),
     Case("meshgrid_xy", lambda a, b: torch.meshgrid(a, b, indexing="xy"), lambda: (torch.randn(2), torch.randn(3))),
-    Case("meshgrid_int_dynamic", lambda a, b: torch.meshgrid(a, b, indexing="xy"), lambda: (torch.arange(3), torch.arange(4)), dynamic={"x0": [0], "x1": [0]}, others=lambda: [(torch.arange(5), torch.arange(2))]),
+    Case(
+        "meshgrid_int_dynamic",
+        lambda a, b: torch.meshgrid(a, b, indexing="xy"),
+        lambda: (torch.arange(3), torch.arange(4)),
+        dynamic={"x0": [0], "x1": [0]},
+        others=lambda: [(torch.arange(5), torch.arange(2))],
+    ),
     Case("as_strided", lambda a: torch.as_strided(a, (3, 3), (1, 2), 1), arange(4, 3)),
     Case("as_strided_overlap_int", lambda a: a.as_strided((2, 2, 2), (3, 1, 2)), arange(12, dtype=torch.int64)),
     Case("as_strided_transposed_input", lambda a: a.t().as_strided((2, 3), (3, 1)), arange(3, 4)),
     Case("as_strided_expanded_input", lambda a: a.expand(3, 4).as_strided((2, 2), (1, 1)), arange(1, 4)),
     Case("unfold", lambda a: a.unfold(1, 3, 2), arange(2, 8, 3)),
-    Case("unfold_dynamic", lambda a: a.unfold(1, 3, 2), arange(2, 8, 3), dynamic={"x0": [0, 1]}, others=lambda: [(torch.randn(1, 11, 3),), (torch.randn(2, 3, 3),)]),
+    Case(
+        "unfold_dynamic",
+        lambda a: a.unfold(1, 3, 2),
+        arange(2, 8, 3),
+        dynamic={"x0": [0, 1]},
+        others=lambda: [(torch.randn(1, 11, 3),), (torch.randn(2, 3, 3),)],
+    ),
     Case("unfold_last", lambda a: a.unfold(-1, 2, 1), arange(3, 4, dtype=torch.int32)),
     Case("flip_bool", lambda a: a.flip(1), typed(2, 5, dtype=torch.bool)),
     Case("roll_half", lambda a: a.roll(1, 0), typed(4, 2, dtype=torch.float16)),
@@ -190,7 +277,11 @@ CASES = [
     Case("repeat_int32", lambda a: a.repeat(2, 2), typed(2, 3, dtype=torch.int32)),
     Case("pixel_shuffle_bool", lambda a: F.pixel_shuffle(a, 2), typed(1, 4, 2, 3, dtype=torch.bool)),
     Case("broadcast_to_int32", lambda a: a.broadcast_to(3, 2, 4), typed(2, 1, dtype=torch.int32)),
-    Case("meshgrid_half", lambda a, b: torch.meshgrid(a, b, indexing="ij"), lambda: (torch.randn(2).half(), torch.randn(3).half())),
+    Case(
+        "meshgrid_half",
+        lambda a, b: torch.meshgrid(a, b, indexing="ij"),
+        lambda: (torch.randn(2).half(), torch.randn(3).half()),
+    ),
     Case("as_strided_bool", lambda a: a.as_strided((2, 2), (1, 2)), typed(6, dtype=torch.bool)),
     Case("unfold_half", lambda a: a.unfold(0, 2, 2), typed(6, 2, dtype=torch.float16)),
     Case("unbind_half", lambda a: a.unbind(0), typed(2, 3, dtype=torch.float16)),
@@ -204,7 +295,11 @@ CASES = [
     Case("hstack_1d", lambda a, b: torch.hstack([a, b]), lambda: (torch.randn(2), torch.randn(3))),
     Case("hstack_2d", lambda a, b: torch.hstack([a, b]), lambda: (torch.randn(2, 1), torch.randn(2, 3))),
     Case("vstack", lambda a, b: torch.vstack([a, b]), lambda: (torch.randn(3), torch.randn(2, 3))),
-    Case("hstack_int32", lambda a, b: torch.hstack([a, b]), lambda: (torch.arange(3, dtype=torch.int32), torch.arange(2, dtype=torch.int32))),
+    Case(
+        "hstack_int32",
+        lambda a, b: torch.hstack([a, b]),
+        lambda: (torch.arange(3, dtype=torch.int32), torch.arange(2, dtype=torch.int32)),
+    ),
     Case("vstack_bool", lambda a, b: torch.vstack([a, b]), lambda: (torch.rand(3) > 0.5, torch.rand(2, 3) > 0.5)),
     Case("atleast_3d_int64", lambda a: torch.atleast_3d(a), typed(4, dtype=torch.int64)),
     # padding
@@ -232,26 +327,79 @@ CASES = [
     Case("im2col", lambda a: F.unfold(a, (2, 3), padding=1, stride=(2, 1)), f32(2, 3, 5, 6)),
     Case("im2col_dilation", lambda a: F.unfold(a, 2, dilation=2), f32(1, 2, 5, 5)),
     Case("im2col_double", lambda a: F.unfold(a, 2), arange(1, 1, 3, 3, dtype=torch.float64)),
-    Case("col2im", lambda a: F.fold(a, (5, 6), (2, 3), padding=1, stride=(2, 1)), lambda: (F.unfold(torch.randn(2, 3, 5, 6), (2, 3), padding=1, stride=(2, 1)),)),
+    Case(
+        "col2im",
+        lambda a: F.fold(a, (5, 6), (2, 3), padding=1, stride=(2, 1)),
+        lambda: (F.unfold(torch.randn(2, 3, 5, 6), (2, 3), padding=1, stride=(2, 1)),),
+    ),
     Case("col2im_double", lambda a: F.fold(a, (3, 4), 2), typed(1, 4, 6, dtype=torch.float64)),
-    Case("col2im_double_strided", lambda a: F.fold(a, (5, 6), (2, 3), padding=1, stride=(2, 1), dilation=(1, 2)), typed(2, 12, 12, dtype=torch.float64)),
+    Case(
+        "col2im_double_strided",
+        lambda a: F.fold(a, (5, 6), (2, 3), padding=1, stride=(2, 1), dilation=(1, 2)),
+        typed(2, 12, 12, dtype=torch.float64),
+    ),
     Case("col2im_half", lambda a: F.fold(a, (4, 4), 2, stride=2), typed(1, 8, 4, dtype=torch.float16), atol=1e-3),
     Case("col2im_uneven", lambda a: F.fold(a, (5, 5), 2, stride=2), f32(1, 8, 4)),
     Case("col2im_dilation_unbatched", lambda a: F.fold(a, (5, 5), 2, dilation=2), f32(4, 9)),
     # creation
-    Case("eye_dynamic", lambda a: a + torch.eye(a.size(0), a.size(1)), f32(3, 4), dynamic={"x0": [0, 1]}, others=lambda: [(torch.randn(5, 2),)]),
+    Case(
+        "eye_dynamic",
+        lambda a: a + torch.eye(a.size(0), a.size(1)),
+        f32(3, 4),
+        dynamic={"x0": [0, 1]},
+        others=lambda: [(torch.randn(5, 2),)],
+    ),
     Case("eye_int_dynamic", lambda a: torch.eye(a.size(0), dtype=torch.int64) * 1, f32(3), dynamic={"x0": [0]}),
     Case("shape_as_tensor", lambda a: torch._shape_as_tensor(a) * 1, f32(2, 3)),
-    Case("reshape_from_tensor", lambda a, s: torch._reshape_from_tensor(a, s), lambda: (torch.randn(2, 6), torch.tensor([3, 4]))),
-    Case("dim_arange", lambda a: torch._dim_arange(a, 1) * 1, f32(2, 5), dynamic={"x0": [1]}, others=lambda: [(torch.randn(2, 3),)]),
+    Case(
+        "reshape_from_tensor",
+        lambda a, s: torch._reshape_from_tensor(a, s),
+        lambda: (torch.randn(2, 6), torch.tensor([3, 4])),
+    ),
+    Case(
+        "dim_arange",
+        lambda a: torch._dim_arange(a, 1) * 1,
+        f32(2, 5),
+        dynamic={"x0": [1]},
+        others=lambda: [(torch.randn(2, 3),)],
+    ),
     Case("linspace_tensor", lambda a, b: torch.linspace(a, b, 7), lambda: (torch.tensor(-1.5), torch.tensor(3.0))),
-    Case("linspace_dynamic_steps", lambda a: torch.linspace(0, 1, a.size(0)) + a, f32(6), dynamic={"x0": [0]}, others=lambda: [(torch.randn(1),), (torch.randn(9),)]),
-    Case("hann_window_dynamic", lambda a: torch.hann_window(a.size(0)) * a, f32(8), dynamic={"x0": [0]}, others=lambda: [(torch.randn(1),), (torch.randn(5),)]),
-    Case("hann_window_symmetric", lambda a: torch.hann_window(a.size(0), periodic=False, dtype=torch.float64) * 1, f32(7), dynamic={"x0": [0]}, others=lambda: [(torch.randn(1),), (torch.randn(4),)]),
-    Case("linspace_int", lambda a, b: torch.linspace(a, b, 6, dtype=torch.int64), lambda: (torch.tensor(-3.0), torch.tensor(8.0))),
+    Case(
+        "linspace_dynamic_steps",
+        lambda a: torch.linspace(0, 1, a.size(0)) + a,
+        f32(6),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(1),), (torch.randn(9),)],
+    ),
+    Case(
+        "hann_window_dynamic",
+        lambda a: torch.hann_window(a.size(0)) * a,
+        f32(8),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(1),), (torch.randn(5),)],
+    ),
+    Case(
+        "hann_window_symmetric",
+        lambda a: torch.hann_window(a.size(0), periodic=False, dtype=torch.float64) * 1,
+        f32(7),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(1),), (torch.randn(4),)],
+    ),
+    Case(
+        "linspace_int",
+        lambda a, b: torch.linspace(a, b, 6, dtype=torch.int64),
+        lambda: (torch.tensor(-3.0), torch.tensor(8.0)),
+    ),
     Case("linspace_one_step", lambda a, b: torch.linspace(a, b, 1), lambda: (torch.tensor(2.0), torch.tensor(8.0))),
     Case("alias_lift", lambda a: torch.ops.aten.alias(torch.ops.aten.lift(a)) + 1, f32(3)),
-    Case("script_as_tensor_float_list", _script_as_tensor, f32(3), script=True, dynamic={"x0": [0]}, others=lambda: [(torch.randn(5),)]),
+    Case(
+        "script_as_tensor_float_list",
+        _script_as_tensor,
+        f32(3),
+        script=True,
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(5),)],
+    ),
     # scripted: queries and primitives
     Case("script_dim", _script_dim, f32(2, 3), script=True),
     Case("script_is_floating_point", _script_is_float, f32(3), script=True),
@@ -272,7 +420,18 @@ def _export_kwargs(case: Case, count: int) -> dict[str, Any]:
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["split_sizes", "chunk_uneven", "unbind", "flip", "roll", "repeat", "constant_pad", "reflect_pad2d", "unfold", "tensor_split_indices"]
+HELPER_CASES = [
+    "split_sizes",
+    "chunk_uneven",
+    "unbind",
+    "flip",
+    "roll",
+    "repeat",
+    "constant_pad",
+    "reflect_pad2d",
+    "unfold",
+    "tensor_split_indices",
+]
 
 
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")
@@ -303,8 +462,12 @@ def test_script_max_min_tensor_dynamic(opset: int) -> None:
     model = _script_sizes_dynamic
     x = torch.randn(2, 5)
     assert_matches_torch(
-        model, (x,), opset=opset, other_inputs=[(torch.randn(6, 3),)],
-        input_names=["x0"], dynamic_axes={"x0": [0, 1]},
+        model,
+        (x,),
+        opset=opset,
+        other_inputs=[(torch.randn(6, 3),)],
+        input_names=["x0"],
+        dynamic_axes={"x0": [0, 1]},
     )
 
 
@@ -329,8 +492,12 @@ def test_runtime_repeat_counts_name_opset_11(opset: int) -> None:
 def test_chunk_dynamic_other_input(opset: int) -> None:
     """The run-time chunk follows the input size (not the example's), short last piece too."""
     assert_matches_torch(
-        Wrap(lambda a: [t + 0 for t in a.chunk(3, 0)]), (torch.randn(7, 3),), opset=opset,
-        other_inputs=[(torch.randn(8, 3),), (torch.randn(9, 3),)], input_names=["x0"], dynamic_axes={"x0": [0]},
+        Wrap(lambda a: [t + 0 for t in a.chunk(3, 0)]),
+        (torch.randn(7, 3),),
+        opset=opset,
+        other_inputs=[(torch.randn(8, 3),), (torch.randn(9, 3),)],
+        input_names=["x0"],
+        dynamic_axes={"x0": [0]},
     )
 
 
@@ -346,13 +513,15 @@ def _emit_ir(src: str, inputs: Sequence[torch.Tensor], opset: int) -> list[np.nd
     from exporter.emitter import emit_graph
     from exporter.graph_context import ExportOptions, GraphBuilder
     from exporter.registry import REGISTRY
-    
+
     ts_graph = torch._C.parse_ir(src)
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="g")
     builder = GraphBuilder(graph, ExportOptions(opset=opset))
     bound = []
     for i, (ts_value, tensor) in enumerate(zip(ts_graph.inputs(), inputs)):
-        value = ir.Value(name=f"x{i}", shape=ir.Shape(tensor.shape), type=ir.TensorType(tensors.from_torch_dtype(tensor.dtype)))
+        value = ir.Value(
+            name=f"x{i}", shape=ir.Shape(tensor.shape), type=ir.TensorType(tensors.from_torch_dtype(tensor.dtype))
+        )
         graph.inputs.append(value)
         bound.append((ts_value, value))
     results = emit_graph(ts_graph, builder, REGISTRY, bound, static_shapes=True)
