@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
-from conftest import NEWEST, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 from exporter.registry import REGISTRY
 
@@ -174,3 +175,153 @@ def family_of(kind: str) -> str | None:
         return None
     module = getattr(symbolic.raw, "__module__", "") or ""
     return module.rsplit(".", 1)[-1] if module.startswith("exporter.opset9.") else None
+
+
+def one_torch_thread() -> Iterator[None]:
+    """For a module-scoped autouse fixture: small eager kernels run several times faster
+    single-threaded on a loaded machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --- input builders and helpers shared by several op tables ---------------------------------
+# Each builder returns a function making a fresh tuple of inputs, so a case draws its inputs
+# under the seed the test sets.
+
+
+def pair(
+    shape_a: tuple[int, ...], shape_b: tuple[int, ...], dtype: torch.dtype = torch.float32
+) -> Callable[[], tuple[torch.Tensor, ...]]:
+    def make() -> tuple[torch.Tensor, ...]:
+        if dtype.is_floating_point:
+            return torch.randn(*shape_a).to(dtype), torch.randn(*shape_b).to(dtype)
+        a = torch.randint(-20, 20, shape_a, dtype=dtype)
+        b = torch.randint(1, 7, shape_b, dtype=dtype) * torch.where(torch.rand(shape_b) > 0.5, 1, -1).to(dtype)
+        return a, b
+
+    return make
+
+
+def positive(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.rand(*shape) + 0.1,)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def f32(*shape: int, scale: float = 1.0, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: ((torch.randn(*shape) * scale).to(dtype),)
+
+
+def f32s(count: int, *shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.randn(*shape).to(dtype) for _ in range(count))
+
+
+def ints(
+    *shape: int, low: int = -10, high: int = 10, dtype: torch.dtype = torch.int64
+) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randint(low, high, shape, dtype=dtype),)
+
+
+def int_pair(shape: tuple[int, ...], dtype: torch.dtype, low: int, high: int) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randint(low, high, shape, dtype=dtype), torch.randint(low, high, shape, dtype=dtype))
+
+
+def bools(count: int = 2, n: int = 8) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.rand(n) > 0.5 for _ in range(count))
+
+
+def const(*values: list[float], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.tensor(v, dtype=dtype) for v in values)
+
+
+def typed(*shape: int, dtype: torch.dtype) -> Callable[[], tuple[torch.Tensor, ...]]:
+    def make() -> tuple[torch.Tensor, ...]:
+        if dtype == torch.bool:
+            return (torch.rand(*shape) > 0.5,)
+        if dtype.is_floating_point:
+            return (torch.randn(*shape).to(dtype),)
+        return (torch.randint(-50, 50, shape, dtype=dtype),)
+
+    return make
+
+
+def arange(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    """Distinct values, so any misplaced element shows."""
+    import math
+
+    return lambda: (torch.arange(math.prod(shape)).reshape(shape).to(dtype),)
+
+
+def emit_ir(src: str, inputs: Sequence[torch.Tensor], opset: int) -> list[np.ndarray]:
+    """Emit a parsed TorchScript graph (torch cannot run or shape-propagate some prim ops,
+    so it cannot go through export) and run it in onnxruntime."""
+    import onnx_ir as ir
+
+    from exporter import tensors
+    from exporter.emitter import emit_graph
+    from exporter.graph_context import ExportOptions, GraphBuilder
+    from exporter.registry import REGISTRY
+
+    ts_graph = torch._C.parse_ir(src)
+    graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="g")
+    builder = GraphBuilder(graph, ExportOptions(opset=opset))
+    bound = []
+    for i, (ts_value, tensor) in enumerate(zip(ts_graph.inputs(), inputs)):
+        value = ir.Value(
+            name=f"x{i}", shape=ir.Shape(tensor.shape), type=ir.TensorType(tensors.from_torch_dtype(tensor.dtype))
+        )
+        graph.inputs.append(value)
+        bound.append((ts_value, value))
+    results = emit_graph(ts_graph, builder, REGISTRY, bound, static_shapes=True)
+    flat: list[Any] = []
+    for r in results:
+        flat.extend(r if isinstance(r, (list, tuple)) else [r])
+    for obj in flat:
+        value = obj if isinstance(obj, ir.Value) else builder.constant(obj)
+        if value.is_graph_input() or value.const_value is not None or value in graph.outputs:
+            (value,) = builder.add_node("Identity", [value], {})
+        value.name = f"out{len(graph.outputs)}"
+        graph.outputs.append(value)
+    return run_model(ir.Model(graph, ir_version=8), list(inputs))
+
+
+def with_index(data: Callable[[], torch.Tensor], index: Callable[[], torch.Tensor]) -> Inputs:
+    return lambda: (data(), index())
+
+
+def distinct(*shape: int) -> torch.Tensor:
+    """Floats without ties (sorting cases)."""
+    n = 1
+    for s in shape:
+        n *= s
+    return (torch.randperm(n).float() - n / 2).reshape(shape) / 3
+
+
+def ties() -> tuple[torch.Tensor, ...]:
+    """Repeated maxima and minima in every row: the first index must win."""
+    return (torch.tensor([[1.0, 3.0, 3.0, -2.0, -2.0], [5.0, 5.0, 0.0, 5.0, 0.0], [-1.0, -1.0, -1.0, -1.0, -1.0]]),)
+
+
+def classes(n: int, c: int, *extra: int, ignore: int | None = None) -> Callable[[], tuple[torch.Tensor, ...]]:
+    def make() -> tuple[torch.Tensor, ...]:
+        target = torch.randint(0, c, (n, *extra))
+        if ignore is not None:
+            target.view(-1)[::3] = ignore
+        return torch.randn(n, c, *extra), target
+
+    return make
+
+
+def rand(*shapes: tuple[int, ...], dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.randn(s).to(dtype) for s in shapes)
+
+
+HALF = dict(atol=2e-3, rtol=2e-3)
+
+
+def op_types(model: torch.nn.Module, args: tuple[torch.Tensor, ...], opset: int) -> set[str]:
+    _, onnx_model = export_to_bytes(model, args, opset_version=opset)
+    return {node.op_type for node in onnx_model.graph}

@@ -1,0 +1,123 @@
+"""The op table for comparisons, logical ops, where/clamp and NaN/inf tests (exporter.opset9.logic).
+
+Each case is traced, exported, run in onnxruntime and compared with eager torch at every opset
+where its lowering changes (tests/cases.py), from its first supported one.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from cases import (
+    INF,
+    NAN,
+    Case,
+    bools,
+    const,
+    f32,
+    f32s,
+    helper_params,
+    int_pair,
+    ints,
+    op_params,
+    pair,
+    run_case,
+)
+
+SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 1.5, -2.5, 3e38, -1e-30, 65504.0]
+
+
+CASES = [
+    # comparison and selection
+    Case(
+        "eq_float",
+        lambda a, b: a == b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([1.0, 3.0, float("nan"), 4.0])),
+    ),
+    Case(
+        "ne_float",
+        lambda a, b: a != b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan")]), torch.tensor([1.0, 3.0, float("nan")])),
+    ),
+    Case("eq_int_scalar", lambda a: a == 3, ints(10)),
+    Case("gt", lambda a, b: a > b, pair((5,), (5,))),
+    Case("lt_scalar", lambda a: a < 0.5, f32(5)),
+    Case(
+        "ge_nan",
+        lambda a, b: a >= b,
+        lambda: (torch.tensor([1.0, 2.0, float("nan"), 3.0]), torch.tensor([1.0, 3.0, 1.0, 2.0])),
+    ),
+    Case("le_int", lambda a, b: a <= b, pair((8,), (8,), torch.int64)),
+    Case("lt_half", lambda a, b: a < b, pair((5,), (5,), torch.float16)),
+    Case("where", lambda c, a, b: torch.where(c > 0, a, b), lambda: (torch.randn(4), torch.randn(4), torch.randn(4))),
+    Case("where_scalar", lambda a: torch.where(a > 0, a, 0.0), f32(6)),
+    Case("masked_fill", lambda a: a.masked_fill(a > 0, -1.0), f32(3, 4)),
+    Case("masked_fill_int", lambda a: a.masked_fill(a > 0, 7), ints(3, 4)),
+    Case("clamp", lambda a: torch.clamp(a, -0.5, 0.5), f32(10)),
+    Case("clamp_min", lambda a: torch.clamp(a, min=0.1), f32(10)),
+    Case("clamp_int", lambda a: torch.clamp(a, -3, 4), ints(10)),
+    Case("clamp_tensor", lambda a, lo: torch.clamp(a, min=lo), pair((6,), (6,))),
+    Case("inplace_masked_fill", lambda a: a.clone().masked_fill_(a < 0, 0.0).clamp_(max=0.5), f32(8)),
+    # NaN and inf
+    Case("isnan", torch.isnan, const(SPECIAL)),
+    Case("isnan_int", torch.isnan, ints(2, 3)),
+    Case("isinf", torch.isinf, const(SPECIAL)),
+    Case("isinf_half", torch.isinf, const(SPECIAL, dtype=torch.float16)),
+    Case("isinf_double", torch.isinf, const(SPECIAL + [1e300], dtype=torch.float64)),
+    Case("isinf_bool", torch.isinf, bools(1)),
+    Case("isfinite", torch.isfinite, const(SPECIAL)),
+    Case("isfinite_int", torch.isfinite, ints(4, dtype=torch.int32)),
+    Case("nan_to_num", torch.nan_to_num, const(SPECIAL)),
+    Case("nan_to_num_values", lambda a: torch.nan_to_num(a, nan=1.0, posinf=2.0, neginf=-3.0), const(SPECIAL)),
+    Case("nan_to_num_half", lambda a: torch.nan_to_num(a, posinf=1e6), const(SPECIAL, dtype=torch.float16)),
+    Case("nan_to_num_int", torch.nan_to_num, ints(5)),
+    # maximum and minimum
+    Case(
+        "maximum",
+        torch.maximum,
+        lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN])),
+    ),
+    Case(
+        "minimum",
+        torch.minimum,
+        lambda: (torch.tensor([NAN, 1.0, 2.0, -INF, NAN]), torch.tensor([2.0, NAN, 1.0, 0.0, NAN])),
+    ),
+    Case("maximum_broadcast", torch.maximum, lambda: (torch.randn(3, 4), torch.randn(4))),
+    Case("maximum_int", torch.maximum, int_pair((10,), torch.int64, -50, 50)),
+    Case("minimum_int32", torch.minimum, int_pair((10,), torch.int32, -50, 50)),
+    Case("maximum_int16", torch.maximum, int_pair((10,), torch.int16, -500, 500)),
+    Case("minimum_uint8", torch.minimum, int_pair((10,), torch.uint8, 0, 255)),
+    Case("maximum_bool", torch.maximum, bools()),
+    Case("maximum_half", torch.maximum, f32s(2, 6, dtype=torch.float16)),
+    Case("maximum_mixed_dtype", torch.maximum, lambda: (torch.randint(-5, 5, (6,), dtype=torch.int32), torch.randn(6))),
+    Case("fmax", torch.fmax, lambda: (torch.tensor([NAN, 1.0, NAN, 3.0]), torch.tensor([2.0, NAN, NAN, 1.0]))),
+    Case("fmin", torch.fmin, lambda: (torch.tensor([NAN, 1.0, NAN, 3.0]), torch.tensor([2.0, NAN, NAN, 1.0]))),
+    Case("fmin_int", torch.fmin, int_pair((10,), torch.int64, -9, 9)),
+    # logical
+    Case("logical_and", torch.logical_and, bools()),
+    Case(
+        "logical_or_mixed", torch.logical_or, lambda: (torch.tensor([0.0, NAN, 2.0, 0.0]), torch.tensor([0, 0, 0, 3]))
+    ),
+    Case("logical_xor_int", torch.logical_xor, int_pair((10,), torch.int32, -2, 2)),
+    Case("logical_not_float", torch.logical_not, const([0.0, -0.0, 1.0, NAN])),
+    Case("logical_not_bool", torch.logical_not, bools(1)),
+]
+
+
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["clamp", "clamp_int", "nan_to_num_values"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
+def test_op(case: Case, opset: int) -> None:
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
+
+
+def test_case_names_are_unique() -> None:
+    assert len({c.name for c in CASES}) == len(CASES)

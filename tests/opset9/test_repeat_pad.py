@@ -1,0 +1,153 @@
+"""The op table for repeat, tile, broadcast, meshgrid, as_strided and padding (exporter.opset9.repeat_pad).
+
+Each case is traced, exported, run in onnxruntime and compared with eager torch at every opset
+where its lowering changes (tests/cases.py), from its first supported one.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from cases import Case, arange, f32, helper_params, op_params, run_case, typed
+from conftest import Wrap, export_to_bytes
+
+CASES = [
+    # repeating and broadcasting
+    Case("repeat", lambda a: a.repeat(2, 1, 3), arange(2, 3)),
+    Case("repeat_same_rank_bool", lambda a: a.repeat(3, 2), typed(2, 3, dtype=torch.bool)),
+    Case("tile_short", lambda a: torch.tile(a, (2,)), arange(2, 3)),
+    Case("tile_long_half", lambda a: torch.tile(a, (2, 1, 2)), typed(3, dtype=torch.float16)),
+    Case("repeat_interleave_int", lambda a: a.repeat_interleave(3, 1), arange(2, 3)),
+    Case("repeat_interleave_flat", lambda a: torch.repeat_interleave(a, 2), arange(2, 3, dtype=torch.int32)),
+    Case("repeat_interleave_zero", lambda a: a.repeat_interleave(0, 1) + 1, arange(2, 3)),
+    Case(
+        "repeat_interleave_runtime_int",
+        lambda a, b: a.repeat_interleave(b.size(0), 0),
+        lambda: (torch.randn(2, 3), torch.randn(3)),
+        dynamic={"x1": [0]},
+        others=lambda: [(torch.randn(2, 3), torch.randn(1))],
+    ),
+    Case("repeat_interleave_const_counts", lambda a: a.repeat_interleave(torch.tensor([1, 0, 3]), 0), arange(3, 2)),
+    Case(
+        "repeat_interleave_runtime_counts",
+        lambda a, r: a.repeat_interleave(r, 0),
+        lambda: (torch.randn(4, 2), torch.tensor([2, 0, 1, 3])),
+        min_opset=11,
+        others=lambda: [(torch.randn(4, 2), torch.tensor([0, 5, 1, 1]))],
+    ),
+    Case(
+        "repeat_interleave_counts_only",
+        lambda r: torch.repeat_interleave(r) * 1,
+        lambda: (torch.tensor([1, 3, 0, 2]),),
+        min_opset=11,
+    ),
+    Case(
+        "repeat_interleave_dynamic",
+        lambda a: a.repeat_interleave(2, 0),
+        arange(3, 2),
+        dynamic={"x0": [0]},
+        others=lambda: [(torch.randn(5, 2),)],
+    ),
+    Case("broadcast_to", lambda a: a.broadcast_to(2, 3, 4), f32(3, 1)),
+    Case(
+        "broadcast_tensors",
+        lambda a, b, c: torch.broadcast_tensors(a, b, c),
+        lambda: (torch.randn(3, 1), torch.randn(4), torch.randn(2, 1, 1)),
+    ),
+    Case(
+        "broadcast_tensors_dynamic",
+        lambda a, b: torch.broadcast_tensors(a, b),
+        lambda: (torch.randn(3, 1), torch.randn(1, 4)),
+        dynamic={"x0": [0], "x1": [1]},
+        others=lambda: [(torch.randn(2, 1), torch.randn(1, 6))],
+    ),
+    Case(
+        "meshgrid_ij",
+        lambda a, b, c: torch.meshgrid(a, b, c, indexing="ij"),
+        lambda: (torch.randn(2), torch.randn(3), torch.randn(4)),
+    ),
+    Case("meshgrid_default", lambda a, b: torch.meshgrid(a, b), lambda: (torch.randn(2), torch.randn(3))),
+    Case("meshgrid_xy", lambda a, b: torch.meshgrid(a, b, indexing="xy"), lambda: (torch.randn(2), torch.randn(3))),
+    Case(
+        "meshgrid_int_dynamic",
+        lambda a, b: torch.meshgrid(a, b, indexing="xy"),
+        lambda: (torch.arange(3), torch.arange(4)),
+        dynamic={"x0": [0], "x1": [0]},
+        others=lambda: [(torch.arange(5), torch.arange(2))],
+    ),
+    Case("as_strided", lambda a: torch.as_strided(a, (3, 3), (1, 2), 1), arange(4, 3)),
+    Case("as_strided_overlap_int", lambda a: a.as_strided((2, 2, 2), (3, 1, 2)), arange(12, dtype=torch.int64)),
+    Case("as_strided_transposed_input", lambda a: a.t().as_strided((2, 3), (3, 1)), arange(3, 4)),
+    Case("as_strided_expanded_input", lambda a: a.expand(3, 4).as_strided((2, 2), (1, 1)), arange(1, 4)),
+    Case("unfold", lambda a: a.unfold(1, 3, 2), arange(2, 8, 3)),
+    Case(
+        "unfold_dynamic",
+        lambda a: a.unfold(1, 3, 2),
+        arange(2, 8, 3),
+        dynamic={"x0": [0, 1]},
+        others=lambda: [(torch.randn(1, 11, 3),), (torch.randn(2, 3, 3),)],
+    ),
+    Case("unfold_last", lambda a: a.unfold(-1, 2, 1), arange(3, 4, dtype=torch.int32)),
+    Case("repeat_int32", lambda a: a.repeat(2, 2), typed(2, 3, dtype=torch.int32)),
+    Case("broadcast_to_int32", lambda a: a.broadcast_to(3, 2, 4), typed(2, 1, dtype=torch.int32)),
+    Case(
+        "meshgrid_half",
+        lambda a, b: torch.meshgrid(a, b, indexing="ij"),
+        lambda: (torch.randn(2).half(), torch.randn(3).half()),
+    ),
+    Case("as_strided_bool", lambda a: a.as_strided((2, 2), (1, 2)), typed(6, dtype=torch.bool)),
+    Case("unfold_half", lambda a: a.unfold(0, 2, 2), typed(6, 2, dtype=torch.float16)),
+    # padding
+    Case("constant_pad", lambda a: F.pad(a, (1, 2, 0, 1), value=1.5), f32(2, 3, 4)),
+    Case("constant_pad_nd_crop", lambda a: torch.constant_pad_nd(a, (-1, 2), 0.5), f32(2, 5)),
+    Case("constant_pad_int64", lambda a: F.pad(a, (2, 1), value=7), typed(2, 3, dtype=torch.int64)),
+    Case("constant_pad_int32", lambda a: F.pad(a, (1, 1, 1, 0)), typed(2, 3, dtype=torch.int32)),
+    Case("constant_pad_bool", lambda a: F.pad(a, (1, 1)), typed(2, 3, dtype=torch.bool)),
+    Case("constant_pad_half", lambda a: F.pad(a, (1, 0)), typed(2, 3, dtype=torch.float16)),
+    Case("reflect_pad1d", lambda a: F.pad(a, (2, 1), mode="reflect"), f32(1, 2, 5)),
+    Case("reflect_pad2d", lambda a: F.pad(a, (1, 2, 2, 1), mode="reflect"), f32(1, 2, 4, 5)),
+    Case("reflect_pad3d", lambda a: F.pad(a, (1, 1, 1, 0, 0, 1), mode="reflect"), f32(1, 1, 3, 3, 3)),
+    Case("replicate_pad1d", lambda a: F.pad(a, (3, 1), mode="replicate"), f32(1, 2, 4)),
+    Case("replicate_pad2d", lambda a: F.pad(a, (0, 2, 1, 1), mode="replicate"), f32(2, 1, 3, 3)),
+    Case("replicate_pad3d", lambda a: F.pad(a, (1, 0, 0, 1, 1, 1), mode="replicate"), f32(1, 1, 2, 3, 2)),
+    Case("reflection_pad2d_fn", lambda a: torch.ops.aten.reflection_pad2d(a, [1, 1, 1, 1]), f32(1, 1, 3, 3)),
+    Case("replication_pad1d_fn", lambda a: torch.ops.aten.replication_pad1d(a, [2, 0]), f32(1, 2, 3)),
+    Case("replicate_pad_int64", lambda a: F.pad(a, (1, 2), mode="replicate"), typed(1, 2, 4, dtype=torch.int64)),
+    Case("circular_pad", lambda a: F.pad(a, (1, 2, 2, 0), mode="circular"), arange(1, 2, 3, 4)),
+    Case("circular_pad_crop", lambda a: F.pad(a, (-1, 2), mode="circular"), arange(1, 2, 5)),
+    Case("reflect_pad_int32", lambda a: F.pad(a, (2, 1), mode="reflect"), typed(1, 2, 5, dtype=torch.int32)),
+    Case("reflect_pad_half", lambda a: F.pad(a, (1, 1, 1, 1), mode="reflect"), typed(1, 1, 3, 3, dtype=torch.float16)),
+    Case("circular_pad_bool", lambda a: F.pad(a, (1, 1), mode="circular"), typed(1, 2, 4, dtype=torch.bool)),
+]
+
+
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold"]
+
+
+@pytest.mark.filterwarnings("ignore:torch.meshgrid")
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
+def test_op(case: Case, opset: int) -> None:
+    run_case(case, opset)
+
+
+@pytest.mark.filterwarnings("ignore:torch.meshgrid")
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
+
+
+def test_case_names_are_unique() -> None:
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("opset", [9, 10])
+def test_runtime_repeat_counts_name_opset_11(opset: int) -> None:
+    """Per-index repeat counts known only at run time need Range/CumSum: the error says so."""
+    from exporter.errors import SymbolicError
+
+    model = Wrap(lambda a, r: a.repeat_interleave(r, 0))
+    with pytest.raises(SymbolicError, match="opset 11"):
+        export_to_bytes(model, (torch.randn(4, 2), torch.tensor([1, 2, 0, 1])), opset_version=opset)

@@ -1,0 +1,186 @@
+"""The op table for sorting and selection: sort, topk, argsort, bucketize, unique (exporter.opset9.sorting).
+
+Each case is traced, exported, run in onnxruntime and compared with eager torch at every opset
+where its lowering changes (tests/cases.py), from its first supported one.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from cases import Case, distinct, helper_params, op_params, run_case
+from conftest import NEWEST, Wrap, assert_matches_torch
+
+from exporter.errors import UnsupportedOperatorError
+
+CASES = [
+    # sorting
+    Case("sort", lambda x: torch.sort(x), lambda: (distinct(3, 5),)),
+    Case("sort_desc_dim0", lambda x: torch.sort(x, 0, descending=True), lambda: (distinct(4, 3),)),
+    Case(
+        "sort_stable_ties",
+        lambda x: torch.sort(x, stable=True),
+        lambda: (torch.tensor([3.0, 1.0, 3.0, 1.0, 2.0, 1.0]),),
+    ),
+    Case(
+        "sort_stable_ties_desc",
+        lambda x: torch.sort(x, descending=True, stable=True),
+        lambda: (torch.tensor([3, 1, 3, 1, 2, 1]),),
+    ),
+    Case(
+        "sort_dtypes",
+        lambda a, b, c: (a.sort(), b.sort(-1, True), (c > 0).sort(stable=True)),
+        lambda: (torch.randperm(12).to(torch.int32).reshape(3, 4), distinct(2, 6).half(), torch.randn(2, 5)),
+    ),
+    Case(
+        "sort_nan",
+        lambda x: torch.cat([torch.sort(x)[0], torch.sort(x, descending=True)[0]]),
+        lambda: (torch.tensor([[1.0, float("nan"), -0.5, 2.0, float("inf")]]),),
+    ),
+    # +inf before NaN, -inf, and ties with both ends: the order must not depend on TopK's NaN rank
+    Case(
+        "sort_inf_nan",
+        lambda x: torch.cat([torch.sort(x)[0], torch.sort(x, descending=True)[0], torch.sort(x)[1].float()]),
+        lambda: (torch.tensor([[float("inf"), 1.0, float("nan"), float("-inf"), 3.4e38]]),),
+    ),
+    Case(
+        "topk_nan_inf",
+        lambda x: torch.cat([torch.topk(x, 2)[0], torch.topk(x, 2, largest=False)[0]]),
+        lambda: (torch.tensor([[float("inf"), 1.0, float("nan"), -2.0]]),),
+    ),
+    Case(
+        "topk_nan",
+        lambda x: torch.topk(x, 3),
+        lambda: (torch.tensor([[1.0, float("nan"), -0.5, 2.0], [0.0, 1.0, float("nan"), 4.0]]),),
+    ),
+    Case("argsort", lambda x: torch.argsort(x, dim=1, descending=True), lambda: (distinct(3, 5),)),
+    Case("argsort_int", lambda x: x.argsort(), lambda: (torch.randperm(7),)),
+    Case("topk", lambda x: torch.topk(x, 2), lambda: (distinct(3, 5),)),
+    Case("topk_smallest_dim0", lambda x: torch.topk(x, 3, dim=0, largest=False), lambda: (distinct(5, 2),)),
+    Case("topk_int", lambda x: x.topk(2), lambda: (torch.randperm(9).reshape(3, 3),)),
+    Case("topk_dynamic_k", lambda x: x.topk(x.size(1) // 2), lambda: (distinct(2, 6),)),
+    Case(
+        "bucketize",
+        lambda x, b: torch.bucketize(x, b),
+        lambda: (torch.tensor([[-1.0, 0.0, 0.5], [1.0, 3.0, float("nan")]]), torch.tensor([0.0, 1.0, 2.0])),
+    ),
+    Case(
+        "bucketize_right_int32",
+        lambda x, b: torch.bucketize(x, b, right=True, out_int32=True),
+        lambda: (torch.tensor([-1.0, 0.0, 0.5, 1.0, 3.0, float("nan")]), torch.tensor([0.0, 1.0, 2.0])),
+    ),
+    Case(
+        "bucketize_int_mixed",
+        lambda x, y, b: (torch.bucketize(x, b), torch.bucketize(y, b)),
+        lambda: (torch.tensor([0, 2, 5, 9]), torch.tensor([0.5, 2.0, 9.0]), torch.tensor([1, 2, 8])),
+    ),
+    # unique
+    Case("unique", lambda x: torch.unique(x), lambda: (torch.tensor([3, 1, 2, 3, 1, -4]),), min_opset=11),
+    Case(
+        "unique_all",
+        lambda x: torch.unique(x, return_inverse=True, return_counts=True),
+        lambda: (torch.tensor([[3, 1], [2, 3], [1, 1]]),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_unsorted_float",
+        lambda x: torch.unique(x, sorted=False, return_inverse=True),
+        lambda: (torch.tensor([2.5, -1.0, 2.5, 0.0]),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_private",
+        lambda x: torch._unique(x, True, True),
+        lambda: (torch.tensor([[3, 1], [2, 3]]),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_int32",
+        lambda x: torch.unique(x, return_counts=True),
+        lambda: (torch.tensor([5, 5, -2, 7], dtype=torch.int32),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_bool_half",
+        lambda x: (torch.unique(x > 0), torch.unique(x.half(), return_counts=True)),
+        lambda: (torch.tensor([0.5, -1.0, 0.5, 2.0]),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_dim",
+        lambda x: torch.unique(x, dim=0, return_inverse=True, return_counts=True),
+        lambda: (torch.tensor([[2, 1], [1, 0], [2, 1], [1, 3]]),),
+        min_opset=11,
+    ),
+    Case(
+        "unique_dim1",
+        lambda x: torch.unique(x, dim=1),
+        lambda: (torch.tensor([[2.0, 1.0, 2.0], [1.0, 0.0, 1.0]]),),
+        min_opset=11,
+    ),
+]
+
+
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
+HELPER_CASES = ["topk", "sort"]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
+def test_op(case: Case, opset: int) -> None:
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, HELPER_CASES))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """Representative cases where exporter.symbolic_helper changes an ONNX signature."""
+    run_case(case, opset)
+
+
+def test_case_names_are_unique() -> None:
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("opset", [9, 11])
+def test_unique_before_opset_11_names_opset_11(opset: int) -> None:
+    model = Wrap(lambda x: torch.unique(x))
+    if opset >= 11:
+        assert_matches_torch(model, (torch.tensor([2, 1, 2]),), opset=opset)
+        return
+    with pytest.raises(UnsupportedOperatorError, match="11"):
+        assert_matches_torch(model, (torch.tensor([2, 1, 2]),), opset=opset)
+
+
+DYNAMIC = [
+    Case("sort_dyn", lambda x: x.sort(0), lambda: (distinct(5, 3),)),
+    Case(
+        "topk_dyn_nan",
+        lambda x: x.topk(2, dim=1),
+        lambda: (
+            torch.tensor(
+                [[1.0, float("nan"), 0.5], [2.0, 0.0, float("nan")], [0.0, 1.0, -1.0], [3.0, 2.0, 0.1], [5.0, 6.0, 0.2]]
+            ),
+        ),
+    ),
+]
+
+
+# Ops that need an op from a later opset once sizes are dynamic.
+_DYNAMIC_MIN_OPSET = {"sort_dyn": 10, "topk_dyn_nan": 11}
+
+
+@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
+def test_dynamic_sizes(case: Case, opset: int) -> None:
+    if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
+        pytest.skip("needs a run-time bound input")
+    inputs = case.inputs()
+    x = inputs[0]
+    bigger = (torch.cat([x, x[:1]]),) + inputs[1:]
+    assert_matches_torch(
+        Wrap(case.fn),
+        inputs,
+        opset=opset,
+        other_inputs=[bigger],
+        input_names=[f"in{i}" for i in range(len(inputs))],
+        dynamic_axes={"in0": {0: "n"}},
+    )
