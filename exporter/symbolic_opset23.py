@@ -35,7 +35,14 @@ def aten_scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Value:
-    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
+    """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+
+    A query row that sees no key (a bool row of False, an additive row of -inf) is 0 in
+    Attention, as in torch (the spec's softmax and onnxruntime's kernel agree), so no fix-up
+    follows. An additive row of finfo.min is finite: torch and the spec attend uniformly, but
+    onnxruntime's kernel (1.32) zeroes it too. A mask with is_causal takes the MatMul form,
+    which zeroes fully masked rows itself.
+    """
     if h.rank_of(query) != 4 or h.rank_of(key) != 4 or (attn_mask is not None and is_causal):
         # other ranks keep the MatMul/Softmax lowering
         return aten_scaled_dot_product_attention_11(
@@ -50,8 +57,22 @@ def aten_scaled_dot_product_attention(
         attrs["scale"] = float(scale)
     inputs = [query, key, value]
     if attn_mask is not None:
-        inputs.append(attn_mask if attn_mask.dtype == ir.DataType.BOOL else h.cast_like(g, attn_mask, query))
+        mask = attn_mask if attn_mask.dtype == ir.DataType.BOOL else h.cast_like(g, attn_mask, query)
+        inputs.append(_mask_over_query_and_key(g, mask, query, key))
     return g.op("Attention", *inputs, **attrs)
+
+
+def _mask_over_query_and_key(g: GraphContext, mask: Value, query: Value, key: Value) -> Value:
+    """The mask with its last two dims [L, S]. The spec broadcasts the mask, but onnxruntime's
+    Attention kernel (1.32) refuses a mask whose last two dims are not exactly the query and
+    key lengths, such as the [B, 1, 1, S] padding mask of a left-padded batch: Expand it
+    unless its shape is known to match."""
+    want = [query.shape[-2] if query.shape is not None else None, key.shape[-2] if key.shape is not None else None]
+    have = list(mask.shape)[-2:] if mask.shape is not None and len(mask.shape) >= 2 else None
+    if have is not None and None not in want and have == want:
+        return mask
+    target = g.list_to_value([h.dim_size(g, query, -2), h.dim_size(g, key, -2)])
+    return g.op("Expand", mask, target)
 
 
 @onnx_symbolic("aten::rms_norm", opset=23)

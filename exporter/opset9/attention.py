@@ -52,8 +52,9 @@ def aten_scaled_dot_product_attention(
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
 
     softmax(Q K^T * scale + mask) V from MatMul and Softmax, which every opset has (torch's
-    exporter needs opset 14). A bool mask selects, a float mask adds. is_causal needs static
-    sequence lengths before opset 11 (symbolic_opset11).
+    exporter needs opset 14). A bool mask selects, a float mask adds. A query row that sees
+    no key (all False, all -inf, or so with is_causal) is 0 as in torch, not Softmax's NaN.
+    is_causal needs static sequence lengths before opset 11 (symbolic_opset11).
     """
     return scaled_dot_product_attention_with(
         g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, _causal_mask
@@ -96,16 +97,50 @@ def scaled_dot_product_attention_with(
         scale_value = h.scalar_like(g, scale, query)
     scores = g.op("Mul", g.op("MatMul", query, h.matmul_transposed_last(g, key)), scale_value)
     minus_inf = h.scalar_like(g, float("-inf"), query)
-    if is_causal:
-        scores = g.op("Where", causal_mask(g, query, key), scores, minus_inf)
-    if attn_mask is not None:
-        if attn_mask.dtype == ir.DataType.BOOL:
-            scores = g.op("Where", attn_mask, scores, minus_inf)
-        else:
-            scores = g.op("Add", scores, h.cast_like(g, attn_mask, query))
+    mask: Value | None = None
+    if attn_mask is None:
+        if is_causal:  # every row sees key 0: never fully masked
+            scores = g.op("Where", causal_mask(g, query, key), scores, minus_inf)
+    elif attn_mask.dtype == ir.DataType.BOOL:
+        mask = attn_mask
+        if is_causal:  # combined on the mask, not on the (larger) scores
+            mask = g.op("And", causal_mask(g, query, key), mask)
+        scores = g.op("Where", mask, scores, minus_inf)
+    else:
+        mask = h.cast_like(g, attn_mask, query)
+        if is_causal:
+            mask = g.op("Where", causal_mask(g, query, key), mask, minus_inf)
+        scores = g.op("Add", scores, mask)
     rank = h.rank_of(query)
     weights = h.softmax(g, scores, rank - 1 if rank is not None else -1, rank=rank)
-    return g.op("MatMul", weights, value)
+    out = g.op("MatMul", weights, value)
+    if mask is None:
+        return out
+    return _fully_masked_rows_to_zero(g, out, mask)
+
+
+def _fully_masked_rows_to_zero(g: GraphContext, out: Value, mask: Value) -> Value:
+    """0 where a query row can see no key, as torch's scaled_dot_product_attention gives
+    (its _safe_softmax zeroes rows whose scores are all -inf); Softmax gives NaN there.
+
+    The test reads the mask, not the scores: one ReduceMax over its last dim ([..., L, 1],
+    broadcasting against the [..., L, E] output), and one Where on the output. A bool mask
+    sees a key where it is true; an additive mask hides a key only with -inf (torch: a row
+    of finfo.min is finite, so it attends uniformly, and Softmax agrees).
+    """
+    rank = h.rank_of(mask)
+    axis = [rank - 1] if rank is not None else [-1]
+    zero = h.scalar_like(g, 0.0, out)
+    if mask.dtype == ir.DataType.BOOL:
+        # ReduceMax takes no bool before opset 20 (and onnxruntime has no bool kernel)
+        counts = h.reduce(g, "ReduceMax", h.cast(g, mask, ir.DataType.INT32), axis, True)
+        return g.op("Where", h.cast(g, counts, ir.DataType.BOOL), out, zero)
+    largest = h.reduce(g, "ReduceMax", mask, axis, True)
+    # -inf is the only value below the dtype's lowest (Equal takes no floats before opset 11;
+    # a NaN row stays NaN, as in torch)
+    lowest = torch.finfo(tensors.to_torch_dtype(mask.dtype)).min
+    hidden = g.op("Less", largest, h.scalar_like(g, lowest, mask))
+    return g.op("Where", hidden, zero, out)
 
 
 def _split_equal(g: GraphContext, x: Value, size: int, axis: int) -> tuple[Value, Value, Value]:
