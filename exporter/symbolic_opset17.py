@@ -3,7 +3,8 @@
 ONNX changes at opset 17 that this module reacts to:
 - LayerNormalization: layer_norm becomes one node instead of seven (normalized in float32,
   stash_type=1, as torch does for half inputs).
-- DFT and STFT appear (stft is lowered to STFT).
+- DFT and STFT appear (stft is lowered to STFT; fft_fft/fftn/ifft/rfft/irfft to DFT, with
+  real/imag reading the complex results: below 17 they are unsupported).
 """
 
 from __future__ import annotations
@@ -125,3 +126,218 @@ def aten_stft(
         pads = [half, half] if rank == 1 else [0, half, 0, half]
         self = g.op("Pad", self, g.constant(pads), mode=mode)
     return _stft(g, self, n_fft, hop_length, win_length, window, normalized, onesided, return_complex)
+
+
+# Complex values. ONNX has no complex tensors; DFT's are float tensors with a trailing dim of 2
+# (real, imaginary). The emitter stamps torch's dtype (complex64) on every ir.Value a symbolic
+# returns, so a complex intermediate travels as a ComplexValue instead: the float [..., 2]
+# tensor, marked. The fft symbolics make and take them, real/imag turn them back into tensors;
+# any other op refuses one (ONNX export supports complex values only between fft and real/imag).
+
+
+class ComplexValue:
+    """A complex tensor as ONNX DFT writes it: a float ``value`` of shape [*torch_shape, 2]."""
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+        value.meta["complex"] = True
+
+    def __repr__(self) -> str:
+        return (
+            f"ComplexValue({self.value.dtype}, {self.value.shape}: a complex tensor, which ONNX export "
+            "supports only between torch.fft functions and .real/.imag)"
+        )
+
+
+_COMPLEX_CONSUMERS = frozenset(
+    {"aten::real", "aten::imag", "aten::fft_fft", "aten::fft_ifft", "aten::fft_fftn", "aten::fft_irfft"}
+)
+
+
+def _complex_result(g: GraphContext, value: Value) -> ComplexValue:
+    """Mark a DFT result complex, refusing up front a use that could not take it (any op other
+    than real/imag/fft, or a model output), with the op named rather than a type error later."""
+    if g.node is not None:
+        for use in g.node.output().uses():
+            kind = use.user.kind()
+            if kind not in _COMPLEX_CONSUMERS:
+                packed = kind in ("prim::Return", "prim::TupleConstruct", "prim::ListConstruct")
+                where = "returned (or packed in a tuple or list)" if packed else f"used by {kind}"
+                raise ValueError(
+                    f"the complex result of {g.node.kind()} is {where}; ONNX has no complex tensors, and the "
+                    "export supports them only between torch.fft functions and .real/.imag"
+                )
+    return ComplexValue(value)
+
+
+def _as_pairs(g: GraphContext, self: object) -> tuple[Value, bool]:
+    """(float tensor with a trailing dim of 2 for a complex input or of 1 for a real one, is_complex)."""
+    if isinstance(self, ComplexValue):
+        return self.value, True
+    if not isinstance(self, ir.Value):
+        raise ValueError(f"expected a tensor, got {type(self).__name__}")
+    x = self if h.is_floating(self) else h.cast(g, self, ir.DataType.FLOAT)
+    return h.unsqueeze(g, x, [-1]), False
+
+
+def _dft(g: GraphContext, x: Value, axis: int, *, inverse: bool = False, onesided: bool = False) -> Value:
+    """DFT of ``x`` ([..., 1 or 2]) along a non-negative ``axis``: an attribute in DFT-17, an input from DFT-20."""
+    attrs = {"inverse": int(inverse), "onesided": int(onesided)}
+    if g.opset >= 20:  # None: dft_length omitted
+        return g.op("DFT", x, None, g.constant(axis), **attrs)
+    return g.op("DFT", x, axis=axis, **attrs)
+
+
+def _fit(g: GraphContext, x: Value, axis: int, n: int) -> Value:
+    """``x`` trimmed or zero-padded to ``n`` along ``axis`` (torch's ``n=``/``s=``)."""
+    size = h.dim_size(g, x, axis)
+    if isinstance(size, int) and size == n:
+        return x
+    if isinstance(size, int) and size < n:
+        rank = h.known_rank(x, "fft")
+        pads = [0] * (2 * rank)
+        pads[rank + axis] = n - size
+        return g.op("Pad", x, g.constant(pads))
+    if not isinstance(size, int):
+        raise ValueError("fft with n= (or s=) needs the input size along dim known at export time")
+    return h.slice_static(g, x, [axis], [0], [n])
+
+
+def _norm_scale(g: GraphContext, x: Value, n: int | Value, norm: str | None, *, inverse: bool) -> Value:
+    """torch's norm= on top of DFT, which is unnormalized forward and 1/n inverse."""
+    if norm not in (None, "backward", "ortho", "forward"):
+        raise ValueError(f"fft norm={norm!r} is not one of 'backward', 'ortho', 'forward'")
+    # the power of n torch multiplies by, relative to what DFT already did
+    power = {None: 0.0, "backward": 0.0, "ortho": -0.5, "forward": -1.0}[norm]
+    if inverse:
+        power = {None: 0.0, "backward": 0.0, "ortho": 0.5, "forward": 1.0}[norm]
+    if power == 0.0:
+        return x
+    if isinstance(n, int):
+        return g.op("Mul", x, h.scalar_like(g, float(n) ** power, x))
+    factor = g.op("Pow", h.cast_like(g, n, x), h.scalar_like(g, power, x))
+    return g.op("Mul", x, factor)
+
+
+def _fft_dims(
+    g: GraphContext, self: object, dims: Sequence[int], sizes: Sequence[int] | None, norm: str | None, *, inverse: bool
+) -> ComplexValue:
+    x, _ = _as_pairs(g, self)
+    rank = h.known_rank(x, "fft") - 1
+    total: int | Value = 1
+    for i, dim in enumerate(dims):
+        axis = h.normalize_dim(dim, rank)
+        if sizes is not None and sizes[i] != -1:
+            x = _fit(g, x, axis, sizes[i])
+        total = h.mul_sizes(g, total, h.dim_size(g, x, axis))
+        x = _dft(g, x, axis, inverse=inverse)
+    return _complex_result(g, _norm_scale(g, x, total, norm, inverse=inverse))
+
+
+@onnx_symbolic("aten::fft_fft", opset=17)
+def aten_fft_fft(
+    g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
+) -> ComplexValue:
+    """fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+
+    DFT along dim of a real (trailing dim of 1) or complex input; the result is a ComplexValue.
+    """
+    return _fft_dims(g, self, [dim], None if n is None else [n], norm, inverse=False)
+
+
+@onnx_symbolic("aten::fft_ifft", opset=17)
+def aten_fft_ifft(
+    g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
+) -> ComplexValue:
+    """fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor: DFT with inverse=1 (1/n)"""
+    return _fft_dims(g, self, [dim], None if n is None else [n], norm, inverse=True)
+
+
+@onnx_symbolic("aten::fft_fftn", opset=17)
+def aten_fft_fftn(
+    g: GraphContext,
+    self: object,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+) -> ComplexValue:
+    """fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+
+    FNet's token mixing (torch.fft.fftn(x, dim=(-1, -2)).real): one DFT per dim; norm= scales by
+    the product of the transformed sizes. dim defaults to the last len(s) dims, or all of them.
+    """
+    rank = h.known_rank(self.value if isinstance(self, ComplexValue) else self, "fftn")
+    if isinstance(self, ComplexValue):
+        rank -= 1
+    if dim is None:
+        dim = list(range(rank - len(s), rank)) if s is not None else list(range(rank))
+    if s is not None and len(s) != len(dim):
+        raise ValueError(f"fftn: s={list(s)} and dim={list(dim)} differ in length")
+    return _fft_dims(g, self, dim, s, norm, inverse=False)
+
+
+@onnx_symbolic("aten::fft_rfft", opset=17)
+def aten_fft_rfft(
+    g: GraphContext, self: Value, n: int | None = None, dim: int = -1, norm: str | None = None
+) -> ComplexValue:
+    """fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+
+    DFT with onesided=1: the n // 2 + 1 non-negative frequencies of a real signal.
+    """
+    x, _ = _as_pairs(g, self)
+    axis = h.normalize_dim(dim, h.known_rank(self, "rfft"))
+    if n is not None:
+        x = _fit(g, x, axis, n)
+    size = h.dim_size(g, x, axis)
+    return _complex_result(g, _norm_scale(g, _dft(g, x, axis, onesided=True), size, norm, inverse=False))
+
+
+@onnx_symbolic("aten::fft_irfft", opset=17)
+def aten_fft_irfft(
+    g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
+) -> Value:
+    """fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+
+    The inverse of rfft: the n // 2 + 1 given frequencies (trimmed or zero-padded, n defaults to
+    2 * (m - 1)) are completed to the full Hermitian spectrum (X[n - k] = conj(X[k])), inverted
+    by DFT and the real part kept; like torch's c2r transform this ignores the imaginary parts
+    of X[0] and X[n / 2]. n must be known at export time.
+    """
+    x, _ = _as_pairs(g, self)
+    rank = h.known_rank(x, "irfft") - 1
+    axis = h.normalize_dim(dim, rank)
+    if n is None:
+        m = h.dim_size(g, x, axis)
+        if not isinstance(m, int):
+            raise ValueError("irfft without n= needs the input size along dim known at export time")
+        n = 2 * (m - 1)
+    if n < 1:
+        raise ValueError(f"irfft needs n >= 1, got {n}")
+    half = _fit(g, x, axis, n // 2 + 1)
+    parts = [half]
+    if n - n // 2 - 1 > 0:
+        mirrored = h.gather_constant(g, half, torch.tensor([n - k for k in range(n // 2 + 1, n)]), axis)
+        conjugate = torch.tensor([1.0, -1.0], dtype=tensors.to_torch_dtype(x.dtype))
+        parts.append(g.op("Mul", mirrored, g.constant(conjugate)))
+    full = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=axis)
+    signal = _dft(g, full, axis, inverse=True)
+    real = g.op("Gather", signal, g.constant(0), axis=rank)
+    return _norm_scale(g, real, n, norm, inverse=True)
+
+
+@onnx_symbolic("aten::real", opset=17)
+def aten_real(g: GraphContext, self: object) -> Value:
+    """real(Tensor(a) self) -> Tensor(a): the real parts of a ComplexValue; a real tensor is its own real part"""
+    if isinstance(self, ComplexValue):
+        return g.op("Gather", self.value, g.constant(0), axis=h.known_rank(self.value, "real") - 1)
+    if isinstance(self, ir.Value):
+        return self
+    raise ValueError(f"real of {type(self).__name__} is not supported")
+
+
+@onnx_symbolic("aten::imag", opset=17)
+def aten_imag(g: GraphContext, self: object) -> Value:
+    """imag(Tensor(a) self) -> Tensor(a): the imaginary parts of a ComplexValue (torch refuses real tensors)"""
+    if isinstance(self, ComplexValue):
+        return g.op("Gather", self.value, g.constant(1), axis=h.known_rank(self.value, "imag") - 1)
+    raise ValueError("imag of a real tensor: torch defines imag for complex tensors only")

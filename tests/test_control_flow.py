@@ -259,6 +259,8 @@ def test_scripted_interpolate_becomes_resize(opset: int) -> None:
     assert b"Resize" in data
 
 
-def test_scripted_bilinear_interpolate_at_opset_9_names_opset_11() -> None:
-    with pytest.raises(exporter.ExporterError, match="opset 11"):
-        exporter.export(torch.jit.script(ScriptedResize()), (torch.randn(1, 2, 3, 4),), io.BytesIO(), opset_version=9)
+@pytest.mark.parametrize("opset", [9, 10])
+def test_scripted_bilinear_interpolate_below_11_computes_torch_coordinates(opset: int) -> None:
+    """No Resize with half-pixel coordinates before 11: constant Gather indices and weights."""
+    data = _check(torch.jit.script(ScriptedResize()), [(torch.randn(1, 2, 3, 4),)], opset)
+    assert b"Resize" not in data and b"Upsample" not in data

@@ -1,5 +1,6 @@
 """Elementwise arithmetic and math: add/sub/mul/div with torch's rounding modes, pow, exp/log
-family, trigonometry, rounding, lerp/addcmul/addcdiv, fmod/remainder, conjugation of real tensors.
+family, trigonometry, rounding, lerp/addcmul/addcdiv, fmod/remainder, conjugation of real tensors,
+diff.
 
 ONNX idioms: integer Div truncates where torch floors, so floor division corrects the quotient
 by the remainder's sign (``h.floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
@@ -28,6 +29,34 @@ def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Va
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
         return g.op("Or", self, other)
     return g.op("Add", self, h.scaled(g, other, alpha))
+
+
+@onnx_symbolic("aten::diff")
+def aten_diff(
+    g: GraphContext,
+    self: Value,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Value | None = None,
+    append: Value | None = None,
+) -> Value:
+    """diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+
+    Whisper's decoder without a mask. prepend/append are concatenated along dim, then n times
+    x[1:] - x[:-1] by two Slices (bool tensors: logical xor, as torch). Slice ends of -1 and
+    INT64_MAX keep it valid for sizes known only at run time.
+    """
+    if n < 0:
+        raise ValueError(f"diff needs n >= 0, got {n}")
+    rank = h.known_rank(self, "diff")
+    dim = h.normalize_dim(dim, rank)
+    parts = [h.cast_like(g, t, self) for t in (prepend, self, append) if t is not None]
+    out = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=dim)
+    for _ in range(n):
+        later = h.slice_static(g, out, [dim], [1], [2**63 - 1])
+        earlier = h.slice_static(g, out, [dim], [0], [-1])
+        out = g.op("Xor" if self.dtype == ir.DataType.BOOL else "Sub", later, earlier)
+    return out
 
 
 @onnx_symbolic("aten::sub")

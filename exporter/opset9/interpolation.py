@@ -1,9 +1,10 @@
-"""Interpolation and grids: upsample_nearest*, F.interpolate as scripted code records it
-(__interpolate), affine_grid_generator.
+"""Interpolation and grids: upsample_nearest*, upsample linear/bilinear/trilinear/bicubic, F.interpolate
+as scripted code records it (__interpolate), affine_grid_generator.
 
 ONNX idioms: opset 9 has Upsample with asymmetric coordinates only, so nearest interpolation is a
-Gather of torch's source indices and linear modes wait for Resize-11 (symbolic_opset11); grids
-are computed with MatMul over constant base coordinates.
+Gather of torch's source indices, and linear/cubic modes (static sizes) a weighted sum of Gathers
+of torch's taps (``linear_gather``) until Resize-11 (symbolic_opset11); grids are computed with
+MatMul over constant base coordinates.
 """
 
 from __future__ import annotations
@@ -97,6 +98,83 @@ def _linear_needs_opset_11(mode: str) -> ValueError:
         f"{mode} interpolation needs opset 11 or higher: Upsample-9 and Resize-10 only have "
         "asymmetric coordinates, which differ from torch's half-pixel/align_corners sampling"
     )
+
+
+def _cubic_weights(t: torch.Tensor) -> list[torch.Tensor]:
+    """torch's cubic convolution coefficients (A = -0.75) of the taps at floor(src) - 1 .. + 2."""
+    a = -0.75
+
+    def near(x: torch.Tensor) -> torch.Tensor:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: torch.Tensor) -> torch.Tensor:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(
+    in_size: int, out_size: int, scale: float | None, align_corners: bool, cubic: bool, dtype: torch.dtype
+) -> list[tuple[list[int], torch.Tensor]]:
+    """(source indices, weights) per tap for one axis, as torch's upsample kernels compute them
+    (in their compute dtype): src = (dst + 0.5) * step - 0.5 (half-pixel, clamped at 0 for linear)
+    or dst * (in - 1) / (out - 1) with align_corners; step is 1/scale_factor when one was given."""
+    if align_corners:
+        step = torch.tensor((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0, dtype=dtype)
+    elif scale is not None and scale > 0:
+        step = torch.tensor(1.0 / scale, dtype=dtype)
+    else:
+        step = torch.tensor(in_size, dtype=dtype) / torch.tensor(out_size, dtype=dtype)
+    dst = torch.arange(out_size, dtype=dtype)
+    src = dst * step if align_corners else step * (dst + 0.5) - 0.5
+    if cubic:
+        base = torch.floor(src)
+        t = src - base
+        index = base.to(torch.int64)
+        return [
+            (torch.clamp(index + offset, 0, in_size - 1).tolist(), w)
+            for offset, w in zip((-1, 0, 1, 2), _cubic_weights(t))
+        ]
+    if not align_corners:
+        src = torch.clamp(src, min=0)
+    index = torch.clamp(torch.floor(src).to(torch.int64), max=in_size - 1)
+    lam = torch.clamp(src - index.to(dtype), 0, 1)
+    upper = torch.where(index < in_size - 1, index + 1, index)
+    return [(index.tolist(), 1 - lam), (upper.tolist(), lam)]
+
+
+def linear_gather(
+    g: GraphContext,
+    x: Value,
+    mode: str,
+    output_size: Sequence[int] | None,
+    scales: Sequence[float | None] | None,
+    align_corners: bool,
+) -> Value:
+    """Linear or cubic interpolation before Resize-11 (whose half_pixel/align_corners modes
+    Upsample-9 and Resize-10 lack), for static input sizes: per resized axis, a Gather of each
+    tap's constant source indices times its constant weights, summed, exactly torch's sampling."""
+    out_sizes, scale_list = interpolation_args(x, output_size, scales)
+    shape = h.static_shape(x)
+    if shape is None:
+        raise _linear_needs_opset_11(mode)
+    spatial = len(shape) - 2
+    dtype = torch.float64 if x.dtype == ir.DataType.DOUBLE else torch.float32
+    out = x if x.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE) else h.cast(g, x, ir.DataType.FLOAT)
+    for j in range(spatial):
+        scale = scale_list[j] if scale_list is not None else None
+        if out_sizes is not None:
+            size = out_sizes[j]
+        else:
+            size = int(math.floor(shape[2 + j] * scale))  # type: ignore[operator]
+        view = [size] + [1] * (spatial - 1 - j)
+        total = None
+        for sources, weights in _taps(shape[2 + j], size, scale, align_corners, mode == "cubic", dtype):
+            weight = g.constant(weights.reshape(view).to(tensors.to_torch_dtype(out.dtype)))
+            term = g.op("Mul", g.op("Gather", out, g.constant(sources), axis=2 + j), weight)
+            total = term if total is None else g.op("Add", total, term)
+        out = total
+    return h.cast(g, out, x.dtype) if x.dtype is not None else out
 
 
 def _linspace_coords(steps: int, align_corners: bool) -> torch.Tensor:
@@ -222,13 +300,125 @@ def aten___interpolate(
 ) -> Value:
     """__interpolate(Tensor input, int? size=None, float? scale_factor=None, str mode="nearest", bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor (and the size_list/scale_list overloads)
 
-    Scripted F.interpolate after function substitution. Nearest only below opset 11 (see
-    upsample_linear1d for why linear and cubic need 11).
+    Scripted F.interpolate after function substitution. Linear and cubic modes with static
+    input sizes are Gathers of torch's taps (linear_gather); Resize does it from opset 11.
     """
     onnx_mode, size, scale_factor = interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
     if onnx_mode != "nearest":
-        raise _linear_needs_opset_11(mode)
+        return linear_gather(g, input, onnx_mode, size, scale_factor, bool(align_corners))
     return _nearest_opset9(g, input, size, scale_factor)
+
+
+@onnx_symbolic("aten::upsample_linear1d")
+def aten_upsample_linear1d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None = None,
+) -> Value:
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+
+    Before opset 11 a Gather of torch's taps per axis (linear_gather), for static input sizes.
+    """
+    return linear_gather(g, self, "linear", output_size, given_scales(scales), align_corners)
+
+
+@onnx_symbolic("aten::upsample_linear1d.vec")
+def aten_upsample_linear1d_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return linear_gather(g, input, "linear", output_size, scale_factors, align_corners)
+
+
+@onnx_symbolic("aten::upsample_bilinear2d")
+def aten_upsample_bilinear2d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    Before opset 11 a Gather of torch's taps per axis (linear_gather), for static input sizes.
+    """
+    return linear_gather(g, self, "linear", output_size, given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::upsample_bilinear2d.vec")
+def aten_upsample_bilinear2d_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return linear_gather(g, input, "linear", output_size, scale_factors, align_corners)
+
+
+@onnx_symbolic("aten::upsample_trilinear3d")
+def aten_upsample_trilinear3d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    Before opset 11 a Gather of torch's taps per axis (linear_gather), for static input sizes.
+    """
+    return linear_gather(g, self, "linear", output_size, given_scales(scales_d, scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::upsample_trilinear3d.vec")
+def aten_upsample_trilinear3d_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return linear_gather(g, input, "linear", output_size, scale_factors, align_corners)
+
+
+@onnx_symbolic("aten::upsample_bicubic2d")
+def aten_upsample_bicubic2d(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    Before opset 11 a Gather of torch's taps per axis (linear_gather), for static input sizes.
+    """
+    return linear_gather(g, self, "cubic", output_size, given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::upsample_bicubic2d.vec")
+def aten_upsample_bicubic2d_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int] | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return linear_gather(g, input, "cubic", output_size, scale_factors, align_corners)
 
 
 @onnx_symbolic("aten::affine_grid_generator")

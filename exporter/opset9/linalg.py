@@ -1,4 +1,4 @@
-"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear), diagonals and triangles,
+"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear, _grouped_mm), diagonals and triangles,
 vector products (dot, mv, outer, cross, tensordot, einsum) and distances (cdist, pairwise,
 cosine similarity).
 
@@ -49,6 +49,41 @@ def aten_mm(g: GraphContext, self: Value, mat2: Value) -> Value:
 def aten_bmm(g: GraphContext, self: Value, mat2: Value) -> Value:
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
     return g.op("MatMul", self, mat2)
+
+
+def _group_mask(g: GraphContext, offs: Value, positions: int | Value) -> Value:
+    """[G, n] bool: position i belongs to group j when offs[j-1] <= i < offs[j] (offs[-1] = 0)."""
+    ends = h.unsqueeze(g, h.cast(g, offs, ir.DataType.INT64), [1])
+    starts = g.op("Concat", g.constant([[0]]), h.slice_static(g, ends, [0], [0], [-1]), axis=0)
+    index = h.unsqueeze(g, h.iota(g, positions), [0])
+    return g.op("And", g.op("Not", g.op("Less", index, starts)), g.op("Less", index, ends))
+
+
+@onnx_symbolic("aten::_grouped_mm")
+def aten__grouped_mm(g: GraphContext, self: Value, mat2: Value, offs: Value | None = None) -> Value:
+    """_grouped_mm(Tensor self, Tensor mat2, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor
+
+    Mixture-of-experts matmuls. offs holds cumulative group ends: 2-d x 3-d groups the rows of
+    self (expert g multiplies rows offs[g-1]:offs[g]), 3-d x 2-d the columns of mat2, 2-d x 2-d
+    the shared K dim (one [M, N] result per group); 3-d x 3-d is a batched matmul. Computed
+    as every group's product masked to its own rows/columns (Where, so no 0 * inf) and summed
+    over groups: no data-dependent shapes. Rows past offs[-1], garbage in torch, are 0 here.
+    """
+    ranks = (h.known_rank(self, "_grouped_mm"), h.known_rank(mat2, "_grouped_mm"))
+    if ranks == (3, 3):
+        return g.op("MatMul", self, mat2)
+    if offs is None or ranks not in ((2, 3), (3, 2), (2, 2)):
+        raise ValueError(f"_grouped_mm of {ranks[0]}-d and {ranks[1]}-d inputs needs offs (2-d or 3-d inputs)")
+    zero = h.scalar_like(g, 0, self)
+    if ranks == (2, 2):  # groups split K: self's columns masked per group, [G, M, K] @ [K, N]
+        mask = h.unsqueeze(g, _group_mask(g, offs, h.dim_size(g, self, 1)), [1])
+        return g.op("MatMul", g.op("Where", mask, h.unsqueeze(g, self, [0]), zero), mat2)
+    products = g.op("MatMul", self, mat2)  # [G, M, N]
+    if ranks == (2, 3):
+        mask = h.unsqueeze(g, _group_mask(g, offs, h.dim_size(g, self, 0)), [2])
+    else:
+        mask = h.unsqueeze(g, _group_mask(g, offs, h.dim_size(g, mat2, 1)), [1])
+    return h.reduce(g, "ReduceSum", g.op("Where", mask, products, zero), [0], False)
 
 
 @onnx_symbolic("aten::addmm")

@@ -1,4 +1,4 @@
-"""Comparison and selection: eq/ne/lt/le/gt/ge, where, masked_fill, clamp, NaN/inf
+"""Comparison and selection: eq/ne/lt/le/gt/ge, where (and its one-argument nonzero form), masked_fill, clamp, NaN/inf
 classification, elementwise maximum/minimum, logical ops.
 
 ONNX idioms: Equal has no float kernel before opset 11 and Max/Min no integer one before 12, so
@@ -71,10 +71,35 @@ def aten_le(g: GraphContext, self: Value, other: Value) -> Value:
     return _or_equal(g, "Less", self, other)
 
 
-@onnx_symbolic("aten::where")
+@onnx_symbolic("aten::where.self")
+@onnx_symbolic("aten::where.ScalarOther")
+@onnx_symbolic("aten::where.ScalarSelf")
+@onnx_symbolic("aten::where.Scalar")
 def aten_where(g: GraphContext, condition: Value, self: Value, other: Value) -> Value:
-    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor (and the Scalar overloads)
+
+    Registered per overload: the bare ``aten::where`` is the one-argument form below.
+    """
     return h.where(g, h.cast(g, condition, ir.DataType.BOOL), self, other)
+
+
+@onnx_symbolic("aten::where")
+def aten_where_condition(g: GraphContext, condition: Value) -> list[Value]:
+    """where(Tensor condition) -> Tensor[]
+
+    torch.where(condition) is nonzero(condition, as_tuple=True): one 1-d int64 index tensor per
+    dim, the rows of NonZero's [rank, n] result (NonZero has no float16 kernel: upcast).
+    """
+    x = condition
+    if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        x = h.cast(g, x, ir.DataType.FLOAT)
+    rows = g.op("NonZero", x)
+    out = []
+    for i in range(h.known_rank(condition, "where(condition)")):
+        row = g.op("Gather", rows, g.constant(i), axis=0)
+        row.dtype, row.shape = ir.DataType.INT64, ir.Shape([None])
+        out.append(row)
+    return out
 
 
 @onnx_symbolic("aten::masked_fill")

@@ -4,7 +4,8 @@ indices, adaptive average and max pooling.
 ONNX idioms: MaxPool's indices count over the whole tensor where torch counts within each
 (n, c) plane, so each plane's offset is subtracted (``_per_channel_offsets``); adaptive pooling with sizes that do not divide
 averages torch's exact windows (``adaptive_windows``); unbatched and integer inputs are reshaped
-and cast around the pool.
+and cast around the pool; ceil_mode before opset 10 pads the tail (``pool_ceil_padding``), with
+average pooling's divisor corrected to torch's (``_ceil_tail_correction``).
 """
 
 from __future__ import annotations
@@ -46,11 +47,24 @@ def pool_attributes(
         if any(d != 1 for d in dilations):
             attrs["dilations"] = dilations
     else:
-        if ceil_mode:
-            raise ValueError("pooling with ceil_mode=True needs opset 10 or higher")
         if any(d != 1 for d in dilations):
             raise ValueError("pooling with dilation needs opset 10 or higher")
+        if ceil_mode:  # no ceil_mode attribute: the tail is padded so the ceil-mode size comes out
+            pads = list(attrs["pads"])  # type: ignore[call-overload]
+            tails = ceil_mode_tails(x, kernel, attrs["strides"], pads[:spatial])  # type: ignore[arg-type]
+            attrs["pads"] = pads[:spatial] + [end + tail for end, tail in zip(pads[spatial:], tails)]
     return attrs
+
+
+def ceil_mode_tails(x: Value, kernel: Sequence[int], strides: Sequence[int], padding: Sequence[int]) -> list[int]:
+    """Extra end padding per spatial dim that makes floor-mode pooling produce torch's
+    ceil_mode output sizes (``pool_ceil_padding``): opset 9 has no ceil_mode attribute."""
+    spatial = len(kernel)
+    shape = x.shape
+    if shape is None or any(not isinstance(d, int) for d in list(shape)[-spatial:]):
+        raise ValueError("pooling with ceil_mode=True at opset 9 needs static spatial sizes (or opset 10 or higher)")
+    lengths = [int(d) for d in list(shape)[-spatial:]]
+    return [pool_ceil_padding(n, k, s, p, 1) for n, k, s, p in zip(lengths, kernel, strides, padding)]
 
 
 def _max_pool(
@@ -132,8 +146,33 @@ def _avg_pool(
         raise ValueError("avg_pool with divisor_override has no ONNX equivalent")
     x, added = _batched(g, self, spatial)
     attrs = pool_attributes(g, x, kernel_size, stride, padding, None, ceil_mode)
-    (out,) = _unbatched(g, (g.op("AveragePool", x, count_include_pad=int(count_include_pad), **attrs),), added)
+    pooled = g.op("AveragePool", x, count_include_pad=int(count_include_pad), **attrs)
+    if ceil_mode and count_include_pad and g.opset < 10:
+        pooled = g.op("Mul", pooled, _ceil_tail_correction(g, x, attrs, spatial))
+    (out,) = _unbatched(g, (pooled,), added)
     return out
+
+
+def _ceil_tail_correction(g: GraphContext, x: Value, attrs: dict[str, object], spatial: int) -> Value:
+    """Factors that turn AveragePool's divisor into torch's for ceil_mode before opset 10.
+
+    With count_include_pad=True torch divides by the window clipped to the input plus its
+    padding p (min(start + k, L + p) - start), never counting the ceil-mode tail; AveragePool
+    counts the tail pads we added, dividing by the whole kernel. (With count_include_pad=False
+    both divide by the elements inside the input, so no correction is needed.)
+    """
+    kernel, strides = list(attrs["kernel_shape"]), list(attrs["strides"])  # type: ignore[call-overload]
+    pads = list(attrs["pads"])  # type: ignore[call-overload]
+    padding = pads[:spatial]
+    lengths = [int(d) for d in list(x.shape)[-spatial:]]  # type: ignore[arg-type]
+    sizes = [(n + p + end - k) // s + 1 for n, p, end, k, s in zip(lengths, padding, pads[spatial:], kernel, strides)]
+    factors = torch.ones(sizes, dtype=torch.float64)
+    for d, (out, length, k, s, p) in enumerate(zip(sizes, lengths, kernel, strides, padding)):
+        counts = torch.tensor([min(i * s - p + k, length + p) - (i * s - p) for i in range(out)], dtype=torch.float64)
+        view = [1] * spatial
+        view[d] = out
+        factors = factors * (k / counts).reshape(view)
+    return g.constant(factors.to(tensors.to_torch_dtype(x.dtype or ir.DataType.FLOAT)))
 
 
 @onnx_symbolic("aten::avg_pool1d")

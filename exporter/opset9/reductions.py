@@ -1,6 +1,6 @@
 """Reductions, norms and statistics: sum/mean/prod, all/any, max/min with and without indices,
 argmax/argmin, amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix
-norms.
+norms, histc.
 
 ONNX idioms: Reduce* through ``h.reduce`` (axes become an input at 13 for ReduceSum, 18 for the
 rest); onnxruntime lacks Reduce*/ArgMax kernels for bool and narrow integers at low opsets, so
@@ -364,6 +364,39 @@ def aten_logsumexp(g: GraphContext, self: Value, dim: Sequence[int], keepdim: bo
     summed = h.reduce(g, "ReduceSum", g.op("Exp", g.op("Sub", operand, peak)), axes, keepdim)
     out = g.op("Add", g.op("Log", summed), _squeeze_axes(g, peak, axes, keepdim, rank))
     return h.cast(g, out, x.dtype)
+
+
+@onnx_symbolic("aten::histc")
+def aten_histc(g: GraphContext, self: Value, bins: int = 100, min: float = 0, max: float = 0) -> Value:  # noqa: A002
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+
+    Mixtral counts tokens per expert with it. As torch computes it: min == max (default 0, 0)
+    means the data's min and max, which widen by 1 each way when equal; an element's bin is
+    int((x - min) * bins / (max - min)) in the input dtype, x == max falls in the last bin and
+    elements outside [min, max] (and NaN) are not counted. Counting is a one-hot sum: Equal of
+    the int64 bin index with 0..bins-1, summed over the elements (exact, in the input dtype).
+    """
+    if not h.is_floating(self):
+        raise ValueError(f"histc of a {self.dtype} tensor is not supported (torch takes floating inputs)")
+    if bins <= 0:
+        raise ValueError(f"histc needs bins > 0, got {bins}")
+    if min > max:
+        raise ValueError(f"histc needs min <= max, got min={min}, max={max}")
+    x = g.op("Reshape", h.upcast_half(g, self), g.constant([-1]))  # half comparisons lack kernels below 13
+    if min == max:
+        low, high = h.reduce(g, "ReduceMin", x, None, False), h.reduce(g, "ReduceMax", x, None, False)
+        widen = h.cast_like(g, h.equal(g, low, high), x)
+        low, high = g.op("Sub", low, widen), g.op("Add", high, widen)
+    else:
+        low, high = h.scalar_like(g, min, x), h.scalar_like(g, max, x)
+    inside = g.op("And", g.op("Not", g.op("Less", x, low)), g.op("Not", g.op("Greater", x, high)))
+    inside = g.op("And", inside, g.op("Not", g.op("IsNaN", x)))
+    position = g.op("Div", g.op("Mul", g.op("Sub", x, low), h.scalar_like(g, bins, x)), g.op("Sub", high, low))
+    index = h.cast(g, g.op("Floor", position), ir.DataType.INT64)
+    index = h.max_min(g, index, g.constant(bins - 1), larger=False)  # x == max: the last bin
+    index = g.op("Where", inside, index, g.constant(-1))  # outside: matches no bin
+    one_hot = g.op("Equal", h.unsqueeze(g, index, [1]), g.constant(torch.arange(bins).unsqueeze(0)))
+    return h.cast(g, h.reduce(g, "ReduceSum", h.cast_like(g, one_hot, x), [0], False), self.dtype)
 
 
 @onnx_symbolic("aten::cumsum")
