@@ -18,7 +18,7 @@ import torch
 
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 
-__all__ = ["Captured", "capture", "flatten", "split_args"]
+__all__ = ["Captured", "capture", "flatten", "flatten_inputs", "number_tensor", "split_args"]
 
 
 @dataclasses.dataclass
@@ -66,6 +66,36 @@ def flatten(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
         tensors_.extend(t)
         names.extend(n)
     return tensors_, names
+
+
+def is_number(value: Any) -> bool:
+    """A Python int, float or bool (an argument torch's exporter makes a 0-d graph input)."""
+    return isinstance(value, (bool, int, float))
+
+
+def number_tensor(value: bool | int | float) -> torch.Tensor:
+    """A Python number as the 0-d tensor torch's exporter feeds for it (``torch.jit._flatten``):
+    int -> int64, float -> float64, bool -> bool."""
+    if isinstance(value, bool):
+        return torch.tensor(value, dtype=torch.bool)
+    if isinstance(value, int):
+        return torch.tensor(value, dtype=torch.int64)
+    return torch.tensor(value, dtype=torch.float64)
+
+
+def wrap_numbers(positional: Sequence[Any]) -> tuple[Any, ...]:
+    """Positional Python numbers as 0-d tensors (nested numbers and keyword arguments stay)."""
+    return tuple(number_tensor(v) if is_number(v) else v for v in positional)
+
+
+def flatten_inputs(args: Any) -> list[torch.Tensor]:
+    """The tensors an exported model takes for ``args``, in graph-input order: positional
+    arguments (a Python number as its 0-d tensor) then keyword arguments, flattened."""
+    positional, kwargs = split_args(args)
+    flat: list[torch.Tensor] = []
+    for value in list(wrap_numbers(positional)) + list(kwargs.values()):
+        flat.extend(flatten(value, "")[0])
+    return flat
 
 
 def _rebuild(obj: Any, flat: Iterator[torch.Tensor]) -> Any:
@@ -175,8 +205,9 @@ def _script(
     model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
-    the call's arguments to its schema, bake non-tensor arguments in as constants, run the
-    model once on the example inputs, and propagate their shapes through the graph."""
+    the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
+    0-d tensors; tuples and lists of tensors flattened) and bake the other arguments in as
+    constants, run the model once on the example inputs, and propagate their shapes."""
     graph, params, param_names = _lower_scripted(model)
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
@@ -185,9 +216,16 @@ def _script(
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
-    _bake_constant_arguments(graph, call[:user_count], schema_params)
-    input_names = [param.name for param, value in zip(schema_params, call) if isinstance(value, torch.Tensor)]
-    flat_inputs = [value for value in call if isinstance(value, torch.Tensor)]
+    live_numbers = [
+        index < len(args) and is_number(value) and _takes_number(param.type)
+        for index, (param, value) in enumerate(zip(schema_params, call))
+    ]
+    _bind_arguments(graph, call[:user_count], schema_params, live_numbers)
+    input_names, flat_inputs = [], []
+    for param, value, live in zip(schema_params, call, live_numbers):
+        leaves, names = flatten(number_tensor(value) if live else value, param.name)
+        flat_inputs.extend(leaves)
+        input_names.extend(names)
     _run_once(model, call)
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
@@ -246,22 +284,71 @@ def _bind_call(schema_params: Sequence[torch._C.Argument], args: tuple[Any, ...]
     return call
 
 
-def _bake_constant_arguments(
-    graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument]
+_NUMBER_TYPES = (torch._C.IntType, torch._C.FloatType, torch._C.BoolType, torch._C.NumberType)
+
+
+def _takes_number(schema_type: torch._C.JitType) -> bool:
+    """An ``int``/``float``/``bool``/``Scalar`` parameter (or Optional of one)."""
+    if isinstance(schema_type, torch._C.OptionalType):
+        schema_type = schema_type.getElementType()
+    return isinstance(schema_type, _NUMBER_TYPES)
+
+
+def _bind_arguments(
+    graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument], live: Sequence[bool]
 ) -> None:
-    """Non-tensor arguments (ints, floats, bools, None) become constants, like tracing does;
-    their graph inputs are erased."""
+    """Tensors and live numbers stay graph inputs; a tuple or list holding tensors becomes one
+    graph input per tensor, rebuilt by prim::TupleConstruct/ListConstruct; other arguments
+    (None, strings, lists of numbers, keyword numbers) become constants, like tracing does."""
     graph_inputs = list(graph.inputs())
+    order: list[list[torch._C.Value]] = [[v] for v in graph_inputs]  # the inputs each call argument ends up as
     for index in reversed(range(len(call))):
         value = call[index]
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) or live[index]:
             continue
-        if isinstance(value, (list, tuple, dict)) and any(isinstance(v, torch.Tensor) for v in flatten(value, "")[0]):
-            raise TypeError(f"scripted input {schema_params[index].name!r}: nested tensor inputs are not supported yet")
-        with graph.insert_point_guard(next(iter(graph.nodes()))):
-            constant = graph.insertConstant(value)
-        graph_inputs[index].replaceAllUsesWith(constant)
+        if isinstance(value, dict) and flatten(value, "")[0]:
+            raise TypeError(f"scripted input {schema_params[index].name!r}: dicts of tensors are not supported yet")
+        leaves: list[torch._C.Value] = []
+        with graph.insert_point_guard(_first_node(graph)):
+            if isinstance(value, (list, tuple)) and flatten(value, "")[0]:
+                replacement = _construct(graph, value, graph_inputs[index].type(), leaves)
+            else:
+                replacement = graph.insertConstant(value)
+        graph_inputs[index].replaceAllUsesWith(replacement)
         graph.eraseInput(index)
+        order[index] = leaves
+    # new leaves were appended after the weights: move each to where its argument was
+    position = {v.unique(): i for i, v in enumerate(graph.inputs())}
+    graph.permuteInputs([position[v.unique()] for vs in order for v in vs])
+
+
+def _first_node(graph: torch._C.Graph) -> torch._C.Node:
+    return next(iter(graph.nodes()), graph.return_node())
+
+
+def _construct(graph: torch._C.Graph, value: Any, ts_type: torch._C.JitType, leaves: list[torch._C.Value]) -> Any:
+    """``value`` rebuilt in the graph: each tensor a new graph input (added to ``leaves``),
+    tuples and lists constructed from their items, anything else a constant."""
+    if isinstance(ts_type, torch._C.OptionalType):
+        ts_type = ts_type.getElementType()
+    if isinstance(value, torch.Tensor):
+        graph_input = graph.addInput()
+        graph_input.setType(torch._C.TensorType.get())
+        leaves.append(graph_input)
+        return graph_input
+    if isinstance(value, tuple):
+        item_types = ts_type.elements() if isinstance(ts_type, torch._C.TupleType) else [None] * len(value)
+        items = [_construct(graph, v, t, leaves) for v, t in zip(value, item_types)]
+        node = graph.insertNode(graph.create("prim::TupleConstruct", items))
+        node.output().setType(torch._C.TupleType([item.type() for item in items]))
+        return node.output()
+    if isinstance(value, list):
+        item_type = ts_type.getElementType() if isinstance(ts_type, torch._C.ListType) else torch._C.TensorType.get()
+        items = [_construct(graph, v, item_type, leaves) for v in value]
+        node = graph.insertNode(graph.create("prim::ListConstruct", items))
+        node.output().setType(torch._C.ListType(item_type))
+        return node.output()
+    return graph.insertConstant(value)
 
 
 def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
@@ -327,11 +414,13 @@ def _capture(model: Any, args: Any) -> Captured:
         # Tracing a plain function cannot enter a scripted submodule ("not part of the active
         # trace"); torch.jit.trace registers submodules, and the scripted child's graph (with
         # its control flow) is then inlined like any scripted model.
+        # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
+        positional = wrap_numbers(positional)
         with torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
         return _script(traced, positional, kwargs)
     if isinstance(model, torch.nn.Module) or callable(model):
-        return _trace(model, positional, kwargs)
+        return _trace(model, wrap_numbers(positional), kwargs)
     raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import exporter
-from exporter.capture import flatten, split_args
+from exporter.capture import flatten, flatten_inputs, split_args
 from exporter.verify import run_onnxruntime
 
 NEWEST = exporter.max_opset()
@@ -96,9 +96,9 @@ def assert_matches_torch(
     data, onnx_model = export_to_bytes(model, args, opset_version=opset, **export_kwargs)
     for example in [args, *other_inputs]:
         positional, kwargs = split_args(example)
-        flat_inputs: list[torch.Tensor] = []
-        for value in list(positional) + list(kwargs.values()):
-            flat_inputs.extend(t.clone() for t in flatten(value, "")[0])  # before eager may mutate them
+        # what the exported graph takes (a Python number as its 0-d tensor), cloned before eager
+        # may mutate the inputs
+        flat_inputs = [t.clone() for t in flatten_inputs(example)]
         with torch.no_grad():
             expected = model(*positional, **kwargs)
         actual = run_reference(data, flat_inputs) if reference_evaluator else run_model(data, flat_inputs)

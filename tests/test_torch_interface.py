@@ -1,0 +1,214 @@
+"""Interface compatibility with torch.onnx.export(dynamo=False) (issue #17 item 2): unknown
+dynamic_axes keys warn, Python numbers in ``args`` become 0-d graph inputs, unused inputs are
+kept, scripted models take tuples and lists of tensors and None/bool/int arguments."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from typing import Any, Optional
+
+import onnx
+import pytest
+import torch
+from conftest import assert_outputs_match, export_to_bytes, run_model
+
+from exporter.capture import flatten_inputs, split_args
+
+OPSET = 17
+
+
+def _signature(data: bytes) -> list[tuple[str, int]]:
+    """(element type, rank) of each graph input."""
+    proto = onnx.load_from_string(data)
+    return [
+        (onnx.TensorProto.DataType.Name(i.type.tensor_type.elem_type), len(i.type.tensor_type.shape.dim))
+        for i in proto.graph.input
+    ]
+
+
+def _torch_export(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, list[str]]:
+    """torch's TorchScript exporter, for comparison only: the file and its warnings."""
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        export = torch.onnx.export  # noqa: TID251 - only to compare with torch's behaviour
+        export(model, args, buffer, dynamo=False, opset_version=OPSET, **kwargs)
+    return buffer.getvalue(), [str(w.message) for w in caught]
+
+
+def _check_runs(data: bytes, model: Any, examples: list[Any]) -> None:
+    """Feed each example (Python numbers as their 0-d tensors) and compare with eager torch."""
+    for example in examples:
+        positional, kwargs = split_args(example)
+        with torch.no_grad():
+            expected = model(*positional, **kwargs)
+        assert_outputs_match(run_model(data, flatten_inputs(example)), expected)
+
+
+class Numbers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, a: int, b: float, c: bool) -> torch.Tensor:
+        return torch.where(torch.as_tensor(c), x * a + b, -x)
+
+
+class ScriptedNumbers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, a: int, b: float, c: bool) -> torch.Tensor:
+        y = x * a + b
+        if c:
+            return y
+        return -y
+
+
+def test_unknown_dynamic_axes_key_warns_and_exports() -> None:
+    model = torch.nn.Linear(4, 3).eval()
+    x = torch.randn(2, 4)
+    with pytest.warns(UserWarning, match="'nope' is neither an input nor an output"):
+        data, onnx_model = export_to_bytes(
+            model, (x,), opset_version=OPSET, input_names=["x"], dynamic_axes={"nope": [0], "x": [0]}
+        )
+    assert str(onnx_model.graph.inputs[0].shape[0]) == "x_dynamic_axes_1"
+    _check_runs(data, model, [(x,), (torch.randn(5, 4),)])
+    _, torch_warnings = _torch_export(model, (x,), input_names=["x"], dynamic_axes={"nope": [0], "x": [0]})
+    assert any("Provided key nope for dynamic axes is not a valid input/output name" in w for w in torch_warnings)
+
+
+@torch.no_grad()
+def test_traced_python_numbers_become_inputs_like_torch() -> None:
+    """torch wraps positional Python numbers as 0-d tensors before tracing (torch.jit._flatten):
+    int -> int64, float -> float64 (not the default dtype), bool -> bool."""
+    model = Numbers().eval()
+    x = torch.randn(2, 3)
+    args = (x, 3, 2.5, True)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "a", "b", "c"]
+    torch_data, _ = _torch_export(model, args)
+    assert _signature(data) == _signature(torch_data) == [("FLOAT", 2), ("INT64", 0), ("DOUBLE", 0), ("BOOL", 0)]
+    _check_runs(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
+
+
+@torch.no_grad()
+def test_scripted_python_numbers_become_inputs_like_torch() -> None:
+    model = torch.jit.script(ScriptedNumbers().eval())
+    x = torch.randn(2, 3)
+    args = (x, 3, 2.5, True)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "a", "b", "c"]
+    torch_data, _ = _torch_export(model, args)
+    assert _signature(data) == _signature(torch_data) == [("FLOAT", 2), ("INT64", 0), ("DOUBLE", 0), ("BOOL", 0)]
+    _check_runs(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
+
+
+class WithScriptedChild(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.act = torch.jit.script(torch.nn.ReLU())
+
+    def forward(self, x: torch.Tensor, scale: int) -> torch.Tensor:
+        return self.act(x) * scale
+
+
+@torch.no_grad()
+def test_python_number_input_with_a_scripted_child() -> None:
+    model = WithScriptedChild().eval()
+    x = torch.randn(2, 3)
+    data, onnx_model = export_to_bytes(model, (x, 3), opset_version=OPSET)
+    assert _signature(data) == [("FLOAT", 2), ("INT64", 0)]
+    _check_runs(data, model, [(x, 3), (x, -4)])
+
+
+@torch.no_grad()
+def test_keyword_numbers_stay_constants() -> None:
+    """A deviation from torch, which makes them inputs too: numbers in the trailing kwargs dict
+    are baked in (README, API)."""
+
+    class Scale(torch.nn.Module):
+        def forward(self, x: torch.Tensor, a: int = 2) -> torch.Tensor:
+            return x * a
+
+    x = torch.randn(2, 3)
+    data, onnx_model = export_to_bytes(Scale(), (x, {"a": 5}), opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x"]
+    assert_outputs_match(run_model(data, [x]), x * 5)
+
+
+@torch.no_grad()
+def test_unused_inputs_are_kept_unlike_torch() -> None:
+    """torch drops inputs the graph does not use; ours keeps every flattened argument, so the
+    inputs always line up with ``args`` (and with input_names)."""
+
+    class IgnoresY(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor, flag: bool) -> torch.Tensor:
+            return x + 1 if flag else x - 1  # the traced flag is baked in
+
+    model = IgnoresY()
+    x = torch.randn(2, 3)
+    args = (x, torch.randn(4), True)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["a", "b"])
+    assert [v.name for v in onnx_model.graph.inputs] == ["a", "b", "flag"]
+    torch_data, _ = _torch_export(model, args, input_names=["a", "b"])
+    assert [i.name for i in onnx.load_from_string(torch_data).graph.input] == ["a"]
+    _check_runs(data, model, [args, (torch.randn(2, 3), torch.randn(4), True)])
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(4, 3)
+
+    def forward(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        h, c = state
+        outs: list[torch.Tensor] = []
+        for t in range(x.size(0)):
+            h, c = self.cell(x[t], (h, c))
+            outs.append(h)
+        return torch.stack(outs), (h, c)
+
+
+@torch.no_grad()
+def test_scripted_tuple_initial_state() -> None:
+    model = torch.jit.script(Recurrent().eval())
+    x = torch.randn(5, 2, 4)
+    state = (torch.randn(2, 3), torch.randn(2, 3))
+    data, onnx_model = export_to_bytes(model, (x, state), opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "state_0", "state_1"]
+    torch_data, _ = _torch_export(model, (x, state))
+    assert _signature(data) == _signature(torch_data)  # torch flattens the tuple too
+    _check_runs(data, model, [(x, state), (torch.randn(5, 2, 4), (torch.randn(2, 3), torch.zeros(2, 3)))])
+
+
+class Mixed(torch.nn.Module):
+    def forward(
+        self,
+        x: torch.Tensor,
+        pads: list[torch.Tensor],
+        mask: Optional[torch.Tensor],
+        negate: bool,
+        repeat: int,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        y = torch.cat([torch.cat(pads, 0), x], 0)  # `pads + [x]` (aten::add.t on tensor lists) is not exportable yet
+        if mask is not None:
+            y = y * mask
+        for _ in range(repeat):
+            y = y + 1
+        if negate:
+            y = -y
+        return y, pads[0]
+
+
+@torch.no_grad()
+def test_scripted_list_of_tensors_none_bool_int() -> None:
+    """torch refuses None arguments of scripted models and passes list[Tensor] as one sequence
+    input; ours bakes None in and flattens the list like any other."""
+    model = torch.jit.script(Mixed().eval())
+    x = torch.randn(2, 3)
+    pads = [torch.randn(1, 3), torch.randn(2, 3)]
+    args = (x, pads, None, True, 2)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pads_0", "pads_1", "negate", "repeat"]
+    assert _signature(data)[-2:] == [("BOOL", 0), ("INT64", 0)]
+    other_pads = [torch.randn(1, 3), torch.randn(2, 3)]
+    _check_runs(data, model, [args, (x, other_pads, None, False, 0), (x, other_pads, None, True, 5)])
+    with pytest.raises(ValueError, match="no args may be None"):
+        _torch_export(model, args)
