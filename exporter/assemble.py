@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,6 +59,8 @@ def _input_value(name: str, tensor: torch.Tensor, axes: Mapping[int, str]) -> ir
 
 
 def _flatten_outputs(obj: Any) -> list[Any]:
+    if isinstance(obj, dict):  # Dict[str, Tensor] outputs: the values in insertion order
+        return [leaf for item in obj.values() for leaf in _flatten_outputs(item)]
     if isinstance(obj, (list, tuple)):
         return [leaf for item in obj for leaf in _flatten_outputs(item)]
     if obj is None:
@@ -85,7 +88,7 @@ def assemble(
     bound += _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
     outputs = _output_values(builder, results)
-    _name_outputs(graph, outputs, output_names)
+    _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
     _mark_dynamic_outputs(graph, dynamic_axes)
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
     _add_opset_imports(model, custom_opsets or {})
@@ -165,6 +168,20 @@ def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
     return outputs
 
 
+def _key_names(results: Any, count: int) -> list[str] | None:
+    """Output names from the keys of a returned dict (``key``, or ``key_<i>`` for a key whose
+    value is several outputs); None unless every output comes from the dict."""
+    if isinstance(results, list) and len(results) == 1:  # the graph's single output
+        results = results[0]
+    if not isinstance(results, dict):
+        return None
+    names: list[str] = []
+    for key, value in results.items():
+        width = len(_flatten_outputs(value))
+        names.extend([str(key)] if width == 1 else [f"{key}_{i}" for i in range(width)])
+    return names if len(names) == count else None
+
+
 def _name_outputs(graph: ir.Graph, outputs: list[ir.Value], output_names: Sequence[str] | None) -> None:
     """``output`` or ``output_<i>`` unless output_names says otherwise; never an input's name."""
     default_names = ["output"] if len(outputs) == 1 else [f"output_{i}" for i in range(len(outputs))]
@@ -183,12 +200,15 @@ def _name_outputs(graph: ir.Graph, outputs: list[ir.Value], output_names: Sequen
 
 
 def _mark_dynamic_outputs(graph: ir.Graph, dynamic_axes: dict[str, dict[int, str]]) -> None:
-    """Named symbolic dims on outputs; a dynamic_axes key that names nothing is an error."""
+    """Named symbolic dims on outputs; a dynamic_axes key that names nothing is warned about
+    and skipped, as torch's exporter does."""
     unknown = set(dynamic_axes) - {v.name for v in graph.inputs} - {v.name for v in graph.outputs}
-    if unknown:
-        raise ValueError(
-            f"dynamic_axes names {sorted(unknown)}, which are neither inputs nor outputs; "
-            f"inputs: {[v.name for v in graph.inputs]}, outputs: {[v.name for v in graph.outputs]}"
+    for key in sorted(unknown):
+        warnings.warn(
+            f"dynamic_axes key {key!r} is neither an input nor an output name, and is ignored; "
+            f"inputs: {[v.name for v in graph.inputs]}, outputs: {[v.name for v in graph.outputs]}",
+            UserWarning,
+            stacklevel=2,
         )
     for value in graph.outputs:
         for axis, dim_name in dynamic_axes.get(value.name, {}).items():

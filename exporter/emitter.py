@@ -122,7 +122,8 @@ class _Emitter:
         extra_outputs: Callable[[], Sequence[Any]] | None = None,
     ) -> ir.Graph:
         """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``
-        (the block's parameters first; any further inputs are the caller's to use).
+        (the block's parameters first; any further inputs are the caller's to use). A tuple
+        parameter (a Loop-carried tuple) takes a tuple of values, one graph input per item.
 
         Values of enclosing graphs are referenced directly (ONNX outer-scope capture). An
         output that is not computed inside the subgraph gets an Identity, since a subgraph
@@ -130,22 +131,29 @@ class _Emitter:
         emitted, adds outputs beyond the block's own: the new values of lists the block
         changed, or scan outputs.
         """
-        graph = ir.Graph(list(inputs), [], nodes=[], name=name)
+        graph = ir.Graph(_flat_values(inputs), [], nodes=[], name=name)
         builder = GraphBuilder(graph, self.builder.options, parent=self.builder)
         child = _Emitter(builder, self.registry, self.static_shapes, parent=self)
         for param, value in zip(block.inputs(), inputs):
             child.env[param.unique()] = value
         child.emit_block(block)
-        results = [child.lookup(v) for v in block.outputs()]
+        results, kinds = _flat_tuples([child.lookup(v) for v in block.outputs()], [v.type() for v in block.outputs()])
         if extra_outputs is not None:
             results.extend(extra_outputs())
-        for obj in results:
+        for position, obj in enumerate(results):
+            if isinstance(obj, float) and position < len(kinds) and isinstance(kinds[position], torch._C.FloatType):
+                obj = builder.constant(obj, ir.DataType.DOUBLE)  # a Python float is a double in TorchScript
             if isinstance(obj, RuntimeList):
                 raise TypeError("a branch or loop body returns a list whose length is only known at run time")
             if not isinstance(obj, ir.Value):
+                if obj is None and position < len(kinds) and not isinstance(kinds[position], torch._C.NoneType):
+                    # prim::Uninitialized on a path that never reads it (a `return` inside a
+                    # loop): a zero placeholder, cast by the If to the other branch's dtype
+                    obj = _pass_through(builder, builder.constant(torch.zeros(())))
+                    obj.meta["uninitialized"] = True
                 if obj is None:
                     raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
-                obj = builder.constant(obj)
+                obj = builder.constant(obj) if not isinstance(obj, ir.Value) else obj
             if isinstance(obj.type, ir.SequenceType) and obj in graph.inputs and obj not in graph.outputs:
                 pass  # a Loop-carried list the body left alone
             elif obj.producer() is None or obj.producer().graph is not graph or obj in graph.outputs:
@@ -163,7 +171,9 @@ class _Emitter:
                 dtype = tensors.from_torch_dtype(torch_dtype)
                 if value.dtype is None:
                     value.dtype = dtype
-                elif value.dtype != dtype:
+                elif value.dtype != dtype and _complete(ts_value):
+                    # a scripted graph's incomplete types (no sizes) may carry a dtype shape
+                    # propagation guessed inside a block: there the symbolic's dtype is what is known
                     raise _TypeMismatch(f"the symbolic returned {value.dtype.name} where torch computes {dtype.name}")
             if value.shape is None:
                 rank = ts_type.dim()
@@ -358,6 +368,41 @@ def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
     )
     copied.type = value.type
     return copied
+
+
+def _flat_values(inputs: Sequence[Any]) -> list[ir.Value]:
+    """Subgraph inputs with tuples (a Loop-carried tuple) spread into one value per item."""
+    flat: list[ir.Value] = []
+    for value in inputs:
+        flat.extend(_flat_values(value) if isinstance(value, tuple) else [value])
+    return flat
+
+
+def _flat_tuples(results: list[Any], kinds: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Tuples a block returns (``result = (a, b, 1)`` in an ``if``) become one output per item,
+    each with its TorchScript type; an uninitialized tuple (None) becomes one None per item."""
+    flat: list[Any] = []
+    flat_kinds: list[Any] = []
+    for obj, kind in zip(results, kinds):
+        if isinstance(kind, torch._C.TupleType) and (obj is None or isinstance(obj, tuple)):
+            items = list(obj) if obj is not None else [None] * len(kind.elements())
+            inner, inner_kinds = _flat_tuples(items, list(kind.elements()))
+            flat.extend(inner)
+            flat_kinds.extend(inner_kinds)
+        else:
+            flat.append(obj)
+            flat_kinds.append(kind)
+    return flat, flat_kinds
+
+
+def _complete(ts_value: torch._C.Value) -> bool:
+    """Whether the value's tensor type is complete (sizes and strides known) and outside any
+    block: what tracing and shape propagation on straight-line code give. Types inside scripted
+    If/Loop blocks are guesses of the propagation (a select of an int64 tensor typed Float)."""
+    ts_type = ts_value.type()
+    if ts_type.varyingSizes() is None or ts_type.strides() is None:
+        return False
+    return ts_value.node().owningBlock().owningNode() is None
 
 
 def _is_nondeterministic(node: torch._C.Node) -> bool:

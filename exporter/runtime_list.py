@@ -44,6 +44,8 @@ __all__ = [
     "at",
     "stack",
     "cat",
+    "tensor_of",
+    "reverse",
     "SEQUENCE_OPSET",
     "CONTROL_FLOW_SEQUENCE_OPSET",
 ]
@@ -159,10 +161,14 @@ def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
     raise TypeError(f"a list computed at run time cannot hold {type(item).__name__} items")
 
 
-def from_items(g: GraphContext, items: list[Any]) -> RuntimeList:
-    """The sequence form of an export-time Python list (its items may be run-time values)."""
+def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None = None) -> RuntimeList:
+    """The sequence form of an export-time Python list (its items may be run-time values).
+    ``item_dtype``, when the list's type tells it (int[] -> INT64), types an empty list up front."""
     _require(g, SEQUENCE_OPSET, "a list whose length is only known at run time (an ONNX sequence)")
-    result = RuntimeList()
+    result = RuntimeList(item_dtype=item_dtype)
+    if not items and item_dtype is not None:
+        result._set_sequence(g.op("SequenceEmpty", dtype=item_dtype))
+        return result
     if not items:
         sequence = g.op("SequenceEmpty")  # dtype attribute: set when an item is appended
         result._untyped_empty.append(sequence.producer())
@@ -281,8 +287,8 @@ def at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
         item = g.op("Gather", items.stacked, _index_value(g, index), axis=0)
         if items.stacked.shape is not None:
             item.shape = ir.Shape(list(items.stacked.shape)[1:])
-    else:
-        item = g.op("SequenceAt", items.sequence, _index_value(g, index))
+    else:  # onnxruntime refuses some negative SequenceAt positions ("Invalid sequence index"): count from the end
+        item = g.op("SequenceAt", items.sequence, _position(g, items, index))
     return items._typed(item, 0)
 
 
@@ -324,3 +330,45 @@ def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     )
     after = h.slice_static(g, shape, [0], [dim + 2], [h.INT64_MAX])
     return g.op("Reshape", moved, g.op("Concat", before, merged, after, axis=0))
+
+
+def tensor_of(g: GraphContext, items: RuntimeList) -> Value:
+    """``torch.tensor(items)`` for a list of scalars: a 1-d tensor of the items (in the item dtype).
+
+    ConcatFromSequence refuses an empty sequence, so a 0-d placeholder goes first and is
+    sliced off again: the list may well be empty at run time.
+    """
+    if items.sequence is None:
+        assert items.stacked is not None
+        return items.stacked
+    if items.item_rank not in (None, 0):
+        raise ValueError("torch.tensor of a list computed at run time needs scalar items (a list of ints/floats/bools)")
+    dtype = items.item_dtype or ir.DataType.FLOAT
+    placeholder = g.constant(torch.zeros((), dtype=tensors.to_torch_dtype(dtype)))
+    padded = g.op("SequenceInsert", items.sequence, placeholder, g.constant(0))
+    joined = g.op("ConcatFromSequence", padded, axis=0, new_axis=1)
+    joined.dtype = dtype
+    joined.shape = ir.Shape([None])
+    result = h.slice_static(g, joined, [0], [1], [h.INT64_MAX])
+    result.dtype = dtype
+    return result
+
+
+def reverse(g: GraphContext, items: RuntimeList) -> None:
+    """``items.reverse()`` in place: a Gather of the reversed positions over the stacked form.
+    A sequence of scalars is stacked first (``tensor_of``) and split again (SplitToSequence)."""
+    if items.sequence is not None and items.item_rank not in (None, 0):
+        raise ValueError("reverse() of a list of tensors computed at run time is not supported (only scalar items)")
+    stacked = tensor_of(g, items)
+    count = h.dim_size(g, stacked, 0)
+    positions = g.op("Sub", g.op("Sub", h.cast(g, count, ir.DataType.INT64), g.constant(1)), h.iota(g, count))
+    reversed_items = g.op("Gather", stacked, positions, axis=0)
+    reversed_items.dtype = stacked.dtype
+    if stacked.shape is not None:
+        reversed_items.shape = ir.Shape([None, *list(stacked.shape)[1:]])
+    if items.item_rank is None:
+        items.item_rank = 0
+    if items.sequence is None:
+        items.stacked = reversed_items
+    else:  # keep the sequence form: Loop/If carry the list as a sequence
+        items._set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))

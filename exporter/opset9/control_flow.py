@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import onnx_ir as ir
 import torch
 
-from exporter import runtime_list
+from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.arguments import ArgumentError
 from exporter.errors import SymbolicError
@@ -41,7 +41,16 @@ def _as_bool_value(g: GraphContext, condition: Value) -> Value:
 
 # Ops that change a list in place.
 _LIST_MUTATIONS = frozenset(
-    {"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear", "aten::extend"}
+    {
+        "aten::append",
+        "aten::insert",
+        "aten::pop",
+        "aten::_set_item",
+        "aten::Delete",
+        "aten::clear",
+        "aten::extend",
+        "aten::reverse",
+    }
 )
 
 
@@ -92,11 +101,24 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     return [entry for entry in found.values() if entry.mutated]
 
 
+# Item dtypes of scalar lists as the graph holds them (a TorchScript float is a double).
+_SCALAR_LIST_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
+
+
+def _list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
+    """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
+    for value in values:
+        ts_type = value.type()
+        if isinstance(ts_type, torch._C.ListType):
+            return _SCALAR_LIST_ITEMS.get(ts_type.getElementType().str())
+    return None
+
+
 def _as_runtime_list(g: GraphContext, entry: _OuterList) -> RuntimeList:
     if isinstance(entry.obj, RuntimeList):
         return entry.obj
     assert isinstance(entry.obj, list)
-    converted = runtime_list.from_items(g, entry.obj)
+    converted = runtime_list.from_items(g, entry.obj, _list_item_dtype(entry.values))
     g.replace(entry.obj, converted)
     return converted
 
@@ -142,22 +164,123 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             for items, value in zip(lists, before):
                 items.sequence = value
             branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
-        count = outputs + len(lists)
+        widths = [_flat_width(v.type()) for v in g.node.outputs()]
+        flat_outputs = sum(widths)
+        _shaped_placeholders(g, branches)
+        _same_branch_dtypes(g, branches, [t for v in g.node.outputs() for t in _flat_types(v.type())])
+        count = flat_outputs + len(lists)
         if count == 0:
             return None
         values = g.op(
             "If", _as_bool_value(g, condition), then_branch=branches[0], else_branch=branches[1], num_outputs=count
         )
         values = values if isinstance(values, tuple) else (values,)
-        _typed_like(values, branches[0].outputs)
-        for items, value in zip(lists, values[outputs:]):
+        # a placeholder for a value set on the other path only (prim::Uninitialized) says nothing of its rank
+        _typed_like(values, [a if not a.meta.get("uninitialized") else b for a, b in zip(*branches_outputs(branches))])
+        for items, value in zip(lists, values[flat_outputs:]):
             items._set_sequence(value)
         if outputs == 0:
             return None
-        return values[0] if outputs == 1 else values[:outputs]
+        grouped = _regroup(list(values[:flat_outputs]), [v.type() for v in g.node.outputs()])
+        return grouped[0] if outputs == 1 else tuple(grouped)
     if outputs == 0:
         return None
     return result[0] if outputs == 1 else tuple(result)
+
+
+def branches_outputs(branches: list[ir.Graph]) -> tuple[list[Value], list[Value]]:
+    return list(branches[0].outputs), list(branches[1].outputs)
+
+
+def _flat_types(ts_type: torch._C.JitType) -> list[torch._C.JitType]:
+    if isinstance(ts_type, torch._C.TupleType):
+        return [t for element in ts_type.elements() for t in _flat_types(element)]
+    return [ts_type]
+
+
+def _flat_objects(objs: Sequence[object], ts_types: Sequence[torch._C.JitType]) -> tuple[list[object], list]:
+    """Objects spread like their TorchScript types: a tuple (or None for an uninitialized
+    tuple) becomes one object per item, with the item types."""
+    flat: list[object] = []
+    flat_types: list[torch._C.JitType] = []
+    for obj, ts_type in zip(objs, ts_types):
+        if isinstance(ts_type, torch._C.TupleType) and (obj is None or isinstance(obj, tuple)):
+            elements = list(ts_type.elements())
+            inner, inner_types = _flat_objects(list(obj) if obj is not None else [None] * len(elements), elements)
+            flat.extend(inner)
+            flat_types.extend(inner_types)
+        else:
+            flat.append(obj)
+            flat_types.append(ts_type)
+    return flat, flat_types
+
+
+def _flat_width(ts_type: torch._C.JitType) -> int:
+    return len(_flat_types(ts_type))
+
+
+def _regroup(values: list[Value], ts_types: Sequence[torch._C.JitType]) -> list[object]:
+    """The If's flat outputs back into the tuples TorchScript returns."""
+    grouped: list[object] = []
+    for ts_type in ts_types:
+        if isinstance(ts_type, torch._C.TupleType):
+            grouped.append(tuple(_regroup(values, ts_type.elements())))
+        else:
+            grouped.append(values.pop(0))
+    return grouped
+
+
+def _cast_output(g: GraphContext, graph: ir.Graph, position: int, dtype: ir.DataType) -> None:
+    output = graph.outputs[position]
+    cast = ir.node("Cast", [output], attributes={"to": dtype})
+    cast.outputs[0].name = g.unique_name("branch_cast")
+    cast.outputs[0].type = ir.TensorType(dtype)
+    cast.outputs[0].shape = output.shape
+    if output.meta.get("uninitialized"):
+        cast.outputs[0].meta["uninitialized"] = True
+        cast.outputs[0].shape = None  # a placeholder: the other path gives the real shape
+    graph.append(cast)
+    graph.outputs[position] = cast.outputs[0]
+
+
+def _shaped_placeholders(g: GraphContext, branches: list[ir.Graph]) -> None:
+    """A placeholder for a value only one branch sets (prim::Uninitialized) takes the other
+    branch's dtype and rank (ONNX If inference wants one rank): zeros of its static dims, 1 elsewhere."""
+    for position, (a, b) in enumerate(zip(*branches_outputs(branches))):
+        for graph, mine, other in ((branches[0], a, b), (branches[1], b, a)):
+            if not mine.meta.get("uninitialized") or other.meta.get("uninitialized"):
+                continue
+            if other.dtype is None or other.shape is None or isinstance(other.type, ir.SequenceType):
+                continue
+            dims = [d if isinstance(d, int) else 1 for d in other.shape]
+            zeros = torch.zeros(dims, dtype=tensors.to_torch_dtype(other.dtype))
+            node = ir.node("Constant", [], attributes={"value": ir.tensor(zeros.numpy(), name=g.unique_name("unset"))})
+            node.outputs[0].name = g.unique_name("unset")
+            node.outputs[0].type = ir.TensorType(other.dtype)
+            node.outputs[0].shape = ir.Shape(dims)
+            node.outputs[0].meta["uninitialized"] = True
+            graph.append(node)
+            graph.outputs[position] = node.outputs[0]
+
+
+def _same_branch_dtypes(g: GraphContext, branches: list[ir.Graph], ts_types: list[torch._C.JitType]) -> None:
+    """ONNX If needs both branches to give each output one dtype: a Python float is a double
+    (TorchScript's float); otherwise the else branch follows the then branch."""
+    then_graph, else_graph = branches
+    for position, ts_type in enumerate(ts_types):
+        if position >= min(len(then_graph.outputs), len(else_graph.outputs)):
+            break
+        then_dtype, else_dtype = then_graph.outputs[position].dtype, else_graph.outputs[position].dtype
+        if then_dtype is None or else_dtype is None or then_dtype == else_dtype:
+            continue
+        if then_graph.outputs[position].meta.get("uninitialized"):
+            _cast_output(g, then_graph, position, else_dtype)
+        elif isinstance(ts_type, torch._C.FloatType):
+            for graph in branches:
+                if graph.outputs[position].dtype != ir.DataType.DOUBLE:
+                    _cast_output(g, graph, position, ir.DataType.DOUBLE)
+        else:
+            _cast_output(g, else_graph, position, then_dtype)
 
 
 def _typed_like(values: Sequence[Value], graph_outputs: Sequence[Value]) -> None:
@@ -228,6 +351,45 @@ def _body_subgraph(
         raise
 
 
+def _carried_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> Value:
+    """A loop-carried initial value as ONNX: a Python float is a double in TorchScript (the body's
+    float() and scalar arithmetic compute in double), so it starts as one; a value that is
+    None here (prim::Uninitialized: a `return` inside the loop) is a placeholder typed later."""
+    if isinstance(obj, Value):
+        return obj
+    if obj is None:
+        return None  # type: ignore[return-value]
+    if isinstance(obj, float) or (isinstance(ts_type, torch._C.FloatType) and isinstance(obj, (int, float))):
+        return g.constant(float(obj), ir.DataType.DOUBLE)
+    return g.constant(obj)
+
+
+def _consistent_carried(
+    g: GraphContext, body: ir.Graph, carried_in: list[Value], initial: list[Value | None]
+) -> list[Value]:
+    """ONNX Loop needs each carried value to keep one type. A value whose type changes in the
+    body (a Python float accumulator updated from float32 arithmetic) is cast back to the type
+    it came in with; a placeholder for a value only set on some path (prim::Uninitialized,
+    a `return` inside the loop) takes the type the body gives it, starting as a zero."""
+    result: list[Value] = []
+    for position, (value_in, start) in enumerate(zip(carried_in, initial)):
+        output = body.outputs[1 + position]
+        if start is None:
+            if output.dtype is None:
+                raise TypeError("a loop-carried value set only on some paths has no known type")
+            start = g.constant(torch.zeros((), dtype=tensors.to_torch_dtype(output.dtype)))
+            value_in.type = ir.TensorType(output.dtype)
+        elif value_in.dtype is not None and output.dtype is not None and output.dtype != value_in.dtype:
+            cast = ir.node("Cast", [output], attributes={"to": value_in.dtype})
+            cast.outputs[0].name = g.unique_name("loop_carried_cast")
+            cast.outputs[0].type = ir.TensorType(value_in.dtype)
+            cast.outputs[0].shape = output.shape
+            body.append(cast)
+            body.outputs[1 + position] = cast.outputs[0]
+        result.append(start)
+    return result
+
+
 def _onnx_loop(
     g: GraphContext,
     body: torch._C.Block,
@@ -264,7 +426,11 @@ def _onnx_loop(
         else h.cast(g, trip_count, ir.DataType.INT64)
     )
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
-    initial = [c if isinstance(c, Value) else g.constant(c) for c in carried]
+    # A carried tuple (the return value of a `return` inside the loop) is one value per item.
+    carried_types = [v.type() for v in list(g.node.inputs())[2:]]
+    flat_carried, flat_types = _flat_objects(carried, carried_types)
+    initial = [_carried_value(g, c, t) for c, t in zip(flat_carried, flat_types)]
+    flat_count = len(initial)
     initial_lists = [runtime_list.sequence_of(g, items) for items in lists]
     iteration = ir.Value(
         name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([])
@@ -273,8 +439,8 @@ def _onnx_loop(
     carried_in = [
         ir.Value(
             name=g.unique_name("loop_carried"),
-            type=ir.TensorType(v.dtype) if v.dtype is not None else None,
-            shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
+            type=ir.TensorType(v.dtype) if v is not None and v.dtype is not None else None,
+            shape=ir.Shape([None] * len(v.shape)) if v is not None and v.shape is not None else None,
         )
         for v in initial
     ]
@@ -295,20 +461,22 @@ def _onnx_loop(
     def extra_outputs() -> list[object]:
         return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
 
-    body_graph = _body_subgraph(g, body, [iteration, *carried_in, *lists_in, *dummy_in], extra_outputs)
+    grouped_in = _regroup(list(carried_in), carried_types)
+    body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs)
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise LoopRefused("the loop condition must be a bool")
-    if count + len(lists) + len(scans) == 0:
+    initial = _consistent_carried(g, body_graph, carried_in, initial)
+    if flat_count + len(lists) + len(scans) == 0:
         return None
-    total = count + len(lists) + len(dummy) + len(scans)
+    total = flat_count + len(lists) + len(dummy) + len(scans)
     values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
     values = values if isinstance(values, tuple) else (values,)
     _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
-    for items, value in zip(lists, values[count:]):
+    for items, value in zip(lists, values[flat_count:]):
         items._set_sequence(value)
-    for entry, collector, value in zip(scans, collectors, values[count + len(lists) + len(dummy) :]):
+    for entry, collector, value in zip(scans, collectors, values[flat_count + len(lists) + len(dummy) :]):
         item = collector.item
         assert item is not None
         value.dtype = item.dtype
@@ -317,7 +485,8 @@ def _onnx_loop(
         g.replace(collector, RuntimeList(stacked=value, item_dtype=item.dtype))
     if count == 0:
         return None
-    return values[0] if count == 1 else values[:count]
+    grouped = _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()])
+    return grouped[0] if count == 1 else tuple(grouped)
 
 
 @onnx_symbolic("prim::Loop")
@@ -351,7 +520,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
             for items, sequence, stacked in saved:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
-    if any(isinstance(c, (list, tuple)) for c in carried):
+    if any(isinstance(c, list) or (isinstance(c, tuple) and _holds_list(c)) for c in carried):
         raise ValueError("a list re-assigned in a loop whose trip count is only known at run time is not supported")
     try:
         return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
@@ -359,6 +528,11 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
         if isinstance(refusal.__cause__, SymbolicError):
             raise refusal.__cause__
         raise ValueError(str(refusal)) from None
+
+
+def _holds_list(obj: tuple) -> bool:  # type: ignore[type-arg]
+    """Whether a carried tuple holds a list (tuples of values are carried one value per item)."""
+    return any(isinstance(o, list) or (isinstance(o, tuple) and _holds_list(o)) for o in obj)
 
 
 @onnx_symbolic("prim::RaiseException")
@@ -452,8 +626,9 @@ def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step:
     values = [v if isinstance(v, Value) else g.constant(v) for v in (lo, hi, step)]
     lo_v, hi_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
     span = g.op("Sub", hi_v, lo_v)
-    # ceil(span / step) for positive steps, clamped at 0
-    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
+    # ceil(span / step), clamped at 0: (span + step - sign(step)) / step, which truncates like floor
+    # whenever the result is positive (span and step of one sign), for either sign of step
+    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.op("Sign", step_v)), step_v)
     return (
         g.op("Max", count, g.constant(0))
         if g.opset >= 12
@@ -602,6 +777,16 @@ def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
     if not isinstance(idx, int):
         raise ValueError("deleting from an export-time list at an index computed at run time is not supported")
     del _export_time_list(g, self, "del")[idx]
+    return None
+
+
+@onnx_symbolic("aten::reverse")
+def aten_reverse(g: GraphContext, self: object) -> object:
+    """reverse.t(t[](a!) self) -> (): in place, at export time or on the run-time list."""
+    if isinstance(self, RuntimeList):
+        runtime_list.reverse(g, self)
+        return None
+    _export_time_list(g, self, "reverse").reverse()
     return None
 
 

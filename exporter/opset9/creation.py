@@ -14,10 +14,11 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
+from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
-from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList
 
 Value = ir.Value
 
@@ -369,6 +370,8 @@ def _tensor_from_data(g: GraphContext, data: object, dtype: torch.dtype | None, 
         return h.cast(g, data, _scalar_dtype(data)) if scalar else data
     if isinstance(data, torch.Tensor):
         return g.constant(data.to(dtype) if dtype is not None else data)
+    if isinstance(data, RuntimeList):
+        return _tensor_from_runtime_list(g, data, dtype)
     if isinstance(data, (bool, int, float)):
         return g.constant(torch.tensor(data, dtype=dtype))
     if isinstance(data, (list, tuple)):
@@ -389,6 +392,21 @@ def _tensor_from_data(g: GraphContext, data: object, dtype: torch.dtype | None, 
         parts = [h.unsqueeze(g, h.cast(g, p, target), [0]) for p in parts]
         return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
     raise TypeError(f"cannot build a tensor from {type(data).__name__}")
+
+
+def _tensor_from_runtime_list(g: GraphContext, data: RuntimeList, dtype: torch.dtype | None) -> Value:
+    """torch.tensor of a list known only at run time: ints give int64, bools bool, Python
+    floats (doubles in the graph) the default dtype, as torch does."""
+    stacked = runtime_list.tensor_of(g, data)
+    if dtype is not None:
+        target = h.ir_dtype(dtype)
+    elif stacked.dtype is not None and tensors.is_floating(stacked.dtype):
+        target = h.ir_dtype(torch.get_default_dtype())
+    elif stacked.dtype == ir.DataType.BOOL:
+        target = ir.DataType.BOOL
+    else:
+        target = ir.DataType.INT64
+    return h.cast(g, stacked, target)
 
 
 @onnx_symbolic("aten::tensor")

@@ -1,6 +1,6 @@
 """TorchScript primitives and scalars: Int/Float/Bool conversions, NumToTensor, list and tuple
 construction and unpacking, item, tensor queries (dim, shape, dtype, device, layout) and
-aliases.
+aliases (alias, lift, lift_fresh).
 
 ONNX idioms: queries answer at export time when the shape or dtype is known; Python scalars stay
 Python values until a symbolic needs a tensor, then become 0-d constants.
@@ -66,6 +66,17 @@ def prim_tuple_construct(g: GraphContext, *inputs: object) -> object:
     return tuple(inputs)
 
 
+@onnx_symbolic("prim::DictConstruct")
+def prim_dict_construct(g: GraphContext, *inputs: object) -> object:
+    """prim::DictConstruct(k0, v0, k1, v1, ...) -> Dict: a Python dict in insertion order
+    (as model outputs: one output per value, named by its key); keys must be known at export time."""
+    keys, values = inputs[0::2], inputs[1::2]
+    for key in keys:
+        if not isinstance(key, (str, int, float, bool)):
+            raise ValueError("a dict whose keys are computed at run time is not supported (keys must be constants)")
+    return dict(zip(keys, values))
+
+
 def _unpack_sequence(g: GraphContext, packed: object) -> object:
     count = g.node.outputsSize() if g.node is not None else 0
     if isinstance(packed, (list, tuple)):
@@ -113,6 +124,15 @@ def aten_lift(g: GraphContext, self: Value) -> Value:
     return self
 
 
+@onnx_symbolic("aten::lift_fresh")
+def aten_lift_fresh(g: GraphContext, self: Value) -> Value:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)
+
+    Marks a tensor freshly made by torch.tensor() (BigBird's index tables): an identity.
+    """
+    return self
+
+
 @onnx_symbolic("aten::is_floating_point")
 def aten_is_floating_point(g: GraphContext, self: Value) -> bool:
     """is_floating_point(Tensor self) -> bool: decided by the dtype at export time."""
@@ -146,7 +166,10 @@ def prim_shape(g: GraphContext, *inputs: object) -> object:
 def prim_dtype(g: GraphContext, *inputs: object) -> object:
     """prim::dtype(Tensor self) -> int: the ScalarType number TorchScript uses for dtypes."""
     (x,) = inputs
-    assert isinstance(x, Value)
+    if isinstance(x, torch.Tensor):  # a tensor constant (folded at export time)
+        return tensors.DTYPE_TO_SCALAR_TYPE[x.dtype]
+    if not isinstance(x, Value):
+        raise TypeError(f"prim::dtype needs a tensor, got {type(x).__name__}")
     if x.dtype is None:
         raise ValueError("prim::dtype needs the input dtype")
     return tensors.DTYPE_TO_SCALAR_TYPE[tensors.to_torch_dtype(x.dtype)]

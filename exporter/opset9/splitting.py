@@ -1,7 +1,8 @@
 """Splitting and joining: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and
 the ConstantChunk/ConstantSplit prims.
 
-ONNX idioms: Split with sizes known at export time (an attribute before 13, an input from 13);
+ONNX idioms: Concat takes one dtype, so cat/stack cast to torch's promoted type first (``promoted``);
+Split with sizes known at export time (an attribute before 13, an input from 13);
 run-time sizes slice with Shape arithmetic; cat of a RuntimeList is ConcatFromSequence.
 """
 
@@ -15,6 +16,7 @@ import torch
 
 from exporter import runtime_list
 from exporter import symbolic_helper as h
+from exporter import tensors as tensors_module
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
@@ -22,11 +24,24 @@ from exporter.runtime_list import RuntimeList
 Value = ir.Value
 
 
+def promoted(g: GraphContext, tensors: Sequence[Value]) -> list[Value]:
+    """The tensors cast to their torch result type (cat/stack promote: int64 with float32 is
+    float32, float16 with float32 is float32), since Concat requires one dtype."""
+    dtypes = [t.dtype for t in tensors]
+    if None in dtypes or len(set(dtypes)) <= 1:
+        return list(tensors)
+    target = tensors_module.to_torch_dtype(dtypes[0])
+    for dtype in dtypes[1:]:
+        target = torch.promote_types(target, tensors_module.to_torch_dtype(dtype))
+    return [h.cast(g, t, h.ir_dtype(target)) for t in tensors]
+
+
 @onnx_symbolic("aten::cat")
 def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
-    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    """cat(Tensor[] tensors, int dim=0) -> Tensor: mixed dtypes promote as in torch.result_type"""
     if isinstance(tensors, RuntimeList):
         return runtime_list.cat(g, tensors, dim)
+    tensors = promoted(g, tensors)
     if len(tensors) == 1:
         return tensors[0]
     return g.op("Concat", *tensors, axis=dim)
@@ -34,9 +49,10 @@ def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int =
 
 @onnx_symbolic("aten::stack")
 def aten_stack(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
-    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    """stack(Tensor[] tensors, int dim=0) -> Tensor: mixed dtypes promote as in cat"""
     if isinstance(tensors, RuntimeList):
         return runtime_list.stack(g, tensors, dim)
+    tensors = promoted(g, tensors)
     rank = h.rank_of(tensors[0])
     if dim < 0:
         if rank is None:
@@ -261,9 +277,10 @@ def aten_tensor_split(
 
 
 @onnx_symbolic("aten::unbind")
-def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value]:
+def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: one size-1 split per index,
-    squeezed; along a run-time dim, one Gather per item the ListUnpack takes."""
+    squeezed; along a run-time dim, one Gather per item the ListUnpack takes, or (a list
+    iterated or indexed at run time) the stacked RuntimeList: the tensor with ``dim`` moved first."""
     rank = h.known_rank(self, "unbind")
     dim = h.normalize_dim(dim, rank)
     size = h.dim_size(g, self, dim)
@@ -271,7 +288,12 @@ def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value]:
         return [h.squeeze(g, piece, [dim]) for piece in _split_static(g, self, [1] * size, dim)]
     count = _output_count(g)
     if count is None:
-        raise ValueError("unbind of a dynamic dim needs its pieces unpacked (the count must be static)")
+        perm = [dim, *(d for d in range(rank) if d != dim)]
+        stacked = self if dim == 0 else g.op("Transpose", self, perm=perm)
+        if stacked.shape is None and self.shape is not None:
+            stacked.shape = ir.Shape([self.shape[d] for d in perm])
+        stacked.dtype = self.dtype
+        return RuntimeList(stacked=stacked, item_dtype=self.dtype)
     return [g.op("Gather", self, g.constant(i), axis=dim) for i in range(count)]
 
 
