@@ -4,6 +4,54 @@ Public API only. Importing the package imports every symbolic module once; that 
 place registration happens.
 """
 
+# ruff: noqa: E402 - onnx_ir is imported first, with sympy deferred, before anything that uses it
+
+import importlib
+import sys
+import types
+
+
+class _DeferredModule(types.ModuleType):
+    """Stands in for a module while onnx_ir is imported; the first attribute read imports it.
+
+    onnx_ir's core imports sympy and its symbolic-expression parser (about 0.3 s of CPU,
+    more than the export of a small model) for arithmetic on symbolic dimensions, which an
+    export from TorchScript never does. While onnx_ir is imported, ``import sympy`` binds
+    this stand-in instead; its first attribute read imports the real module and every read
+    is forwarded to it. The stand-ins leave ``sys.modules`` right after, so a later
+    ``import sympy`` (by torch or the user) gets the real module in the ordinary way.
+    """
+
+    def __getattr__(self, name: str) -> object:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+_DEFERRED_BY_ONNX_IR = ("sympy", "onnx_ir._symbolic_shapes")
+
+
+def _import_onnx_ir_deferring_sympy() -> None:
+    if "onnx_ir" in sys.modules or any(name in sys.modules for name in _DEFERRED_BY_ONNX_IR):
+        return
+    stand_ins = {name: _DeferredModule(name) for name in _DEFERRED_BY_ONNX_IR}
+    sys.modules.update(stand_ins)
+    try:
+        import onnx_ir  # noqa: F401
+    except ImportError:
+        # an onnx_ir whose imports the stand-ins cannot serve (a submodule of sympy, say):
+        # forget the partial import and import it the ordinary way below
+        for name in [n for n in sys.modules if n == "onnx_ir" or n.startswith("onnx_ir.")]:
+            del sys.modules[name]
+    finally:
+        for name, stand_in in stand_ins.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+    import onnx_ir  # noqa: F401, F811 - a no-op after the deferred import succeeded
+
+
+_import_onnx_ir_deferring_sympy()
+
 from exporter import (  # noqa: F401 - registration, once, in opset order
     symbolic_opset9,
     symbolic_opset10,

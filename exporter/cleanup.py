@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import onnx_ir as ir
-import onnx_ir.passes.common as common_passes
 import torch
 
 from exporter import tensors
@@ -106,6 +105,8 @@ def fuse_conv_batchnorm(model: ir.Model) -> int:
 
 def cleanup(model: ir.Model, *, fold_constants: bool = True) -> None:
     """Fold what inference makes constant (Conv+BatchNorm), then remove what is unused."""
+    import onnx_ir.passes.common as common_passes  # its ~15 pass modules load on first export only
+
     if fold_constants:
         fuse_conv_batchnorm(model)
     common_passes.RemoveUnusedNodesPass()(model)
