@@ -972,7 +972,7 @@ def aten_slice_10(
     dim: int = 0,
     start: int | Value | None = None,
     end: int | Value | None = None,
-    step: int = 1,
+    step: int | Value = 1,
 ) -> Value:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
@@ -1018,14 +1018,14 @@ def _slice_piece_10(g: GraphContext, x: Value, start: Value, end: Value, size: V
 
 
 @onnx_symbolic("aten::chunk", opset=10)
-def aten_chunk_10(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+def aten_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]: a dim of run-time
     size is cut by Slices with run-time bounds."""
     return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
 
 
 @onnx_symbolic("aten::unsafe_chunk", opset=10)
-def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
 

@@ -23,7 +23,14 @@ Value = ir.Value
 
 @onnx_symbolic("aten::relu")
 def aten_relu(g: GraphContext, self: Value) -> Value:
-    """relu(Tensor self) -> Tensor"""
+    """relu(Tensor self) -> Tensor
+
+    Integer tensors keep their dtype as in torch: Relu has integer kernels only from opset 14
+    (and none for unsigned), so they take max(x, 0) as a Where at every opset.
+    """
+    if self.dtype is not None and not h.is_floating(self):
+        zero = h.scalar_like(g, 0, self)
+        return g.op("Where", g.op("Greater", self, zero), self, zero)
     return g.op("Relu", self)
 
 
@@ -94,9 +101,18 @@ def aten_softmax(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | No
 
 @onnx_symbolic("aten::log_softmax")
 def aten_log_softmax(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | None = None) -> Value:
-    """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
-    x = h.cast(g, self, h.ir_dtype(dtype)) if dtype is not None else self
-    return h.softmax(g, x, dim, log=True)
+    """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    A half-precision dtype is computed in float and rounded once at the end, as torch's CPU
+    kernel accumulates in float (a half LogSoftmax differs by several ulps).
+    """
+    if dtype is None:
+        return h.softmax(g, self, dim, log=True)
+    target = h.ir_dtype(dtype)
+    if target in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        x = h.cast(g, h.cast(g, self, target), ir.DataType.FLOAT)
+        return h.cast(g, h.softmax(g, x, dim, log=True), target)
+    return h.softmax(g, h.cast(g, self, target), dim, log=True)
 
 
 @onnx_symbolic("aten::_log_softmax")

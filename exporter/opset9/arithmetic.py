@@ -164,8 +164,9 @@ def aten_rsqrt(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::reciprocal")
 def aten_reciprocal(g: GraphContext, self: Value) -> Value:
-    """reciprocal(Tensor self) -> Tensor"""
-    return g.op("Reciprocal", self)
+    """reciprocal(Tensor self) -> Tensor: integers and bools give torch's float result dtype
+    (computed in it), as torch does."""
+    return g.op("Reciprocal", _as_result_dtype(g, self))
 
 
 @onnx_symbolic("aten::exp")

@@ -28,13 +28,15 @@ def aten_slice(
     dim: int = 0,
     start: int | Value | None = None,
     end: int | Value | None = None,
-    step: int = 1,
+    step: int | Value = 1,
 ) -> Value:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
     Slice-1 has no steps: a strided slice gathers the selected positions instead (static
-    sizes only). symbolic_opset10 slices with steps.
+    sizes only). symbolic_opset10 slices with steps, also a step computed at run time.
     """
+    if not isinstance(step, int):
+        raise ValueError("argument 'step' computed at run time needs opset 10 or higher (Slice-10 takes steps)")
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
@@ -49,13 +51,19 @@ def aten_slice(
 
 
 def slice_bounds(
-    g: GraphContext, self: Value, dim: int, start: int | Value | None, end: int | Value | None, step: int
+    g: GraphContext, self: Value, dim: int, start: int | Value | None, end: int | Value | None, step: int | Value
 ) -> Value:
-    """aten::slice as a Slice (constant bounds fold; a full slice is ``self``)."""
+    """aten::slice as a Slice (constant bounds fold; a full slice is ``self``). A step computed
+    at run time is a Slice-10 input like the bounds."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
     end = h.INT64_MAX if end is None else end
+    if not isinstance(step, int):
+        if g.opset < 10:
+            raise ValueError("argument 'step' computed at run time needs opset 10 or higher (Slice-10 takes steps)")
+        bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim]), g.list_to_value([step])]
+        return g.op("Slice", self, *bounds)
     if isinstance(start, int) and isinstance(end, int):
         size = self.shape[dim] if self.shape is not None else None
         if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
@@ -395,14 +403,21 @@ def aten_nonzero_numpy(g: GraphContext, self: Value) -> list[Value]:
 
 
 @onnx_symbolic("aten::one_hot")
-def aten_one_hot(g: GraphContext, self: Value, num_classes: int = -1) -> Value:
+def aten_one_hot(g: GraphContext, self: Value, num_classes: int | Value = -1) -> Value:
     """one_hot(Tensor self, int num_classes=-1) -> Tensor
 
     An Equal against 0..C-1, cast to int64: onnxruntime's OneHot lacks many type
-    combinations. num_classes=-1 takes max(self)+1 at run time.
+    combinations. num_classes=-1 takes max(self)+1 at run time. A num_classes computed at run
+    time (any opset) is used as is, or as max(self)+1 when it is negative.
     """
     rank = h.known_rank(self, "one_hot")
     index = h.cast(g, self, ir.DataType.INT64)
+    if not isinstance(num_classes, int):
+        given = h.cast(g, num_classes, ir.DataType.INT64)
+        inferred = g.op("Add", h.reduce(g, "ReduceMax", index, None, False), g.constant(1))
+        depth = g.op("Where", g.op("Less", given, g.constant(0)), inferred, given)
+        out = h.cast(g, g.op("Equal", h.unsqueeze(g, index, [rank]), h.iota(g, depth)), ir.DataType.INT64)
+        return h.data_dependent(g, out)
     if num_classes < 0:
         depth = g.op("Add", h.reduce(g, "ReduceMax", index, None, False), g.constant(1))
         classes = h.iota(g, depth)

@@ -97,13 +97,25 @@ def aten_addmm(g: GraphContext, self: Value, mat1: Value, mat2: Value, beta: flo
 
 @onnx_symbolic("aten::baddbmm")
 def aten_baddbmm(
-    g: GraphContext, self: Value, batch1: Value, batch2: Value, beta: float = 1, alpha: float = 1
+    g: GraphContext, self: Value, batch1: Value, batch2: Value, beta: float | Value = 1, alpha: float | Value = 1
 ) -> Value:
-    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
-    product = h.scaled(g, g.op("MatMul", batch1, batch2), alpha)
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    beta and alpha computed at run time (any opset) are cast to the product's dtype and
+    multiplied in; a run-time beta of 0 still multiplies (torch ignores self then, even NaNs).
+    """
+    product = g.op("MatMul", batch1, batch2)
+    product = h.scaled(g, product, alpha) if not isinstance(alpha, Value) else _times(g, product, alpha)
+    if isinstance(beta, Value):
+        return g.op("Add", product, _times(g, self, beta))
     if beta == 0:
         return product
     return g.op("Add", product, h.scaled(g, self, beta))
+
+
+def _times(g: GraphContext, x: Value, factor: Value) -> Value:
+    """x * factor, a scalar computed at run time, in x's dtype."""
+    return g.op("Mul", x, h.cast(g, factor, x.dtype) if x.dtype is not None else g.op("CastLike", factor, x))
 
 
 @onnx_symbolic("aten::linear")
@@ -298,6 +310,12 @@ def aten_mv(g: GraphContext, self: Value, vec: Value) -> Value:
 
 
 def _outer(g: GraphContext, a: Value, b: Value) -> Value:
+    """A column times a row, in torch's promoted dtype (float * int64 is float)."""
+    if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
+        common = tensors.from_torch_dtype(
+            torch.promote_types(tensors.to_torch_dtype(a.dtype), tensors.to_torch_dtype(b.dtype))
+        )
+        a, b = h.cast(g, a, common), h.cast(g, b, common)
     column = h.unsqueeze(g, a, [1])
     if a.dtype == ir.DataType.BOOL:  # bool * bool is logical and; Mul has no bool kernel
         return g.op("And", column, b)

@@ -69,6 +69,10 @@ def aten_binary_cross_entropy_with_logits(
     exact at opset 9 (torch's exporter needs 12).
     """
     x = self
+    # torch promotes an integer target, weight or pos_weight to the float input's dtype
+    target = h.cast_like(g, target, x)
+    weight = h.cast_like(g, weight, x) if weight is not None else None
+    pos_weight = h.cast_like(g, pos_weight, x) if pos_weight is not None else None
     one = h.scalar_like(g, 1.0, x)
     softplus_neg = g.op("Add", g.op("Relu", g.op("Neg", x)), h.log1p(g, g.op("Exp", g.op("Neg", g.op("Abs", x)))))
     if pos_weight is not None:

@@ -53,7 +53,36 @@ def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequen
     return out
 
 
-def _torch_pad(g: GraphContext, x: Value, pad: Sequence[int], mode: str, value: float | int | bool = 0) -> Value:
+def _runtime_pad(g: GraphContext, x: Value, pad: Sequence[int | Value], mode: str, value: float | int | bool) -> Value:
+    """Pad amounts computed at run time: Pad-11 takes them as an input (begins, then ends,
+    full rank), assembled with Concat; Pad-2 takes them as an attribute only."""
+    if g.opset < 11:
+        raise ValueError(
+            f"argument 'pad' computed at run time needs opset 11 or higher (Pad takes its amounts as an "
+            f"attribute at opset {g.opset})"
+        )
+    rank = h.known_rank(x, f"{mode} padding")
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise ValueError(f"pad needs at most {rank} begin/end pairs, got {len(pad)} amounts")
+    onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
+    if onnx_mode is None:
+        raise ValueError(f"padding mode {mode!r} with amounts computed at run time is not supported")
+    begins: list[int | Value] = [0] * rank
+    ends: list[int | Value] = [0] * rank
+    for i in range(len(pad) // 2):
+        begins[rank - 1 - i] = pad[2 * i]
+        ends[rank - 1 - i] = pad[2 * i + 1]
+    work = h.cast(g, x, ir.DataType.INT32) if g.opset < 13 and x.dtype == ir.DataType.BOOL else x
+    fill = h.scalar_like(g, value, work) if onnx_mode == "constant" else None
+    out = g.op("Pad", work, g.list_to_value(begins + ends), fill, mode=onnx_mode)
+    return h.cast(g, out, x.dtype) if work is not x else out
+
+
+def _torch_pad(
+    g: GraphContext, x: Value, pad: Sequence[int] | Sequence[int | Value], mode: str, value: float | int | bool = 0
+) -> Value:
+    if any(isinstance(p, Value) for p in pad):
+        return _runtime_pad(g, x, pad, mode, value)
     rank = h.known_rank(x, f"{mode} padding")
     begins, ends = _pad_lists(pad, rank)
     if mode == "circular":
@@ -330,18 +359,25 @@ def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: i
 
 
 @onnx_symbolic("aten::constant_pad_nd")
-def aten_constant_pad_nd(g: GraphContext, self: Value, pad: Sequence[int], value: float | int | bool = 0) -> Value:
-    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop)"""
+def aten_constant_pad_nd(
+    g: GraphContext, self: Value, pad: Sequence[int] | Sequence[int | Value], value: float | int | bool = 0) -> Value:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop; amounts
+    computed at run time from opset 11)"""
     return _torch_pad(g, self, pad, "constant", value)
 
 
 @onnx_symbolic("aten::pad")
 def aten_pad(
-    g: GraphContext, self: Value, pad: Sequence[int], mode: str = "constant", value: float | None = None
+    g: GraphContext,
+    self: Value,
+    pad: Sequence[int] | Sequence[int | Value],
+    mode: str = "constant",
+    value: float | None = None,
 ) -> Value:
     """pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
 
     ONNX calls replicate 'edge'; circular has no ONNX mode and is sliced and concatenated.
+    Amounts computed at run time need Pad-11 (an input, not an attribute).
     """
     return _torch_pad(g, self, pad, mode, 0 if value is None else value)
 

@@ -115,13 +115,23 @@ def _output_count(g: GraphContext) -> int | None:
 
 
 def _split_by(
-    g: GraphContext, self: Value, split: int | Sequence[int], dim: int, count: int | None = None
+    g: GraphContext, self: Value, split: int | Sequence[int] | Value, dim: int, count: int | None = None
 ) -> list[Value]:
     """split by a size or by sizes. By a size along a dim known only at run time, piece i is
     the constant slice [i*size, (i+1)*size) (Slice clamps the last one); how many pieces
-    there are is read from the ListUnpack (or the node's outputs) since ONNX needs it fixed."""
+    there are is read from the ListUnpack (or the node's outputs) since ONNX needs it fixed.
+    A size computed at run time cuts each piece by a Gather of its clamped index range."""
     rank = h.known_rank(self, "split")
     dim = h.normalize_dim(dim, rank)
+    if isinstance(split, Value):
+        count = _output_count(g) if count is None else count
+        if count is None:
+            raise ValueError(
+                "argument 'split_size' computed at run time needs the pieces unpacked (a, b = x.split(n)): "
+                "ONNX fixes the number of outputs"
+            )
+        piece = h.cast(g, split, ir.DataType.INT64)
+        return _cut_pieces(g, self, piece, dim, _dim_size_value(g, self, dim), count, _gather_piece)
     if not isinstance(split, int):
         return _split_static(g, self, split, dim)
     size = h.dim_size(g, self, dim)
@@ -139,7 +149,7 @@ def _split_by(
 def aten_split(
     g: GraphContext,
     self: Value,
-    split_size: int | Sequence[int] | None = None,
+    split_size: int | Sequence[int] | Value | None = None,
     split_sizes: Sequence[int] | None = None,
     dim: int = 0,
 ) -> list[Value]:
@@ -161,7 +171,7 @@ def aten_split_with_sizes(g: GraphContext, self: Value, split_sizes: Sequence[in
 
 
 @onnx_symbolic("aten::unsafe_split")
-def aten_unsafe_split(g: GraphContext, self: Value, split_size: int, dim: int = 0) -> list[Value]:
+def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim: int = 0) -> list[Value]:
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[] (split
     without view tracking; the values are the same)"""
     return _split_by(g, self, split_size, dim)
@@ -187,10 +197,40 @@ def _gather_piece(g: GraphContext, x: Value, start: Value, end: Value, size: Val
     return g.op("Gather", x, index, axis=dim)
 
 
-def chunk_with(g: GraphContext, self: Value, chunks: int, dim: int, cut: ChunkPiece) -> list[Value]:
-    """aten::chunk; the pieces of a dim of run-time size are cut with ``cut``."""
+def _dim_size_value(g: GraphContext, x: Value, dim: int) -> Value:
+    """The size of ``dim`` as a 0-d int64 value (a constant when known at export time)."""
+    size = h.dim_size(g, x, dim)
+    return g.constant(size) if isinstance(size, int) else size
+
+
+def _cut_pieces(
+    g: GraphContext, x: Value, piece: Value, dim: int, size: Value, count: int, cut: ChunkPiece
+) -> list[Value]:
+    """``count`` pieces [i*piece, (i+1)*piece) of ``dim``, ``piece`` computed at run time."""
+    pieces = []
+    for i in range(count):
+        start = g.op("Mul", piece, g.constant(i))
+        end = g.op("Mul", piece, g.constant(i + 1))
+        pieces.append(cut(g, x, start, end, size, dim))
+    return pieces
+
+
+def chunk_with(g: GraphContext, self: Value, chunks: int | Value, dim: int, cut: ChunkPiece) -> list[Value]:
+    """aten::chunk; the pieces of a dim of run-time size are cut with ``cut``. A ``chunks``
+    computed at run time gives pieces of ceil(size/chunks) computed in the graph."""
     rank = h.known_rank(self, "chunk")
     dim = h.normalize_dim(dim, rank)
+    if isinstance(chunks, Value):
+        count = _output_count(g)
+        if count is None:
+            raise ValueError(
+                "argument 'chunks' computed at run time needs the pieces unpacked (a, b = x.chunk(n)): "
+                "ONNX fixes the number of outputs"
+            )
+        size = _dim_size_value(g, self, dim)
+        n = h.cast(g, chunks, ir.DataType.INT64)
+        piece = g.op("Div", g.op("Sub", g.op("Add", size, n), g.constant(1)), n)
+        return _cut_pieces(g, self, piece, dim, size, count, cut)
     size = h.dim_size(g, self, dim)
     if isinstance(size, int):
         return _split_static(g, self, _chunk_sizes(size, chunks), dim)
@@ -216,7 +256,7 @@ def _chunk_dynamic(
 
 
 @onnx_symbolic("aten::chunk")
-def aten_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 
     torch makes pieces of ceil(size/chunks), so fewer than ``chunks`` may come out (chunk(5)
@@ -227,7 +267,7 @@ def aten_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[
 
 
 @onnx_symbolic("aten::unsafe_chunk")
-def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int, dim: int = 0) -> list[Value]:
+def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return chunk_with(g, self, chunks, dim, _gather_piece)
 

@@ -1,0 +1,154 @@
+"""Arguments computed at run time where ops used to demand constants, and result dtypes that
+must match torch's (issue #17 item 3): scripted models take Python numbers as 0-d graph inputs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+
+import exporter
+
+OPSETS = [9, 11, 13, 17, NEWEST]
+DYNAMIC_ROWS = {"input_names": ["x", "n"], "dynamic_axes": {"x": {0: "rows"}}}
+
+
+class Chunk(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int):
+        a, b, c = x.chunk(n)
+        return a, b, c
+
+
+class Split(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int):
+        a, b, c = x.split(n)
+        return a, b, c
+
+
+class SplitList(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int):
+        return x.split(n)
+
+
+class OneHot(torch.nn.Module):
+    def forward(self, i: torch.Tensor, n: int):
+        return F.one_hot(i, n)
+
+
+class Pad(torch.nn.Module):
+    def __init__(self, mode: str = "constant") -> None:
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x: torch.Tensor, p: int):
+        return F.pad(x, [p, 1, 0, p], mode=self.mode)
+
+
+class SliceStep(torch.nn.Module):
+    def forward(self, x: torch.Tensor, s: int):
+        return x[1::s]
+
+
+class Baddbmm(torch.nn.Module):
+    def forward(self, i: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta: float, alpha: float):
+        return torch.baddbmm(i, a, b, beta=beta, alpha=alpha)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_chunk_runtime_chunks(opset: int) -> None:
+    x = torch.randn(6, 4)
+    assert_matches_torch(
+        torch.jit.script(Chunk()), (x, 3), opset=opset, other_inputs=[(torch.randn(7, 4), 3)], **DYNAMIC_ROWS
+    )
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_split_runtime_size(opset: int) -> None:
+    m = torch.jit.script(Split())
+    assert_matches_torch(m, (torch.randn(6, 4), 2), opset=opset, other_inputs=[(torch.randn(8, 4), 3)], **DYNAMIC_ROWS)
+
+
+def test_split_runtime_size_needs_unpacked_pieces() -> None:
+    with pytest.raises(exporter.SymbolicError, match="split_size"):
+        export_to_bytes(torch.jit.script(SplitList()), (torch.randn(6, 4), 2), opset_version=13)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_one_hot_runtime_num_classes(opset: int) -> None:
+    i = torch.tensor([0, 2, 1])
+    assert_matches_torch(torch.jit.script(OneHot()), (i, 4), opset=opset, other_inputs=[(i, 3), (i, -1)])
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17, NEWEST])
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate"])
+def test_pad_runtime_amounts(opset: int, mode: str) -> None:
+    x = torch.randn(1, 5, 6)
+    assert_matches_torch(torch.jit.script(Pad(mode)), (x, 2), opset=opset, other_inputs=[(x, 1)])
+
+
+def test_pad_runtime_amounts_need_opset_11() -> None:
+    with pytest.raises(exporter.SymbolicError, match="argument 'pad' computed at run time needs opset 11"):
+        export_to_bytes(torch.jit.script(Pad()), (torch.randn(5, 6), 2), opset_version=9)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17, NEWEST])
+def test_slice_runtime_step(opset: int) -> None:
+    x = torch.randn(7, 3)
+    assert_matches_torch(torch.jit.script(SliceStep()), (x, 2), opset=opset, other_inputs=[(x, 3)])
+
+
+def test_slice_runtime_step_needs_opset_10() -> None:
+    with pytest.raises(exporter.SymbolicError, match="argument 'step' computed at run time needs opset 10"):
+        export_to_bytes(torch.jit.script(SliceStep()), (torch.randn(7, 3), 2), opset_version=9)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_baddbmm_runtime_beta_alpha(opset: int) -> None:
+    args = (torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5))
+    assert_matches_torch(torch.jit.script(Baddbmm()), (*args, 0.5, 2.0), opset=opset, other_inputs=[(*args, 0.0, -1.0)])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_relu_keeps_integer_dtype(opset: int, dtype: torch.dtype) -> None:
+    x = torch.tensor([-3, 0, 5], dtype=torch.int64).clamp(min=0 if dtype == torch.uint8 else -3).to(dtype)
+    assert_matches_torch(Wrap(torch.relu), (x,), opset=opset)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8])
+def test_reciprocal_of_integers_is_float(opset: int, dtype: torch.dtype) -> None:
+    assert_matches_torch(Wrap(torch.reciprocal), (torch.tensor([2, 4, 0], dtype=dtype),), opset=opset)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_outer_float_and_int64(opset: int) -> None:
+    a, b = torch.randn(3), torch.arange(4)
+    assert_matches_torch(Wrap(torch.outer), (a, b), opset=opset)
+    assert_matches_torch(Wrap(torch.outer), (b, a), opset=opset)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_bce_with_logits_int64_weights(opset: int) -> None:
+    def loss(x: torch.Tensor, t: torch.Tensor, w: torch.Tensor, pw: torch.Tensor) -> torch.Tensor:
+        return F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=pw)
+
+    args = (torch.randn(3), torch.rand(3), torch.tensor([1, 2, 3]), torch.tensor([2, 1, 1]))
+    assert_matches_torch(Wrap(loss), args, opset=opset)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_log_softmax_dtype(opset: int, dtype: torch.dtype) -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return F.log_softmax(x, 1, dtype=dtype)
+
+    assert_matches_torch(Wrap(fn), (torch.randn(2, 5),), opset=opset, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("weight", [torch.tensor(0.25), torch.tensor([0.25])])
+def test_prelu_single_weight(opset: int, weight: torch.Tensor) -> None:
+    for x in (torch.randn(3), torch.randn(2, 3, 4, 5)):
+        assert_matches_torch(Wrap(F.prelu), (x, weight), opset=opset)
