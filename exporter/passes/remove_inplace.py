@@ -65,9 +65,39 @@ _IDENTITY_VIEWS = frozenset({"aten::detach", "aten::alias", "aten::contiguous"})
 _NOT_VIEWS = frozenset({"aten::to", "aten::type_as", "aten::expand", "aten::expand_as"})
 
 
+_TRANSPOSING_VIEWS = frozenset({"aten::permute", "aten::transpose", "aten::t", "aten::numpy_T"})
+
+
+def _is_contiguous(type_: torch._C.Type) -> bool | None:
+    """Whether a traced tensor type's recorded strides are row-major (None when not recorded)."""
+    if not isinstance(type_, torch._C.TensorType):
+        return None
+    sizes, strides = type_.sizes(), type_.strides()
+    if sizes is None or strides is None or None in sizes or None in strides:
+        return None
+    expected = 1
+    for size, stride in reversed(list(zip(sizes, strides))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _contiguous_copies(node: torch._C.Node) -> bool:
+    """Whether ``contiguous()`` copied its input (so writes into its result stay there): the
+    input's traced strides are not row-major, or (no strides recorded) it is a transposed view."""
+    source = node.inputsAt(0)
+    contiguous = _is_contiguous(source.type())
+    if contiguous is not None:
+        return not contiguous
+    return source.node().kind() in _TRANSPOSING_VIEWS
+
+
 def _is_view(node: torch._C.Node) -> bool:
     """Whether ``node`` returns an alias of its first input (select, slice, view, ...)."""
     if node.kind() in _NOT_VIEWS or not node.kind().startswith("aten::"):
+        return False
+    if node.kind() == "aten::contiguous" and _contiguous_copies(node):
         return False
     schema = schema_of(node)
     if schema is None or not schema.returns:
@@ -102,11 +132,33 @@ class _Cursor:
         return node.output()
 
 
+def _constant_ints(value: torch._C.Value) -> list[int] | None:
+    """An int list known at export time: a constant, or a ListConstruct of int constants."""
+    constant = value.toIValue()
+    if constant is not None:
+        return list(constant)
+    node = value.node()
+    if node.kind() != "prim::ListConstruct":
+        return None
+    items = [item.toIValue() for item in node.inputs()]
+    return items if all(isinstance(item, int) for item in items) else None
+
+
+def _is_full_slice(bounds: list[torch._C.Value]) -> bool:
+    """Whether slice(start, end, step) bounds take a whole dim: [0 or None, >= INT64_MAX or None, 1]."""
+    start, end, step = (bound.toIValue() if bound.node().kind() == "prim::Constant" else "?" for bound in bounds)
+    return start in (None, 0) and (end is None or (isinstance(end, int) and end >= 2**63 - 1)) and step == 1
+
+
 def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -> torch._C.Value:
     """The base of ``view`` with the view's elements replaced by ``updated``."""
     kind = view.kind()
     inputs = list(view.inputs())
     base = inputs[0]
+    if kind == "aten::slice" and _is_full_slice(inputs[2:5]):
+        # x[:, :, 0] records slices over whole dims: their write-back is the value itself,
+        # whatever the size (no slice_scatter with bounds known only at run time)
+        return updated
     if kind == "aten::slice":
         out = cursor.node("aten::slice_scatter", [base, updated, *inputs[1:5]], view)
     elif kind == "aten::select":
@@ -126,9 +178,12 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
             else cursor.node("aten::numpy_T", [updated], view)
         )
     elif kind == "aten::permute":
-        dims = inputs[1].toIValue()
+        dims = _constant_ints(inputs[1])
         if dims is None:
-            raise ExporterError(f"permute at {source_location(view)}: writing through it needs constant dims")
+            raise ExporterError(
+                f"permute at {source_location(view)}: writing through it needs the permutation known at "
+                "export time (the sizes may be dynamic)"
+            )
         rank = len(dims)
         order = [d % rank for d in dims]
         inverse = sorted(range(rank), key=lambda i: order[i])
@@ -144,23 +199,47 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
     return out
 
 
+def _view_chain(value: torch._C.Value, written: set[int]) -> tuple[list[torch._C.Node], torch._C.Value]:
+    """The views ``value`` is taken through (outermost first) and the tensor they view.
+
+    A value in ``written`` (by ``unique()``) is a new value this pass made for a mutated tensor:
+    a root, even when made by a view op (the inverse transpose of a write-back, ``transpose_``).
+    """
+    chain: list[torch._C.Node] = []
+    while value.unique() not in written and _is_view(value.node()):
+        chain.append(value.node())
+        value = value.node().inputsAt(0)
+    return chain, value
+
+
 def _functionalize_views(
-    graph: torch._C.Graph, target: torch._C.Value, anchor: torch._C.Node, updated: torch._C.Value
-) -> None:
-    """Propagate the new value of a view to the tensor it views, level by level.
+    graph: torch._C.Graph,
+    target: torch._C.Value,
+    anchor: torch._C.Node,
+    updated: torch._C.Value,
+    written: set[int],
+) -> torch._C.Value:
+    """Propagate the new value of a view to the tensor it views, level by level; returns the
+    value later reads of ``target`` see.
 
     ``y[:, 1:3] = v`` records copy_ into slice(slice(y)); the copy's result is written back
-    with slice_scatter into each base in turn, and every later read of a base (and of the
-    intermediate views) sees the written value.
+    with slice_scatter into each base in turn (a permute's write-back is the inverse permute:
+    it needs no sizes), and every later read of the root sees the written value. The views
+    themselves are then taken again from the new root, so a later read of a view sees the
+    write and a later write through it (``z = y.t(); z.add_(1); z[0] += 1``) still reaches
+    the root.
     """
+    chain, root = _view_chain(target, written)
     cursor = _Cursor(graph, anchor)
-    value = target
-    while _is_view(value.node()):
-        view = value.node()
-        base = view.inputsAt(0)
-        new_base = _write_back(cursor, view, updated)
-        _thread_out(base, cursor.last, new_base)
-        value, updated = base, new_base
+    for view in chain:
+        updated = _write_back(cursor, view, updated)
+    written.add(updated.unique())
+    _thread_out(root, cursor.last, updated)
+    for view in reversed(chain):
+        inputs = [updated, *list(view.inputs())[1:]]
+        updated = cursor.node(view.kind(), inputs, view, view.output().type())
+        _thread_out(view.output(), cursor.last, updated)
+    return updated
 
 
 def _ancestor_in(node: torch._C.Node, block: torch._C.Block) -> torch._C.Node | None:
@@ -229,14 +308,9 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
     _replace_reads_after(target, block, anchor, current)
 
 
-def _view_root(value: torch._C.Value) -> torch._C.Value:
-    while _is_view(value.node()):
-        value = value.node().inputsAt(0)
-    return value
-
-
 def remove_inplace(graph: torch._C.Graph) -> None:
     mutated_inputs: list[str] = []
+    written: set[int] = set()
     for node in walk(graph):
         if not is_inplace(node):
             continue
@@ -247,10 +321,9 @@ def remove_inplace(graph: torch._C.Graph) -> None:
         new.insertBefore(node)
         new.copyMetadata(node)
         new.output().setType(node.output().type())
-        node.output().replaceAllUsesWith(new.output())
-        _thread_out(target, new, new.output())
-        _functionalize_views(graph, target, new, new.output())
-        root = _view_root(target)
+        root = _view_chain(target, written)[1]
+        # the in-place op's result aliases its target: later reads see the target's new value
+        node.output().replaceAllUsesWith(_functionalize_views(graph, target, new, new.output(), written))
         if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
             mutated_inputs.append(root.debugName())
         node.destroy()

@@ -102,3 +102,132 @@ def test_mutating_a_graph_input_warns() -> None:
     graph = _graph(fn, torch.randn(3))
     with pytest.warns(UserWarning, match="writes in place into its input"):
         remove_inplace(graph)
+
+
+def _run(graph: torch._C.Graph, *args: torch.Tensor) -> object:
+    return torch._C._create_function_from_graph("fn", graph)(*args)
+
+
+def test_write_through_a_permute_is_the_inverse_permute_and_reads_no_sizes() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.permute(1, 2, 0).mul_(2)
+        return y
+
+    x = torch.randn(2, 3, 4)
+    graph = _graph(fn, x)
+    # traced permute dims are a ListConstruct of constants, not one constant
+    assert graph.findNode("aten::permute").inputsAt(1).node().kind() == "prim::ListConstruct"
+    remove_inplace(graph)
+    assert check_no_inplace(graph) == []
+    returned = list(graph.outputs())[0].node()
+    assert returned.kind() == "aten::permute"
+    assert returned.inputsAt(1).toIValue() == [2, 0, 1]
+    assert "aten::size" not in _kinds(graph)
+    torch.testing.assert_close(_run(graph, x), fn(x))
+
+
+def test_scripted_write_through_permute_with_dynamic_sizes() -> None:
+    @torch.jit.script
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.view(x.size(0), x.size(1), 2, -1).permute(0, 2, 1, 3)
+        y[:, 0] += 1.0
+        y.mul_(3.0)
+        return x
+
+    graph = fn.graph.copy()
+    lower(graph)
+    with pytest.warns(UserWarning, match="writes in place into its input"):
+        remove_inplace(graph)
+    assert check_no_inplace(graph) == []
+    for shape in [(2, 3, 8), (1, 5, 4)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(_run(graph, x.clone()), fn(x.clone()))
+
+
+def test_a_view_written_twice_is_taken_again_from_the_written_base() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        z = y.transpose(0, 1)
+        z.add_(1)
+        z[0] += 3
+        return y
+
+    x = torch.randn(3, 4)
+    graph = _graph(fn, x)
+    remove_inplace(graph)
+    assert check_no_inplace(graph) == []
+    returned = list(graph.outputs())[0].node()
+    assert returned.kind() == "aten::transpose"
+    # the second write's select reads a transpose of the first write-back, not the first add
+    assert returned.inputsAt(0).node().kind() == "aten::select_scatter"
+    assert returned.inputsAt(0).node().inputsAt(0).node().inputsAt(0).node().kind() == "aten::transpose"
+    torch.testing.assert_close(_run(graph, x), fn(x))
+
+
+def test_a_whole_dim_slice_writes_back_as_itself() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y[:, :, 0] += 1
+        return y
+
+    x = torch.randn(2, 3, 2)
+    graph = _graph(fn, x)
+    remove_inplace(graph)
+    kinds = _kinds(graph)
+    assert "aten::select_scatter" in kinds and "aten::slice_scatter" not in kinds
+    torch.testing.assert_close(_run(graph, x), fn(x))
+
+
+@pytest.mark.parametrize("scripted", [False, True])
+def test_contiguous_of_a_transposed_view_is_a_copy(scripted: bool) -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        c = y.t().contiguous()
+        c.add_(1)
+        return y + c.t()
+
+    x = torch.randn(3, 4)
+    if scripted:
+        graph = torch.jit.script(fn).graph.copy()
+        lower(graph)
+    else:
+        graph = _graph(fn, x)
+    remove_inplace(graph)
+    assert "aten::t" in _kinds(graph) and "aten::clone" in _kinds(graph)
+    # y is read as the clone: the write into the copy is not written back
+    final = [n for n in graph.nodes() if n.kind() == "aten::add"][-1]
+    assert final.inputsAt(0).node().kind() == "aten::clone"
+    torch.testing.assert_close(_run(graph, x), fn(x))
+
+
+def test_contiguous_of_a_contiguous_tensor_aliases_it() -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.contiguous().mul_(2)
+        return y
+
+    x = torch.randn(3, 4)
+    graph = _graph(fn, x)
+    remove_inplace(graph)
+    torch.testing.assert_close(_run(graph, x), fn(x))
+
+
+def test_a_view_written_in_a_loop_and_if_keeps_reaching_its_base() -> None:
+    @torch.jit.script
+    def fn(x: torch.Tensor, n: int) -> torch.Tensor:
+        y = x.clone()
+        z = y.t()
+        for i in range(n):
+            z[0] += 1.0
+            if i > 1:
+                z.mul_(2.0)
+        return y + z.sum()
+
+    graph = fn.graph.copy()
+    lower(graph)
+    remove_inplace(graph)
+    assert check_no_inplace(graph) == []
+    x = torch.randn(3, 4)
+    for n in (0, 1, 4):
+        torch.testing.assert_close(_run(graph, x, n), fn(x, n))
