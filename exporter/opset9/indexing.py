@@ -167,6 +167,21 @@ def slice_scatter_with(
         view[dim] = len(positions)
         indices = positions.reshape(view).expand(src_shape).contiguous()
         return h.scatter_elements(g, self, g.constant(indices), src, dim)
+    open_end = end is None or (isinstance(end, int) and end >= h.INT64_MAX)
+    if (
+        step == 1
+        and isinstance(start, (int, type(None)))
+        and (start or 0) >= 0
+        and (open_end or (isinstance(end, int) and end >= 0))
+    ):
+        # Bounds known at export time on a dim whose size is not: the kept parts are slices
+        # with constant bounds, which every opset's Slice takes, around the source.
+        lo = start or 0
+        parts = [h.slice_static(g, self, [dim], [0], [lo])] if lo > 0 else []
+        parts.append(src)
+        if not open_end:
+            parts.append(h.slice_static(g, self, [dim], [end], [h.INT64_MAX]))
+        return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=dim)
     return dynamic(g, self, src, dim, start, step, rank)
 
 
