@@ -18,9 +18,9 @@ import torch
 
 from exporter import arguments, promotion, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
-from exporter.graph_context import GraphBuilder, GraphContext
+from exporter.graph_context import GraphBuilder, GraphContext, TorchGraphContext
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
-from exporter.registry import Registry, SymbolicFunction
+from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
@@ -48,8 +48,16 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
         kind = node.kind()
         if kind == "prim::Constant":
             continue
-        overload = _overload(node)
-        if registry.lookup(kind, opset, overload) is None:
+        if kind == PYTHON_OP:
+            cls = autograd_function(node)
+            if cls is not None and registry.lookup_function(cls, opset) is not None:
+                continue
+            # named by the Function, so the message says which one and how to register it
+            kind = f"{PYTHON_OP}.{cls.__module__}.{cls.__qualname__}" if cls is not None else kind
+            overload = ""
+        else:
+            overload = _overload(node)
+        if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
             counts[kind] += 1
             overloads[kind] = overload
             location = source_location(node)
@@ -198,6 +206,9 @@ class _Emitter:
         if kind == "prim::Constant":
             self.env[node.output().unique()] = node.output().toIValue()
             return
+        if kind == PYTHON_OP:
+            self._emit_function(node)
+            return
         inputs = [self.lookup(v) for v in node.inputs()]
         schema = schema_of(node)
         if schema is not None and self._try_fold(node, schema, inputs):
@@ -227,6 +238,59 @@ class _Emitter:
                 opset=self.builder.options.opset,
                 location=source_location(node),
                 arguments=_describe_inputs(schema, inputs),
+            ) from error
+
+    def _emit_function(self, node: torch._C.Node) -> None:
+        """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
+        exporter: its inputs in the order of the call (tensors as values, other arguments as
+        the Python objects given), a :class:`TorchGraphContext` as ``g``."""
+        cls = autograd_function(node)
+        found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
+        if found is None:  # find_unsupported ran first; this is a sub-block added later
+            raise UnsupportedOperatorError(
+                [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
+                self.builder.options.opset,
+            )
+        tensor_inputs = iter(node.inputs())
+        scalars = iter(node.scalar_args())
+        args: list[Any] = []
+        for convention in node.cconv():
+            if convention == "c":
+                args.append(next(scalars))
+                continue
+            obj = self.lookup(next(tensor_inputs))
+            # a tensor the graph computed at export time (folded) is still a value to the symbolic
+            args.append(self.builder.constant(obj) if isinstance(obj, (torch.Tensor, int, float)) else obj)
+        g = TorchGraphContext(self.builder, node, emitter=self)
+        try:
+            if found.generic:
+                result = found.function(
+                    g, *args, name=node.pyname(), inplace=node.i("inplace"), module=node.s("module")
+                )
+            else:
+                result = found.function(g, *args)
+            if result is None:
+                raise TypeError("the symbolic returned None")
+            output = node.output()
+            if isinstance(output.type(), torch._C.TupleType):
+                items = list(result) if isinstance(result, (tuple, list)) else [result]
+                expected = len(output.type().elements())
+                if len(items) != expected:
+                    raise TypeError(f"the symbolic returned {len(items)} value(s); forward returns {expected}")
+                self.env[output.unique()] = tuple(items)  # typed where prim::TupleUnpack binds them
+            else:
+                if isinstance(result, (tuple, list)) and len(result) == 1:
+                    result = result[0]
+                self._bind_outputs(node, result)
+        except ExporterError:
+            raise
+        except Exception as error:  # noqa: BLE001 - re-raised with context
+            raise SymbolicError(
+                f"{type(error).__name__}: {error}",
+                op=f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)",
+                opset=self.builder.options.opset,
+                location=source_location(node),
+                arguments=", ".join(arguments.describe(a) for a in args),
             ) from error
 
     def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:

@@ -7,6 +7,7 @@ Symbolics never touch the graph under construction directly; they call ``g.op`` 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ from exporter import tensors
 from exporter.ts_graph import source_location
 from exporter.type_inference import infer, infer_with_onnx
 
-__all__ = ["GraphContext", "GraphBuilder", "ExportOptions", "source_location"]
+__all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location"]
 
 
 # Constants at most this many bytes are shared by content within one graph.
@@ -314,6 +315,90 @@ class GraphContext:
         if len(parts) == 1:
             return parts[0]
         return self.op("Concat", *parts, axis=0)
+
+
+# torch's attribute keywords: ``alpha_f``, ``axes_i``, ``mode_s``, ``value_t``, ``body_g`` (a list
+# value makes a list attribute; ``_fs``/``_is``/``_ss``/``_ts``/``_gs`` spell that out).
+_TORCH_ATTRIBUTE = re.compile(r"^(.+)_([fistg]s?)$")
+
+
+class TorchGraphContext(GraphContext):
+    """The context given to symbolics written for torch's exporter: a custom autograd Function's
+    ``symbolic(g, *inputs)`` staticmethod, or a symbolic registered for "prim::PythonOp".
+
+    Only ``op`` differs: torch's ``g.op("Clip", x, lo, alpha_f=0.5, axes_i=[0], outputs=2)``,
+    where "domain::Op" picks a domain ("onnx::" is the default one), attribute types come from the
+    keyword's suffix, and inputs that are not values (tensors, numbers) become constants.
+    """
+
+    @property
+    def original_node(self) -> torch._C.Node | None:
+        return self.node
+
+    def op(  # type: ignore[override]
+        self,
+        opname: str,
+        *raw_args: Any,
+        outputs: int = 1,
+        **kwargs: Any,
+    ) -> Any:
+        domain, _, op_type = opname.rpartition("::")
+        if domain == "onnx":
+            domain = ""
+        inputs = [a if a is None or isinstance(a, ir.Value) else self.constant(a) for a in raw_args]
+        attributes = {}
+        for key, value in kwargs.items():
+            if value is None:
+                continue
+            match = _TORCH_ATTRIBUTE.match(key)
+            if match is None:
+                raise ValueError(
+                    f"invalid attribute specifier {key!r}: names must be suffixed with their type, "
+                    "e.g. 'dim_i' or 'dims_i' (_f float, _i int, _s string, _t tensor, _g graph)"
+                )
+            name, kind = match.group(1), match.group(2)[0]
+            attributes[name] = _torch_attribute(name, kind, value)
+        return GraphContext.op(self, op_type, *inputs, domain=domain, num_outputs=outputs, attrs=attributes)
+
+
+def _torch_attribute(name: str, kind: str, value: Any) -> Any:
+    """A torch-style attribute value as what ``_to_attr`` types by its Python type."""
+    if isinstance(value, (list, tuple)):
+        items = list(value)
+        if not items or kind == "f":
+            maker = {"f": ir.AttrFloat32s, "i": ir.AttrInt64s, "s": ir.AttrStrings}.get(kind)
+            if maker is None:
+                raise TypeError(f"attribute {name!r}: an empty list of {kind!r} is not supported")
+            convert = {"f": float, "i": int, "s": _text}[kind]
+            return maker(name, [convert(x) for x in items])
+        if kind == "i":
+            return [int(x) for x in items]
+        if kind == "s":
+            return [_text(x) for x in items]
+        if kind == "t":
+            return ir.AttrTensors(name, [tensors.TorchTensor(_tensor(x)) for x in items])
+        return items
+    if kind == "f":
+        return float(value)
+    if kind == "i":
+        return int(value)
+    if kind == "s":
+        return _text(value)
+    if kind == "t":
+        return _tensor(value)
+    return value
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _tensor(value: Any) -> torch.Tensor:
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(value.copy())
+    if not isinstance(value, torch.Tensor):
+        value = torch.tensor(value)
+    return value.detach().contiguous()
 
 
 def _scope_of(node: torch._C.Node | None) -> str:

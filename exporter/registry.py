@@ -13,9 +13,10 @@ import contextlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import beartype
+import torch
 
 from exporter import arguments
 from exporter.opsets import MIN_OPSET
@@ -29,9 +30,19 @@ __all__ = [
     "onnx_symbolic",
     "register_custom_op_symbolic",
     "unregister_custom_op_symbolic",
+    "PYTHON_OP",
+    "FunctionSymbolic",
+    "autograd_function",
+    "function_names",
 ]
 
 _OP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
+
+# Custom autograd Functions trace as prim::PythonOp. torch's exporter calls a symbolic registered
+# for "prim::PythonOp" (all Functions; ``name=`` says which) when the Function has no ``symbolic``
+# staticmethod; here "prim::PythonOp.<module>.<QualName>" (or ".<QualName>") targets one Function.
+PYTHON_OP = "prim::PythonOp"
+_FUNCTION_NAME = re.compile(r"^prim::PythonOp\.[A-Za-z_<][A-Za-z0-9_.<>]*$")
 
 
 def pick(target: int, available: Sequence[int]) -> int | None:
@@ -80,8 +91,37 @@ class SymbolicFunction:
 
 
 def _check_name(name: str) -> None:
-    if not _OP_NAME.match(name):
-        raise ValueError(f"invalid op name {name!r}: expected 'namespace::name' or 'namespace::name.overload'")
+    if not _OP_NAME.match(name) and not _FUNCTION_NAME.match(name):
+        raise ValueError(
+            f"invalid op name {name!r}: expected 'namespace::name', 'namespace::name.overload' or, for a custom "
+            "autograd Function, 'prim::PythonOp.<module>.<QualifiedName>'"
+        )
+
+
+def autograd_function(node: Any) -> type | None:
+    """The torch.autograd.Function class a prim::PythonOp node calls (None for other Python ops)."""
+    try:
+        obj = node.pyobj()
+    except (AttributeError, RuntimeError):
+        return None
+    cls = getattr(obj, "__self__", obj)  # tracing records the bound ``Function.apply``
+    if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+        return cls
+    return None
+
+
+def function_names(cls: type) -> list[str]:
+    """The names a custom symbolic of the Function ``cls`` may be registered under, most specific
+    first: "prim::PythonOp.<module>.<QualName>", "prim::PythonOp.<QualName>", "prim::PythonOp"."""
+    return [f"{PYTHON_OP}.{cls.__module__}.{cls.__qualname__}", f"{PYTHON_OP}.{cls.__qualname__}", PYTHON_OP]
+
+
+class FunctionSymbolic(NamedTuple):
+    """How a custom autograd Function exports: ``function(g, *inputs)``, plus torch's
+    ``name=``/``inplace=``/``module=`` keywords when ``generic`` (registered for prim::PythonOp)."""
+
+    function: Callable[..., Any]
+    generic: bool
 
 
 def _check_opset(opset: int) -> None:
@@ -112,7 +152,9 @@ class Registry:
         if not callable(fn):
             raise TypeError(f"symbolic for {name} must be callable, got {fn!r}")
         entry = SymbolicFunction(name, opset, fn, custom)
-        if custom:  # a user's symbolic: annotation problems surface when it is registered
+        # a user's symbolic: annotation problems surface when it is registered (one for an autograd
+        # Function is written for torch's exporter: positional inputs, no annotations)
+        if custom and not name.startswith(PYTHON_OP):
             entry.params  # noqa: B018 - evaluated for its checks
         return entry
 
@@ -200,6 +242,31 @@ class Registry:
             for candidate in [f"{name}.{overload}", name] if overload else [name]:
                 found.update(table.get(candidate, {}).keys())
         return tuple(sorted(found))
+
+    def lookup_function(self, cls: type, opset: int) -> FunctionSymbolic | None:
+        """The symbolic of the autograd Function ``cls`` at target ``opset``: one registered for it
+        by name, else its ``symbolic`` staticmethod, else one registered for every prim::PythonOp
+        (torch's order for the last two); None when the Function is to be inlined."""
+        specific, generic = function_names(cls)[:2], PYTHON_OP
+        for table in (self._custom, self._builtin):
+            for name in specific:
+                versions = table.get(name)
+                chosen = pick(opset, versions.keys()) if versions else None
+                if chosen is not None:
+                    return FunctionSymbolic(versions[chosen].raw, generic=False)
+        symbolic = getattr(cls, "symbolic", None)
+        if callable(symbolic):
+            return FunctionSymbolic(symbolic, generic=False)
+        versions = self._custom.get(generic)
+        chosen = pick(opset, versions.keys()) if versions else None
+        if chosen is not None:
+            return FunctionSymbolic(versions[chosen].raw, generic=True)
+        return None
+
+    def function_exports(self, cls: type) -> bool:
+        """Whether the Function ``cls`` has a symbolic at some opset (else tracing inlines it)."""
+        tables = (self._custom, self._builtin)
+        return callable(getattr(cls, "symbolic", None)) or any(n in t for n in function_names(cls) for t in tables)
 
     def foldable(self, name: str) -> bool:
         """Whether a node of ``name`` with constant inputs may be folded by running it in torch."""

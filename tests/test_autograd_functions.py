@@ -1,0 +1,298 @@
+"""Custom autograd Functions (traced as prim::PythonOp): exported through their ``symbolic``
+staticmethod, a symbolic registered for them by name (or for every prim::PythonOp, torch's
+form), or inlined by tracing their forward when they have none. Symbolics here are written the
+way torch's documentation writes them: ``g.op`` with torch's attribute suffixes."""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import pytest
+import torch
+
+import exporter
+from tests.conftest import NEWEST, assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
+
+OPSETS = [9, 17, NEWEST]
+
+
+def _op_types(model: ir.Model) -> list[str]:
+    return [node.op_type for node in model.graph]
+
+
+# -- Functions with a symbolic staticmethod ---------------------------------------------------
+
+
+class MyClip(torch.autograd.Function):
+    """torch's documented example: a scalar argument becomes Clip's bound."""
+
+    @staticmethod
+    def forward(ctx, input, scalar):  # noqa: ANN001, ANN205, A002 - torch's documented signature
+        ctx.save_for_backward(input)
+        return input.clamp(min=scalar)
+
+    @staticmethod
+    def symbolic(g, input, scalar):  # noqa: ANN001, ANN205, A002
+        if g.opset < 11:
+            return g.op("Clip", input, min_f=scalar)
+        return g.op("Clip", input, g.op("Constant", value_t=torch.tensor(scalar, dtype=torch.float)))
+
+
+class LeakyPadTopK(torch.autograd.Function):
+    """Tensors and non-tensor arguments interleaved (a float, a list, a string, an int), two
+    outputs, and every attribute kind: _f, _i (one and a list), _s, _t."""
+
+    @staticmethod
+    def forward(ctx, x, slope, pads, mode, y, k):  # noqa: ANN001, ANN205
+        z = torch.nn.functional.leaky_relu(x, slope) + y
+        z = torch.nn.functional.pad(z, pads, mode=mode)
+        values, indices = torch.topk(z, k, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def symbolic(g, x, slope, pads, mode, y, k):  # noqa: ANN001, ANN205
+        z = g.op("Add", g.op("LeakyRelu", x, alpha_f=slope), y)
+        onnx_pads = [0, 0, pads[0], 0, 0, pads[1]]  # a 3-d input, torch pads the last dim: (left, right)
+        if g.opset < 11:
+            z = g.op("Pad", z, pads_i=onnx_pads, mode_s=mode)
+        else:
+            z = g.op("Pad", z, g.op("Constant", value_t=torch.tensor(onnx_pads)), mode_s=mode)
+        if g.opset < 10:
+            return g.op("TopK", z, k_i=k, axis_i=-1, outputs=2)
+        return g.op("TopK", z, g.op("Constant", value_t=torch.tensor([k])), axis_i=-1, outputs=2)
+
+
+class ScaleByList(torch.autograd.Function):
+    """A float list attribute (``_f`` with a list, and the explicit ``_fs``) and Python numbers
+    as inputs (made constants)."""
+
+    @staticmethod
+    def forward(ctx, x, scales):  # noqa: ANN001, ANN205
+        return x * torch.tensor(scales) + 1.0
+
+    @staticmethod
+    def symbolic(g, x, scales):  # noqa: ANN001, ANN205
+        if g.opset >= 12:
+            scale = g.op("Constant", value_floats_f=[float(s) for s in scales])
+            assert g.op("Constant", value_floats_fs=scales) is not None
+        else:
+            scale = g.op("Constant", value_t=torch.tensor(scales, dtype=torch.float))
+        return g.op("Add", g.op("Mul", x, scale), torch.tensor(1.0))
+
+
+class MyRelu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return x.clamp(min=0)
+
+    @staticmethod
+    def symbolic(g, x):  # noqa: ANN001, ANN205
+        return g.op("com.example::MyRelu", x)
+
+
+class _Apply(torch.nn.Module):
+    def __init__(self, fn, *extra) -> None:  # noqa: ANN001
+        super().__init__()
+        self.linear = torch.nn.Linear(6, 6)
+        self.fn = fn
+        self.extra = extra
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn.apply(self.linear(x), *self.extra)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_symbolic_staticmethod_with_scalar_argument(opset: int) -> None:
+    model = assert_matches_torch(_Apply(MyClip, 0.1).eval(), (torch.randn(3, 6),), opset=opset)
+    assert "Clip" in _op_types(model) and "Max" not in _op_types(model)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_symbolic_attribute_suffixes_non_tensor_arguments_and_two_outputs(opset: int) -> None:
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            values, indices = LeakyPadTopK.apply(x, 0.2, [1, 2], "constant", y, 3)
+            return values * 2, indices
+
+    # y lifts the values above the padding's zeros: no ties for TopK's indices
+    model = assert_matches_torch(Model(), (torch.randn(2, 3, 5), torch.rand(2, 3, 5) + 5), opset=opset)
+    assert {"LeakyRelu", "Pad", "TopK"} <= set(_op_types(model))
+    leaky = next(node for node in model.graph if node.op_type == "LeakyRelu")
+    assert leaky.attributes["alpha"].type == ir.AttributeType.FLOAT
+    pad = next(node for node in model.graph if node.op_type == "Pad")
+    assert pad.attributes["mode"].value == "constant"
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_symbolic_float_list_attribute_and_constant_inputs(opset: int) -> None:
+    model = assert_matches_torch(_Apply(ScaleByList, [1.0, 2, 3.0, 4, 5, 6]), (torch.randn(2, 6),), opset=opset)
+    if opset >= 12:
+        constant = next(n for n in model.graph if n.op_type == "Constant" and "value_floats" in n.attributes)
+        assert constant.attributes["value_floats"].type == ir.AttributeType.FLOATS
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_symbolic_in_a_custom_domain(opset: int) -> None:
+    model = _Apply(MyRelu)
+    x = torch.randn(3, 6)
+    _, onnx_model = export_to_bytes(model, (x,), opset_version=opset, custom_opsets={"com.example": 1})
+    custom = [node for node in onnx_model.graph if node.domain == "com.example"]
+    assert [node.op_type for node in custom] == ["MyRelu"]
+    assert onnx_model.opset_imports["com.example"] == 1
+    # give onnxruntime the op's meaning as a model-local function, then compare with torch
+    inp = ir.Value(name="x")
+    body = ir.Node("", "Relu", [inp], num_outputs=1)
+    graph = ir.Graph([inp], body.outputs, nodes=[body], opset_imports={"": opset})
+    onnx_model.functions[("com.example", "MyRelu", "")] = ir.Function(
+        "com.example", "MyRelu", graph=graph, attributes=[]
+    )
+    with torch.no_grad():
+        assert_outputs_match(run_model(onnx_model, [x]), model(x))
+
+
+# -- Functions without a symbolic: inlined ----------------------------------------------------
+
+
+def bloom_gelu_forward(x: torch.Tensor) -> torch.Tensor:
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+def bloom_gelu_back(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    x = x[0]
+    tanh_out = torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x))
+    ff = 0.5 * x * ((1 - tanh_out * tanh_out) * (0.79788456 + 0.1070322243 * x * x)) + 0.5 * (1 + tanh_out)
+    return ff * g
+
+
+class GeLUFunction(torch.autograd.Function):
+    """BLOOM's GELU (transformers' modeling_bloom), used when training."""
+
+    @staticmethod
+    def forward(ctx, input):  # noqa: ANN001, ANN205, A002
+        ctx.save_for_backward(input)
+        return bloom_gelu_forward(input)
+
+    @staticmethod
+    def backward(ctx, grad_output):  # noqa: ANN001, ANN205
+        input = ctx.saved_tensors  # noqa: A001
+        return bloom_gelu_back(grad_output, input)
+
+
+class NewStyleSquarePlus(torch.autograd.Function):
+    """forward without ctx (setup_context), calling another Function without a symbolic."""
+
+    @staticmethod
+    def forward(x, beta):  # noqa: ANN001, ANN205
+        return GeLUFunction.apply(x * x) + beta
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):  # noqa: ANN001, ANN205
+        ctx.save_for_backward(inputs[0])
+        ctx.beta = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001, ANN205
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_bloom_gelu_without_symbolic_is_inlined(opset: int) -> None:
+    model = assert_matches_torch(_Apply(GeLUFunction), (torch.randn(4, 6),), opset=opset)
+    assert "Tanh" in _op_types(model)
+    assert "apply" not in GeLUFunction.__dict__  # the Function is left as it was
+    x = torch.randn(3, requires_grad=True)
+    GeLUFunction.apply(x).sum().backward()  # its backward still runs
+    torch.testing.assert_close(x.grad, bloom_gelu_back(torch.ones(3), (x.detach(),)))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_nested_and_setup_context_functions_are_inlined(opset: int) -> None:
+    model = assert_matches_torch(_Apply(NewStyleSquarePlus, 0.5), (torch.randn(4, 6),), opset=opset)
+    assert "Tanh" in _op_types(model)
+    assert "apply" not in NewStyleSquarePlus.__dict__ and "apply" not in GeLUFunction.__dict__
+
+
+# -- symbolics registered for a Function ------------------------------------------------------
+
+
+class ExpTanh(torch.autograd.Function):
+    """tanh written with Exp: an inlined export has Exp nodes, a registered symbolic's has Tanh."""
+
+    @staticmethod
+    def forward(ctx, x, scale):  # noqa: ANN001, ANN205
+        e = torch.exp(2 * x * scale)
+        return (e - 1) / (e + 1)
+
+
+def exp_tanh_symbolic(g, x, scale):  # noqa: ANN001, ANN201 - written as for torch's exporter
+    return g.op("Tanh", g.op("Mul", x, g.op("Constant", value_t=torch.tensor(scale, dtype=torch.float))))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", [f"prim::PythonOp.{__name__}.ExpTanh", "prim::PythonOp.ExpTanh"])
+def test_register_custom_op_symbolic_by_qualified_name(opset: int, name: str) -> None:
+    exporter.register_custom_op_symbolic(name, exp_tanh_symbolic, 9)
+    try:
+        model = assert_matches_torch(_Apply(ExpTanh, 0.7), (torch.randn(4, 6),), opset=opset)
+    finally:
+        exporter.unregister_custom_op_symbolic(name, 9)
+    assert "Tanh" in _op_types(model) and "Exp" not in _op_types(model)
+    # without the registration it is inlined
+    model = assert_matches_torch(_Apply(ExpTanh, 0.7), (torch.randn(4, 6),), opset=opset)
+    assert "Exp" in _op_types(model)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_register_custom_op_symbolic_for_every_python_op_as_torch_does(opset: int) -> None:
+    seen = []
+
+    def symbolic_python_op(g, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - torch's documented form
+        seen.append((kwargs["name"], kwargs["module"]))
+        if kwargs["name"] == "ExpTanh":
+            return exp_tanh_symbolic(g, *args)
+        raise AssertionError(f"unexpected {kwargs['name']}")
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return MyClip.apply(ExpTanh.apply(x, 0.5), 0.0)  # MyClip's own symbolic wins, as in torch
+
+    exporter.register_custom_op_symbolic("prim::PythonOp", symbolic_python_op, 9)
+    try:
+        model = assert_matches_torch(Model(), (torch.randn(4, 6),), opset=opset)
+    finally:
+        exporter.unregister_custom_op_symbolic("prim::PythonOp", 9)
+    assert seen == [("ExpTanh", __name__)]
+    assert {"Tanh", "Clip"} <= set(_op_types(model)) and "Exp" not in _op_types(model)
+
+
+def test_invalid_function_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="prim::PythonOp.<module>.<QualifiedName>"):
+        exporter.register_custom_op_symbolic("prim::PythonOp.", exp_tanh_symbolic, 9)
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+class BadSymbolic(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return torch.relu(x)
+
+    @staticmethod
+    def symbolic(g, x):  # noqa: ANN001, ANN205
+        return g.op("LeakyRelu", x, alpha=0.1)  # no type suffix
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_failing_symbolic_names_the_function_and_the_source_line(opset: int) -> None:
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return BadSymbolic.apply(x) + 1  # the line the error names
+
+    with pytest.raises(exporter.SymbolicError) as info:
+        export_to_bytes(Model(), (torch.randn(3),), opset_version=opset)
+    message = str(info.value)
+    assert f"{__name__}.BadSymbolic" in message
+    assert "invalid attribute specifier 'alpha'" in message
+    assert "test_autograd_functions.py:" in message and "torch/autograd" not in message
+    assert f"test_autograd_functions.py:{Model.forward.__code__.co_firstlineno + 1} " in info.value.location
