@@ -46,6 +46,9 @@ __all__ = [
     "cat",
     "tensor_of",
     "reverse",
+    "slice_list",
+    "concat",
+    "assign",
     "SEQUENCE_OPSET",
     "CONTROL_FLOW_SEQUENCE_OPSET",
 ]
@@ -372,3 +375,83 @@ def reverse(g: GraphContext, items: RuntimeList) -> None:
         items.stacked = reversed_items
     else:  # keep the sequence form: Loop/If carry the list as a sequence
         items._set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))
+
+
+def _scalar_stack(g: GraphContext, items: RuntimeList) -> Value | None:
+    """The items stacked along axis 0 when that needs no loop: the stacked form, a sequence
+    of scalars (``tensor_of``) or of tensors of one shape (ConcatFromSequence: items of
+    different shapes fail at run time); None when the item rank is unknown."""
+    if items.sequence is None:
+        return items.stacked
+    if items.item_rank == 0:
+        return tensor_of(g, items)
+    if items.item_rank is not None and g.opset >= SEQUENCE_OPSET:  # items of one shape, as torch.stack needs
+        return items._typed(g.op("ConcatFromSequence", items.sequence, axis=0, new_axis=1), 1)
+    return None
+
+
+def _stacked_list(stacked: Value, like: RuntimeList) -> RuntimeList:
+    result = RuntimeList(stacked=stacked, item_dtype=like.item_dtype)
+    result.item_rank = like.item_rank
+    stacked.dtype = like.item_dtype
+    if like.item_rank is not None and stacked.shape is None:
+        stacked.shape = ir.Shape([None] * (like.item_rank + 1))
+    return result
+
+
+def slice_list(
+    g: GraphContext, items: RuntimeList, start: int | Value | None, end: int | Value | None, step: int
+) -> RuntimeList:
+    """``items[start:end:step]``: a Slice of the stacked items (Python's clamping and negative
+    bounds are Slice's own). A sequence of tensors has no loop-free form and is refused."""
+    stacked = _scalar_stack(g, items)
+    if stacked is None:
+        raise ValueError("slicing a list of tensors whose length is only known at run time is not supported")
+    if step == 0:
+        raise ValueError("list slice step cannot be zero")
+    first = start if start is not None else (h.INT64_MAX if step < 0 else 0)
+    last = end if end is not None else (-h.INT64_MAX - 1 if step < 0 else h.INT64_MAX)
+    if isinstance(first, int) and isinstance(last, int):
+        sliced = h.slice_static(g, stacked, [0], [first], [last], [step])
+    else:
+        sliced = h.slice_dynamic(g, stacked, 0, first, last, step)
+    return _stacked_list(sliced, items)
+
+
+def concat(g: GraphContext, first: RuntimeList | list[Any], second: RuntimeList | list[Any]) -> RuntimeList:
+    """``first + second`` where at least one list is only known at run time: a new list.
+
+    An export-time side is inserted item by item into the other's sequence; two run-time
+    lists are concatenated along their stacked axis (scan outputs, or lists of scalars)."""
+    if isinstance(first, list) and not first:
+        assert isinstance(second, RuntimeList)
+        return copy(second)
+    if isinstance(second, list) and not second:
+        assert isinstance(first, RuntimeList)
+        return copy(first)
+    if isinstance(second, list):
+        assert isinstance(first, RuntimeList)
+        result = copy(first)
+        for item in second:
+            append(g, result, item)
+        return result
+    if isinstance(first, list):
+        result = copy(second)
+        for position, item in enumerate(first):
+            insert(g, result, position, item)
+        return result
+    a, b = _scalar_stack(g, first), _scalar_stack(g, second)
+    if a is None or b is None:
+        raise ValueError(
+            "concatenating lists of tensors whose lengths are only known at run time needs their item rank"
+        )
+    if first.item_dtype is not None and b.dtype is not None and b.dtype != first.item_dtype:
+        b = h.cast(g, b, first.item_dtype)
+    return _stacked_list(g.op("Concat", a, b, axis=0), first)
+
+
+def assign(target: RuntimeList, source: RuntimeList) -> None:
+    """Make ``target`` hold what ``source`` holds (an in-place update such as ``extend``)."""
+    target.sequence, target.stacked = source.sequence, source.stacked
+    target.item_dtype = target.item_dtype or source.item_dtype
+    target.item_rank = source.item_rank if source.item_rank is not None else target.item_rank

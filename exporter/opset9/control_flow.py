@@ -730,6 +730,8 @@ def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema na
     """list.t(t[] l) -> t[]: a copy, so later mutation of either list stays separate."""
     if isinstance(l, RuntimeList):
         return runtime_list.copy(l)
+    if isinstance(l, Value):  # a shape computed at run time: an immutable 1-d int64 value
+        return l
     return list(_export_time_list(g, l, "list()"))
 
 

@@ -1,6 +1,6 @@
-"""TorchScript primitives and scalars: Int/Float/Bool conversions, NumToTensor, list and tuple
-construction and unpacking, item, tensor queries (dim, shape, dtype, device, layout) and
-aliases (alias, lift, lift_fresh).
+"""TorchScript primitives and scalars: Int/Float/Bool/IntImplicit conversions, NumToTensor, list
+and tuple construction, unpacking, slicing (`l[1:]`) and concatenation (`a + b`, extend), item,
+tensor queries (dim, shape, dtype, device, layout) and aliases (alias, lift, lift_fresh).
 
 ONNX idioms: queries answer at export time when the shape or dtype is known; Python scalars stay
 Python values until a symbolic needs a tensor, then become 0-d constants.
@@ -23,6 +23,15 @@ Value = ir.Value
 @onnx_symbolic("aten::Int")
 def aten_int(g: GraphContext, a: Value) -> Value:
     """Int.Tensor(Tensor a) -> int: a 0-d int64 value when only known at run time"""
+    return h.cast(g, a, ir.DataType.INT64)
+
+
+@onnx_symbolic("aten::IntImplicit")
+def aten_int_implicit(g: GraphContext, a: Value) -> Value:
+    """IntImplicit(Tensor a) -> int: a 0-d tensor used where scripted code expects an int
+    (`x.view(n, -1)` with a tensor `n`): a 0-d int64 value, as aten::Int gives."""
+    if h.rank_of(a) not in (0, None):
+        a = g.op("Reshape", a, g.constant(torch.tensor([], dtype=torch.int64)))
     return h.cast(g, a, ir.DataType.INT64)
 
 
@@ -253,3 +262,72 @@ def prim_convert_element_type(g: GraphContext, *inputs: object) -> object:
         dtype = tensors.scalar_type_to_dtype(dtype)
     assert isinstance(dtype, torch.dtype)
     return h.cast(g, x, h.ir_dtype(dtype))
+
+
+@onnx_symbolic("aten::slice.t")
+def aten_slice_t(
+    g: GraphContext,
+    l: object,  # noqa: E741 - schema name
+    start: int | Value | None = None,
+    end: int | Value | None = None,
+    step: int = 1,
+) -> object:
+    """slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]: `l[1:]`, `l[::2]`.
+
+    An export-time list with bounds known at export time is sliced in Python; a run-time
+    list (or run-time bounds, from opset 11) slices the stacked items (runtime_list.py)."""
+    if isinstance(l, (list, tuple)) and not isinstance(start, Value) and not isinstance(end, Value):
+        return list(l[start:end:step])
+    if isinstance(l, (list, tuple)):
+        l = runtime_list.from_items(g, list(l))  # noqa: E741
+    if isinstance(l, Value):  # a shape computed at run time: a 1-d int64 tensor
+        first = start if start is not None else (h.INT64_MAX if step < 0 else 0)
+        last = end if end is not None else (-h.INT64_MAX - 1 if step < 0 else h.INT64_MAX)
+        if isinstance(first, int) and isinstance(last, int):
+            return h.slice_static(g, l, [0], [first], [last], [step])
+        return h.slice_dynamic(g, l, 0, first, last, step)
+    if not isinstance(l, RuntimeList):
+        raise ValueError(f"slicing {type(l).__name__} is not supported")
+    return runtime_list.slice_list(g, l, start, end, step)
+
+
+def _list_operand(g: GraphContext, value: object, what: str) -> list | RuntimeList:  # type: ignore[type-arg]
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Value):  # a shape computed at run time
+        value = RuntimeList(stacked=value, item_dtype=value.dtype)
+        value.item_rank = 0
+    if not isinstance(value, (list, RuntimeList)):
+        raise ValueError(f"{what} of {type(value).__name__} is not supported")
+    return value
+
+
+def _empty(value: object) -> bool:
+    return isinstance(value, (list, tuple)) and not value
+
+
+@onnx_symbolic("aten::add.t")
+def aten_add_t(g: GraphContext, a: object, b: object) -> object:
+    """add.t(t[] a, t[] b) -> t[]: list concatenation, a new list (`[] + l` copies `l`)."""
+    if isinstance(a, Value) or isinstance(b, Value):  # a run-time shape and ints: one 1-d int64 value
+        parts = [v if isinstance(v, Value) else g.list_to_value(list(v)) for v in (a, b) if not _empty(v)]
+        return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
+    first, second = _list_operand(g, a, "list +"), _list_operand(g, b, "list +")
+    if isinstance(first, list) and isinstance(second, list):
+        return first + second
+    return runtime_list.concat(g, first, second)
+
+
+@onnx_symbolic("aten::extend")
+def aten_extend(g: GraphContext, self: object, other: object) -> object:
+    """extend.t(t[](a!) self, t[] other) -> (): in place, on the export-time or run-time list."""
+    target, items = _list_operand(g, self, "extend"), _list_operand(g, other, "extend")
+    if isinstance(target, list) and isinstance(items, list):
+        target.extend(items)
+        return None
+    result = runtime_list.concat(g, target, items)
+    if isinstance(target, RuntimeList):
+        runtime_list.assign(target, result)
+    else:  # the export-time list becomes a run-time one for every value bound to it
+        g.replace(self, result)
+    return None

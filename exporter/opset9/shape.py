@@ -164,14 +164,35 @@ def aten_squeeze(g: GraphContext, self: Value, dim: Sequence[int] | None = None)
         if shape is not None:
             axes = [i for i, s in enumerate(shape) if s == 1]
             return h.squeeze(g, self, axes) if axes else self
-        return h.squeeze(g, self, None)
+        return _squeeze_where_one(g, self, None)
     rank = h.rank_of(self)
     axes = [h.normalize_dim(d, rank) for d in dim]
     if self.shape is not None:
         axes = [a for a in axes if not (isinstance(self.shape[a], int) and self.shape[a] != 1)]
     if not axes:
         return self
-    return h.squeeze(g, self, axes)
+    if self.shape is not None and all(self.shape[a] == 1 for a in axes):
+        return h.squeeze(g, self, axes)
+    return _squeeze_where_one(g, self, axes)
+
+
+def _squeeze_where_one(g: GraphContext, self: Value, axes: Sequence[int] | None) -> Value:
+    """Squeeze of dims whose sizes are only known at run time: torch drops a dim only if its
+    size is 1 there, where ONNX Squeeze fails. The kept sizes are selected from Shape
+    (Compress, opset 9) and the input reshaped to them; the result's rank is a run-time fact."""
+    shape = g.op("Shape", self)
+    drop = g.op("Equal", shape, g.constant(1))
+    if axes is not None:
+        positions = h.iota(g, h.dim_size(g, shape, 0))
+        named = None
+        for axis in axes:
+            this = g.op("Equal", positions, g.constant(axis))
+            named = this if named is None else g.op("Or", named, this)
+        drop = g.op("And", drop, named)
+    kept = g.op("Compress", shape, g.op("Not", drop), axis=0)
+    result = g.op("Reshape", self, kept)
+    result.dtype = self.dtype
+    return result
 
 
 @onnx_symbolic("aten::expand")
