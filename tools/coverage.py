@@ -36,12 +36,6 @@ NOT_APPLICABLE = {
 LATER_BY_DESIGN = {
     "aten::_unique": (11, "ONNX has no Unique before opset 11"),
     "aten::_unique2": (11, "ONNX has no Unique before opset 11"),
-    "aten::upsample_linear1d": (11, "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch"),
-    "aten::upsample_bilinear2d": (11, "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch"),
-    "aten::upsample_trilinear3d": (
-        11,
-        "Upsample-9/Resize-10 only have asymmetric coordinates, which differ from torch",
-    ),
 }
 
 

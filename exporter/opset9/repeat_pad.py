@@ -360,7 +360,8 @@ def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: i
 
 @onnx_symbolic("aten::constant_pad_nd")
 def aten_constant_pad_nd(
-    g: GraphContext, self: Value, pad: Sequence[int] | Sequence[int | Value], value: float | int | bool = 0) -> Value:
+    g: GraphContext, self: Value, pad: Sequence[int] | Sequence[int | Value], value: float | int | bool = 0
+) -> Value:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop; amounts
     computed at run time from opset 11)"""
     return _torch_pad(g, self, pad, "constant", value)
