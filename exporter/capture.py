@@ -8,6 +8,7 @@ their ``state_dict`` keys, each tensor once even where weights are tied.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import inspect
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 import torch
 
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
+from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.ts_graph import all_nodes
 
@@ -228,7 +230,7 @@ def _script(
         leaves, names = flatten(number_tensor(value) if live else value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
-    _run_once(model, call)
+    _run_once(_run_copy(model), call)
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
     return Captured(graph, input_names, flat_inputs, param_names, list(params))
@@ -351,6 +353,16 @@ def _construct(graph: torch._C.Graph, value: Any, ts_type: torch._C.JitType, lea
         node.output().setType(torch._C.ListType(item_type))
         return node.output()
     return graph.insertConstant(value)
+
+
+def _run_copy(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> Callable[..., Any]:
+    """What :func:`_run_once` may run: a copy of a module whose forward writes its attributes
+    (``self.count += 1``), so exporting leaves the module (and its captured weights) as it was."""
+    if not isinstance(model, torch.jit.ScriptModule):
+        return model
+    graph = model.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    return copy.deepcopy(model) if has_attribute_writes(graph) else model
 
 
 def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:

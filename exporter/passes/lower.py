@@ -31,11 +31,13 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     Non-tensor attributes (bools, ints) cannot become graph inputs; when lowering fails on
     one ("Unknown type"), the module is frozen first, which inlines them as constants while
     keeping the parameters as attributes. Interpolate calls are substituted before either
-    lowering inlines them.
+    lowering inlines them; attribute writes in forward are resolved into values
+    (:mod:`exporter.passes.module_attributes`).
     """
     try:
         forward_graph = module.graph.copy()
         substitute_interpolate(forward_graph)
+        _resolve_writes(forward_graph, module._c)
         return torch._C._jit_pass_lower_graph(forward_graph, module._c)
     except RuntimeError as error:
         if "Unknown type" not in str(error):
@@ -43,7 +45,21 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     frozen = torch._C._freeze_module(module._c, preserveParameters=True)
     frozen_graph = frozen._get_method("forward").graph
     substitute_interpolate(frozen_graph)
+    _resolve_writes(frozen_graph, frozen)
     return torch._C._jit_pass_lower_graph(frozen_graph, frozen)
+
+
+def _resolve_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> None:
+    """Module attribute writes (``self.x = ...``) become plain values, on the inlined graph;
+    a graph that writes none is left as it was."""
+    from exporter.passes.module_attributes import has_attribute_writes, resolve_attribute_writes
+
+    inlined = graph.copy()
+    torch._C._jit_pass_inline(inlined)
+    if not has_attribute_writes(inlined):
+        return
+    torch._C._jit_pass_inline(graph)
+    resolve_attribute_writes(graph, module)
 
 
 def substitute_interpolate(graph: torch._C.Graph) -> None:

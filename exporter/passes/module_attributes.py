@@ -1,0 +1,189 @@
+"""Module attribute writes: a scripted forward that assigns ``self.x = ...`` becomes a pure graph.
+
+TorchScript records ``self.count += 1`` or ``self.hidden = out`` as ``prim::SetAttr`` on the
+module value, which graph lowering rejects ("the only valid use of a module is looking up an
+attribute"). :func:`resolve_attribute_writes` runs on an inlined forward graph: walking it in
+order (sub-blocks included), each read (``prim::GetAttr``) of a written attribute becomes the
+attribute's current value, which starts as the module's value at export time (a tensor stays
+an attribute read, so lowering makes it a weight input; other values become constants) and is
+replaced by each write. A write inside a ``prim::If`` branch makes the attribute an extra
+output of the If; a write inside a ``prim::Loop`` body makes it a loop-carried value. The
+writes are then deleted. The exported model computes the outputs of one call from the
+module's state at export time; the state it would leave behind is not an output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["has_attribute_writes", "resolve_attribute_writes"]
+
+_Path = tuple[str, ...]
+
+
+def has_attribute_writes(graph: torch._C.Graph) -> bool:
+    """Whether ``graph`` (inlined) assigns a module attribute anywhere, sub-blocks included."""
+    return bool(graph.findAllNodes("prim::SetAttr", True))
+
+
+def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> bool:
+    """Replace reads and writes of written attributes of ``module`` (whose forward ``graph``
+    is, inlined) by values; return whether there were any writes."""
+    writes = graph.findAllNodes("prim::SetAttr", True)
+    if not writes:
+        return False
+    self_value = next(iter(graph.inputs()))
+    paths: dict[int, _Path] = {self_value.unique(): ()}
+    types: dict[_Path, torch._C.JitType] = {}
+    _collect_paths(graph.block(), paths, types)
+    written: list[_Path] = []
+    for node in writes:
+        path = _attribute_path(node, paths)
+        if path not in written:
+            written.append(path)
+        types.setdefault(path, node.inputsAt(1).type())
+    env = _initial_values(graph, module, self_value, written, types)
+    _resolve_block(graph.block(), env, paths, types)
+    torch._C._jit_pass_dce(graph)
+    return True
+
+
+def _attribute_path(node: torch._C.Node, paths: dict[int, _Path]) -> _Path:
+    owner = node.inputsAt(0).unique()
+    if owner not in paths:
+        raise NotImplementedError(
+            f"{node.kind()}[name={node.s('name')}] on a module value that is not an attribute of self"
+        )
+    return (*paths[owner], node.s("name"))
+
+
+def _collect_paths(block: torch._C.Block, paths: dict[int, _Path], types: dict[_Path, torch._C.JitType]) -> None:
+    """The attribute path of each GetAttr output reached from ``self``, and each path's type."""
+    for node in block.nodes():
+        if node.kind() == "prim::GetAttr" and node.inputsAt(0).unique() in paths:
+            path = (*paths[node.inputsAt(0).unique()], node.s("name"))
+            paths[node.output().unique()] = path
+            types.setdefault(path, node.output().type())
+        for sub in node.blocks():
+            _collect_paths(sub, paths, types)
+
+
+def _module_value(module: torch._C.ScriptModule, path: _Path) -> Any:
+    value: Any = module
+    for name in path:
+        value = value.getattr(name)
+    return value
+
+
+def _initial_values(
+    graph: torch._C.Graph,
+    module: torch._C.ScriptModule,
+    self_value: torch._C.Value,
+    written: list[_Path],
+    types: dict[_Path, torch._C.JitType],
+) -> dict[_Path, torch._C.Value]:
+    """Each written attribute's value at export time, computed at the top of the graph: a
+    tensor as a fresh GetAttr chain (a weight input after lowering), anything else a constant."""
+    first = next(iter(graph.nodes()), graph.return_node())
+    env: dict[_Path, torch._C.Value] = {}
+    for path in written:
+        value = _module_value(module, path)
+        if isinstance(value, torch.Tensor):
+            owner = self_value
+            for depth in range(1, len(path) + 1):
+                node = graph.create("prim::GetAttr", [owner], 1)
+                node.s_("name", path[depth - 1])
+                node.output().setType(types[path[:depth]])
+                node.insertBefore(first)
+                owner = node.output()
+            env[path] = owner
+        else:
+            constant = graph.insertConstant(value)
+            constant.node().moveBefore(first)
+            constant.setType(types[path])
+            env[path] = constant
+    return env
+
+
+def _resolve_block(
+    block: torch._C.Block,
+    env: dict[_Path, torch._C.Value],
+    paths: dict[int, _Path],
+    types: dict[_Path, torch._C.JitType],
+) -> None:
+    """Walk ``block`` in order, updating ``env`` (path -> current value) in place."""
+    for node in list(block.nodes()):
+        kind = node.kind()
+        if kind == "prim::GetAttr" and paths.get(node.output().unique()) in env:
+            node.output().replaceAllUsesWith(env[paths[node.output().unique()]])
+            node.destroy()
+        elif kind == "prim::SetAttr":
+            env[_attribute_path(node, paths)] = node.inputsAt(1)
+            node.destroy()
+        elif kind == "prim::If":
+            _resolve_if(node, env, paths, types)
+        elif kind == "prim::Loop":
+            _resolve_loop(node, env, paths, types)
+        else:
+            for sub in node.blocks():
+                if _written_in(sub, paths):
+                    raise NotImplementedError(f"module attribute written inside {kind}")
+                _resolve_block(sub, dict(env), paths, types)
+
+
+def _written_in(block: torch._C.Block, paths: dict[int, _Path]) -> list[_Path]:
+    """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order."""
+    written: list[_Path] = []
+    for node in block.findAllNodes("prim::SetAttr", True):
+        path = _attribute_path(node, paths)
+        if path not in written:
+            written.append(path)
+    return written
+
+
+def _resolve_if(
+    node: torch._C.Node,
+    env: dict[_Path, torch._C.Value],
+    paths: dict[int, _Path],
+    types: dict[_Path, torch._C.JitType],
+) -> None:
+    """Attributes either branch writes become extra outputs of the If."""
+    written = [p for sub in node.blocks() for p in _written_in(sub, paths)]
+    written = list(dict.fromkeys(written))
+    branch_envs = []
+    for sub in node.blocks():
+        branch_env = dict(env)
+        _resolve_block(sub, branch_env, paths, types)
+        branch_envs.append(branch_env)
+    for path in written:
+        for sub, branch_env in zip(node.blocks(), branch_envs):
+            sub.registerOutput(branch_env[path])
+        output = node.addOutput()
+        output.setType(types[path])
+        env[path] = output
+
+
+def _resolve_loop(
+    node: torch._C.Node,
+    env: dict[_Path, torch._C.Value],
+    paths: dict[int, _Path],
+    types: dict[_Path, torch._C.JitType],
+) -> None:
+    """Attributes the body writes become loop-carried values (inputs, body inputs and outputs,
+    and outputs of the Loop, appended after its own carried values)."""
+    (body,) = list(node.blocks())
+    written = _written_in(body, paths)
+    body_env = dict(env)
+    for path in written:
+        node.addInput(env[path])
+        carried = body.addInputToBlock()
+        carried.setType(types[path])
+        body_env[path] = carried
+    _resolve_block(body, body_env, paths, types)
+    for path in written:
+        body.registerOutput(body_env[path])
+        output = node.addOutput()
+        output.setType(types[path])
+        env[path] = output
