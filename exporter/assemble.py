@@ -16,7 +16,11 @@ from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
 from exporter.registry import Registry
 from exporter.runtime_list import RuntimeList
 
-__all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for"]
+__all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for", "FLAT_INPUTS_META"]
+
+# model.meta key: the graph input made for each flattened model input, in order (cleanup drops
+# the ones the graph does not use, as torch does, and records which positions remain).
+FLAT_INPUTS_META = "exporter.flat_inputs"
 
 _IR_VERSION_BY_OPSET = [(23, 11), (21, 10), (19, 9), (15, 8), (12, 7), (11, 6), (10, 5), (9, 4)]
 
@@ -84,13 +88,14 @@ def assemble(
     """Bind inputs and weights, emit the graph, then name and shape its outputs."""
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
-    bound = _bind_inputs(graph, captured, _input_names(captured, input_names), dynamic_axes)
-    bound += _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
+    flat_inputs = _bind_inputs(graph, captured, _input_names(captured, input_names), dynamic_axes)
+    bound = flat_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
     outputs = _output_values(builder, results)
     _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
     _mark_dynamic_outputs(graph, dynamic_axes)
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
+    model.meta[FLAT_INPUTS_META] = tuple(value for _, value in flat_inputs)
     _add_opset_imports(model, custom_opsets or {})
     return model
 

@@ -6,8 +6,14 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.assemble import FLAT_INPUTS_META
 
-__all__ = ["cleanup", "fuse_conv_batchnorm"]
+__all__ = ["cleanup", "fuse_conv_batchnorm", "remove_unused_inputs", "INPUT_POSITIONS_KEY"]
+
+# metadata_props key, set when unused inputs were dropped: the positions, among the flattened
+# model inputs (exporter.capture.flatten_inputs), of the graph inputs that remain, e.g. "0,2"
+# (torch's remained_onnx_input_idx). Absent when every flattened input stays a graph input.
+INPUT_POSITIONS_KEY = "exporter.input_positions"
 
 
 def _initializer_tensor(value: ir.Value | None) -> torch.Tensor | None:
@@ -110,3 +116,24 @@ def cleanup(model: ir.Model, *, fold_constants: bool = True) -> None:
     if fold_constants:
         fuse_conv_batchnorm(model)
     common_passes.RemoveUnusedNodesPass()(model)
+    remove_unused_inputs(model)
+
+
+def remove_unused_inputs(model: ir.Model) -> list[int]:
+    """Drop the graph inputs that no node (in any subgraph too) and no graph output uses, as
+    torch's exporter does (weights fed as inputs too), and return the positions of the
+    flattened model inputs that remain graph inputs. When some were dropped, the positions
+    are also written to the model's metadata_props under INPUT_POSITIONS_KEY, so a runner
+    given the file can pick the tensors to feed (exporter.verify does)."""
+    graph = model.graph
+    outputs = frozenset(graph.outputs)
+    for value in [v for v in graph.inputs if not v.uses() and v not in outputs]:
+        graph.inputs.remove(value)
+        if value.is_initializer() and value.name is not None:  # keep_initializers_as_inputs
+            graph.initializers.pop(value.name, None)
+    flat = model.meta.get(FLAT_INPUTS_META, ())
+    remaining = {id(v) for v in graph.inputs}
+    positions = [i for i, value in enumerate(flat) if id(value) in remaining]
+    if len(positions) != len(flat):
+        model.metadata_props[INPUT_POSITIONS_KEY] = ",".join(map(str, positions))
+    return positions

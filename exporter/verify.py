@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import onnx_ir as ir
 import torch
 
 from exporter.capture import flatten, split_args
+from exporter.cleanup import INPUT_POSITIONS_KEY
 
-__all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime"]
+__all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime", "kept_inputs"]
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +65,22 @@ def _flat_inputs(args: Any) -> list[torch.Tensor]:
     return flat
 
 
+def kept_inputs(metadata: Mapping[str, str], inputs: Sequence[T]) -> list[T]:
+    """The flattened model inputs the exported graph still takes: the export drops inputs the
+    graph does not use (as torch does) and records the positions that remain in the model's
+    metadata_props. Inputs already cut down to those (as many as the positions, or fewer) are
+    returned as given."""
+    spec = metadata.get(INPUT_POSITIONS_KEY)
+    if spec is None:
+        return list(inputs)
+    positions = [int(p) for p in spec.split(",") if p]
+    if len(inputs) <= len(positions):
+        return list(inputs)
+    if positions and positions[-1] >= len(inputs):
+        raise ValueError(f"the ONNX model takes flattened inputs {positions}, {len(inputs)} were given")
+    return [inputs[p] for p in positions]
+
+
 def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
@@ -75,7 +94,9 @@ def run_onnxruntime(
     *,
     optimize: bool = True,
 ) -> list[np.ndarray]:
-    """Run a model in onnxruntime on the CPU, feeding its inputs in order.
+    """Run a model in onnxruntime on the CPU, feeding its inputs in order: ``inputs`` are the
+    flattened model inputs (``exporter.capture.flatten_inputs(args)``); those the export dropped
+    as unused are left out (see :func:`kept_inputs`), or may be left out by the caller.
 
     ``optimize=False`` turns onnxruntime's graph optimizations off: every node then runs as
     the kernel of its own ONNX operator, so the result shows what the model means rather than
@@ -95,6 +116,7 @@ def run_onnxruntime(
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
+    inputs = kept_inputs(session.get_modelmeta().custom_metadata_map, inputs)
     if len(names) != len(inputs):
         raise ValueError(f"the ONNX model takes {len(names)} inputs, {len(inputs)} were given")
     feed = {name: _to_numpy(tensor) for name, tensor in zip(names, inputs)}

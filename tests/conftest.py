@@ -13,7 +13,7 @@ import torch
 
 import exporter
 from exporter.capture import flatten, flatten_inputs, split_args
-from exporter.verify import run_onnxruntime
+from exporter.verify import kept_inputs, run_onnxruntime
 
 NEWEST = exporter.max_opset()
 
@@ -36,8 +36,9 @@ def export_to_bytes(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, ir.Mod
 
 
 def run_model(model: bytes | ir.Model, inputs: Sequence[torch.Tensor]) -> list[Any]:
-    """Run in onnxruntime with its graph optimizations off, so the result is what the model
-    means, not what this CPU's fused kernels compute (integer QDQ fusions saturate on CPUs
+    """Run in onnxruntime on the flattened model inputs (those the export dropped as unused are
+    left out: exporter.verify.kept_inputs), with its graph optimizations off, so the result is
+    what the model means, not what this CPU's fused kernels compute (integer QDQ fusions saturate on CPUs
     without VNNI; tests of fusions say so in their names). Where onnxruntime has no kernel for
     an op at this opset (it runs opset 28 but has no QuantizeLinear-28), onnx's reference
     evaluator runs instead, so the exported model is still checked against torch."""
@@ -58,6 +59,7 @@ def run_reference(data: bytes, inputs: Sequence[torch.Tensor]) -> list[Any]:
 
     proto = onnx.load_from_string(data)
     onnx.checker.check_model(proto, full_check=True)
+    inputs = kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
     feed = {i.name: t.numpy() for i, t in zip(proto.graph.input, inputs)}
     return list(ReferenceEvaluator(proto).run(None, feed))
 

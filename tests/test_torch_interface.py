@@ -1,6 +1,6 @@
 """Interface compatibility with torch.onnx.export(dynamo=False) (issue #17 item 2): unknown
 dynamic_axes keys warn, Python numbers in ``args`` become 0-d graph inputs, unused inputs are
-kept, scripted models take tuples and lists of tensors and None/bool/int arguments."""
+dropped as torch drops them, scripted models take tuples and lists of tensors and None/bool/int arguments."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 import torch
 from conftest import assert_outputs_match, export_to_bytes, run_model
 
+import exporter
 from exporter.capture import flatten_inputs, split_args
+from exporter.cleanup import INPUT_POSITIONS_KEY
 
 OPSET = 17
 
@@ -132,9 +134,10 @@ def test_keyword_numbers_stay_constants() -> None:
 
 
 @torch.no_grad()
-def test_unused_inputs_are_kept_unlike_torch() -> None:
-    """torch drops inputs the graph does not use; ours keeps every flattened argument, so the
-    inputs always line up with ``args`` (and with input_names)."""
+def test_unused_inputs_are_dropped_like_torch() -> None:
+    """Like torch, inputs the graph does not use are dropped (even ones named in input_names);
+    the positions that remain are recorded, so the flattened inputs (or only the kept ones) can
+    be fed to the ir.Model or to the file."""
 
     class IgnoresY(torch.nn.Module):
         def forward(self, x: torch.Tensor, y: torch.Tensor, flag: bool) -> torch.Tensor:
@@ -144,10 +147,61 @@ def test_unused_inputs_are_kept_unlike_torch() -> None:
     x = torch.randn(2, 3)
     args = (x, torch.randn(4), True)
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["a", "b"])
-    assert [v.name for v in onnx_model.graph.inputs] == ["a", "b", "flag"]
     torch_data, _ = _torch_export(model, args, input_names=["a", "b"])
-    assert [i.name for i in onnx.load_from_string(torch_data).graph.input] == ["a"]
+    torch_inputs = [i.name for i in onnx.load_from_string(torch_data).graph.input]
+    assert [v.name for v in onnx_model.graph.inputs] == torch_inputs == ["a"]
+    assert onnx_model.metadata_props[INPUT_POSITIONS_KEY] == "0"
     _check_runs(data, model, [args, (torch.randn(2, 3), torch.randn(4), True)])
+    assert_outputs_match(run_model(data, [x]), x + 1)  # only the kept inputs, as torch's tests feed
+    for exported in (data, onnx_model):
+        assert exporter.verify(model, args, exported).passed
+
+
+@torch.no_grad()
+def test_inputs_used_only_in_a_subgraph_or_as_outputs_stay() -> None:
+    class Branches(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, unused: torch.Tensor) -> Any:
+            if bool(x.sum() > 0):
+                x = x + y
+            return x, z
+
+    model = torch.jit.script(Branches())
+    args = (torch.randn(3), torch.randn(3), torch.randn(2), torch.randn(1))
+    names = ["x", "y", "z", "unused"]
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=names)
+    torch_data, _ = _torch_export(model, args, input_names=names)
+    torch_inputs = [i.name for i in onnx.load_from_string(torch_data).graph.input]
+    assert [v.name for v in onnx_model.graph.inputs] == torch_inputs == ["x", "y", "z"]
+    assert onnx_model.metadata_props[INPUT_POSITIONS_KEY] == "0,1,2"
+    _check_runs(data, model, [args, (-torch.ones(3), torch.randn(3), torch.randn(2), torch.randn(1))])
+
+
+class _TwoLinears(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(3, 3)
+        self.b = torch.nn.Linear(3, 3)  # never used
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.a(x)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"export_params": False}, {"keep_initializers_as_inputs": True}, {}],
+    ids=["no_params", "kept", "default"],
+)
+@torch.no_grad()
+def test_unused_weights_and_inputs_match_torch(options: dict[str, bool]) -> None:
+    model = _TwoLinears().eval()
+    args = (torch.randn(2, 3), torch.randn(2))
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["x", "y"], **options)
+    torch_data, _ = _torch_export(model, args, input_names=["x", "y"], **options)
+    torch_proto = onnx.load_from_string(torch_data)
+    assert [v.name for v in onnx_model.graph.inputs] == [i.name for i in torch_proto.graph.input]
+    assert sorted(onnx_model.graph.initializers) == sorted(i.name for i in torch_proto.graph.initializer)
+    if options.get("export_params", True):
+        _check_runs(data, model, [args])
 
 
 class Recurrent(torch.nn.Module):
