@@ -71,6 +71,8 @@ _ARITHMETIC: dict[str, tuple[str, ...]] = {
     "aten::logaddexp": ("self", "other"),
     "aten::copysign": ("self", "other"),
     "aten::xlogy": ("self", "other"),
+    "aten::outer": ("self", "vec2"),
+    "aten::ger": ("self", "vec2"),
 }
 # Ops that return bool but compare in the promoted dtype of their operands.
 _COMPARISON: dict[str, tuple[str, ...]] = {

@@ -310,12 +310,7 @@ def aten_mv(g: GraphContext, self: Value, vec: Value) -> Value:
 
 
 def _outer(g: GraphContext, a: Value, b: Value) -> Value:
-    """A column times a row, in torch's promoted dtype (float * int64 is float)."""
-    if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
-        common = tensors.from_torch_dtype(
-            torch.promote_types(tensors.to_torch_dtype(a.dtype), tensors.to_torch_dtype(b.dtype))
-        )
-        a, b = h.cast(g, a, common), h.cast(g, b, common)
+    """A column times a row (mixed dtypes arrive promoted: outer is in promotion's table)."""
     column = h.unsqueeze(g, a, [1])
     if a.dtype == ir.DataType.BOOL:  # bool * bool is logical and; Mul has no bool kernel
         return g.op("And", column, b)
