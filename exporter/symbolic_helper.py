@@ -5,7 +5,7 @@ Squeeze and ReduceSum take axes as an input from 13, the other Reduce* ops from 
 takes its bounds as inputs from 10 and Clip from 11, TopK takes k as an input from 10,
 Upsample becomes Resize at 10, Scatter is renamed ScatterElements at 11, Pad takes pads and
 value as inputs from 11, LessOrEqual appears and Max/Min take integers at 12, Split takes its
-sizes as an input from 13 (and num_outputs from 18). Symbolic modules call these instead of
+sizes as an input from 13 (and num_outputs from 18), DFT takes its axis as an input from 20. Symbolic modules call these instead of
 branching themselves, so a delta file only holds real behaviour changes.
 """
 
@@ -36,6 +36,7 @@ __all__ = [
     "less_or_equal",
     "upsample_by_scales",
     "pad",
+    "dft",
     "scatter_elements",
     "max_min",
     "split_equal",
@@ -416,6 +417,15 @@ def arange(
     indices = squeeze(g, g.op("NonZero", ones), [0])
     values = g.op("Add", g.op("Mul", cast(g, indices, compute), step_v), start_v)
     return cast(g, values, out_dtype)
+
+
+def dft(g: GraphContext, x: Value, axis: int, *, inverse: bool = False, onesided: bool = False) -> Value:
+    """DFT of ``x`` ([..., 1 or 2]) along a non-negative ``axis``: an attribute in DFT-17, an
+    input from DFT-20 (dft_length left out)."""
+    attrs = {"inverse": int(inverse), "onesided": int(onesided)}
+    if g.opset >= 20:
+        return g.op("DFT", x, None, g.constant(axis), **attrs)
+    return g.op("DFT", x, axis=axis, **attrs)
 
 
 def pads(padding: Sequence[int], spatial: int) -> list[int]:

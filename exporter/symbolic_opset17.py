@@ -180,24 +180,15 @@ def _as_pairs(g: GraphContext, self: object) -> tuple[Value, bool]:
     return h.unsqueeze(g, x, [-1]), False
 
 
-def _dft(g: GraphContext, x: Value, axis: int, *, inverse: bool = False, onesided: bool = False) -> Value:
-    """DFT of ``x`` ([..., 1 or 2]) along a non-negative ``axis``: an attribute in DFT-17, an input from DFT-20."""
-    attrs = {"inverse": int(inverse), "onesided": int(onesided)}
-    if g.opset >= 20:  # None: dft_length omitted
-        return g.op("DFT", x, None, g.constant(axis), **attrs)
-    return g.op("DFT", x, axis=axis, **attrs)
-
-
 def _fit(g: GraphContext, x: Value, axis: int, n: int) -> Value:
     """``x`` trimmed or zero-padded to ``n`` along ``axis`` (torch's ``n=``/``s=``)."""
     size = h.dim_size(g, x, axis)
     if isinstance(size, int) and size == n:
         return x
     if isinstance(size, int) and size < n:
-        rank = h.known_rank(x, "fft")
-        pads = [0] * (2 * rank)
-        pads[rank + axis] = n - size
-        return g.op("Pad", x, g.constant(pads))
+        ends = [0] * h.known_rank(x, "fft")
+        ends[axis] = n - size
+        return h.pad(g, x, [0] * len(ends), ends, "constant")
     if not isinstance(size, int):
         raise ValueError("fft with n= (or s=) needs the input size along dim known at export time")
     return h.slice_static(g, x, [axis], [0], [n])
@@ -230,7 +221,7 @@ def _fft_dims(
         if sizes is not None and sizes[i] != -1:
             x = _fit(g, x, axis, sizes[i])
         total = h.mul_sizes(g, total, h.dim_size(g, x, axis))
-        x = _dft(g, x, axis, inverse=inverse)
+        x = h.dft(g, x, axis, inverse=inverse)
     return _complex_result(g, _norm_scale(g, x, total, norm, inverse=inverse))
 
 
@@ -289,7 +280,7 @@ def aten_fft_rfft(
     if n is not None:
         x = _fit(g, x, axis, n)
     size = h.dim_size(g, x, axis)
-    return _complex_result(g, _norm_scale(g, _dft(g, x, axis, onesided=True), size, norm, inverse=False))
+    return _complex_result(g, _norm_scale(g, h.dft(g, x, axis, onesided=True), size, norm, inverse=False))
 
 
 @onnx_symbolic("aten::fft_irfft", opset=17)
@@ -320,7 +311,7 @@ def aten_fft_irfft(
         conjugate = torch.tensor([1.0, -1.0], dtype=tensors.to_torch_dtype(x.dtype))
         parts.append(g.op("Mul", mirrored, g.constant(conjugate)))
     full = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=axis)
-    signal = _dft(g, full, axis, inverse=True)
+    signal = h.dft(g, full, axis, inverse=True)
     real = g.op("Gather", signal, g.constant(0), axis=rank)
     return _norm_scale(g, real, n, norm, inverse=True)
 
