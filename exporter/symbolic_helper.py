@@ -5,8 +5,9 @@ Squeeze and ReduceSum take axes as an input from 13, the other Reduce* ops from 
 takes its bounds as inputs from 10 and Clip from 11, TopK takes k as an input from 10,
 Upsample becomes Resize at 10, Scatter is renamed ScatterElements at 11, Pad takes pads and
 value as inputs from 11, LessOrEqual appears and Max/Min take integers at 12, Split takes its
-sizes as an input from 13 (and num_outputs from 18), DFT takes its axis as an input from 20. Symbolic modules call these instead of
-branching themselves, so a delta file only holds real behaviour changes.
+sizes as an input from 13 (and num_outputs from 18), DFT takes its axis as an input from 20.
+Symbolic modules call these instead of branching themselves, so a delta file only holds real
+behaviour changes.
 """
 
 from __future__ import annotations
