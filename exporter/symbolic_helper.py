@@ -391,32 +391,59 @@ def arange(
     step: float | int | Value,
     dtype: torch.dtype | None,
 ) -> Value:
-    """arange with bounds known only at run time (constant bounds were folded in torch).
+    """arange as torch computes it (RangeFactories), for bounds known only at run time
+    (constant bounds were folded in torch).
 
-    Range only exists from opset 11; below it, NonZero over a ones vector of the element
-    count yields 0..n-1, which is scaled and shifted.
+    A floating result has ceil((end - start) / step) items computed in double: Range from
+    opset 11, below it NonZero over a ones vector of the count, scaled and shifted. An integer
+    result truncates start and step to integers first, and an int64 result its end too, with
+    the length (end - start + step - sign(step)) / step in integer arithmetic
+    (arange(8.5, dtype=int64) has 8 items, arange(2, 8.5, 1.5, dtype=int64) has 6).
     """
     is_float = any(isinstance(v, float) or (isinstance(v, Value) and is_floating(v)) for v in (start, end, step))
-    out_dtype = (
-        ir_dtype(dtype)
-        if dtype is not None
-        else (ir_dtype(torch.get_default_dtype()) if is_float else ir.DataType.INT64)
-    )
-    compute = ir.DataType.DOUBLE if is_float or tensors.is_floating(out_dtype) else ir.DataType.INT64
+    default = torch.get_default_dtype() if is_float else torch.int64
+    out_dtype = ir_dtype(dtype if dtype is not None else default)
+    int64, double = ir.DataType.INT64, ir.DataType.DOUBLE
+    if not tensors.is_floating(out_dtype):
+        return _integer_arange(g, start, end, step, out_dtype)
 
-    def as_value(v: float | int | Value) -> Value:
-        return cast(g, v, compute) if isinstance(v, Value) else g.constant(v, compute)
+    def as_double(v: float | int | Value) -> Value:
+        return cast(g, v, double) if isinstance(v, Value) else g.constant(float(v), double)
 
-    start_v, end_v, step_v = as_value(start), as_value(end), as_value(step)
+    start_v, end_v, step_v = as_double(start), as_double(end), as_double(step)
     if g.opset >= 11:
         return cast(g, g.op("Range", start_v, end_v, step_v), out_dtype)
-    count = g.op("Div", g.op("Sub", end_v, start_v), step_v)
-    if compute == ir.DataType.DOUBLE:
-        count = g.op("Ceil", count)
-    count = cast(g, count, ir.DataType.INT64)
-    ones = g.op("ConstantOfShape", unsqueeze(g, count, [0]), value=torch.tensor([1], dtype=torch.int64))
-    indices = squeeze(g, g.op("NonZero", ones), [0])
-    values = g.op("Add", g.op("Mul", cast(g, indices, compute), step_v), start_v)
+    count = cast(g, g.op("Ceil", g.op("Div", g.op("Sub", end_v, start_v), step_v)), int64)
+    values = g.op("Add", g.op("Mul", cast(g, iota(g, count), double), step_v), start_v)
+    return cast(g, values, out_dtype)
+
+
+def _integer_arange(
+    g: GraphContext,
+    start: float | int | Value,
+    end: float | int | Value,
+    step: float | int | Value,
+    out_dtype: ir.DataType,
+) -> Value:
+    """arange with an integer result, torch's length rule (see ``arange``)."""
+    int64, double = ir.DataType.INT64, ir.DataType.DOUBLE
+
+    def as_int(v: float | int | Value) -> Value:  # Cast to an integer truncates toward zero, as C++ does
+        return cast(g, v, int64) if isinstance(v, Value) else g.constant(int(v))
+
+    def as_double(v: float | int | Value) -> Value:
+        return cast(g, v, double) if isinstance(v, Value) else g.constant(float(v), double)
+
+    start_i, step_i = as_int(start), as_int(step)
+    if out_dtype == int64:
+        span = g.op("Sub", as_int(end), start_i)
+        count = g.op("Div", g.op("Sub", g.op("Add", span, step_i), g.op("Sign", step_i)), step_i)
+    else:
+        span = g.op("Sub", as_double(end), as_double(start))
+        count = cast(g, g.op("Ceil", g.op("Div", span, as_double(step))), int64)
+    count = max_min(g, count, g.constant(0), larger=True)
+    count.dtype, count.shape = int64, ir.Shape([])
+    values = g.op("Add", g.op("Mul", iota(g, count), step_i), start_i)
     return cast(g, values, out_dtype)
 
 

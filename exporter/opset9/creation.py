@@ -209,41 +209,6 @@ def aten_copy(g: GraphContext, self: Value, src: Value, non_blocking: bool = Fal
     return g.op("Expand", source, h.shape_of(g, self))
 
 
-Bound = float | int | Value
-
-
-def _torch_arange(g: GraphContext, start: Bound, end: Bound, step: Bound, dtype: torch.dtype | None) -> Value:
-    """arange as torch computes it (RangeFactories): a floating result has
-    ceil((end - start) / step) items computed in double; an integer result truncates start and
-    step to int64 first, and an int64 result its end too, with the length
-    (end - start + step - sign(step)) / step in integer arithmetic (arange(8.5, dtype=int64)
-    has 8 items, arange(2, 8.5, 1.5, dtype=int64) has 6)."""
-    is_float = any(isinstance(v, float) or (isinstance(v, Value) and h.is_floating(v)) for v in (start, end, step))
-    default = torch.get_default_dtype() if is_float else torch.int64
-    out_dtype = h.ir_dtype(dtype if dtype is not None else default)
-    if tensors.is_floating(out_dtype):
-        return h.arange(g, start, end, step, tensors.to_torch_dtype(out_dtype))
-    int64, double = ir.DataType.INT64, ir.DataType.DOUBLE
-
-    def as_int(v: Bound) -> Value:  # Cast to an integer truncates toward zero, as C++ does
-        return h.cast(g, v, int64) if isinstance(v, Value) else g.constant(int(v))
-
-    def as_double(v: Bound) -> Value:
-        return h.cast(g, v, double) if isinstance(v, Value) else g.constant(float(v), double)
-
-    start_i, step_i = as_int(start), as_int(step)
-    if out_dtype == int64:
-        span = g.op("Sub", as_int(end), start_i)
-        count = g.op("Div", g.op("Sub", g.op("Add", span, step_i), g.op("Sign", step_i)), step_i)
-    else:
-        span = g.op("Sub", as_double(end), as_double(start))
-        count = h.cast(g, g.op("Ceil", g.op("Div", span, as_double(step))), int64)
-    count = h.max_min(g, count, g.constant(0), larger=True)
-    count.dtype, count.shape = int64, ir.Shape([])
-    values = g.op("Add", g.op("Mul", h.iota(g, count), step_i), start_i)
-    return h.cast(g, values, out_dtype)
-
-
 def _out_dtype(out: object, dtype: torch.dtype | None) -> torch.dtype | None:
     """The result dtype of an ``out=`` variant: the out tensor's (its values are replaced)."""
     if isinstance(out, torch.Tensor):
@@ -256,7 +221,7 @@ def _out_dtype(out: object, dtype: torch.dtype | None) -> torch.dtype | None:
 @onnx_symbolic("aten::arange")
 def aten_arange(g: GraphContext, end: float | int | Value, dtype: torch.dtype | None = None) -> Value:
     """arange(Scalar end, *, ScalarType? dtype=None, ...) -> Tensor"""
-    return _torch_arange(g, 0, end, 1, dtype)
+    return h.arange(g, 0, end, 1, dtype)
 
 
 @onnx_symbolic("aten::arange.start")
@@ -264,7 +229,7 @@ def aten_arange_start(
     g: GraphContext, start: float | int | Value, end: float | int | Value, dtype: torch.dtype | None = None
 ) -> Value:
     """arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, ...) -> Tensor"""
-    return _torch_arange(g, start, end, 1, dtype)
+    return h.arange(g, start, end, 1, dtype)
 
 
 @onnx_symbolic("aten::arange.start_step")
@@ -276,13 +241,13 @@ def aten_arange_start_step(
     dtype: torch.dtype | None = None,
 ) -> Value:
     """arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, ...) -> Tensor"""
-    return _torch_arange(g, start, end, step, dtype)
+    return h.arange(g, start, end, step, dtype)
 
 
 @onnx_symbolic("aten::arange.out")
 def aten_arange_out(g: GraphContext, end: float | int | Value, out: object = None) -> Value:
     """arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!): the result in out's dtype."""
-    return _torch_arange(g, 0, end, 1, _out_dtype(out, None))
+    return h.arange(g, 0, end, 1, _out_dtype(out, None))
 
 
 @onnx_symbolic("aten::arange.start_out")
@@ -294,7 +259,7 @@ def aten_arange_start_out(
     out: object = None,
 ) -> Value:
     """arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)"""
-    return _torch_arange(g, start, end, step, _out_dtype(out, None))
+    return h.arange(g, start, end, step, _out_dtype(out, None))
 
 
 @onnx_symbolic("aten::eye")
@@ -328,10 +293,7 @@ def aten__reshape_from_tensor(g: GraphContext, self: Value, shape: Value) -> Val
 @onnx_symbolic("aten::_dim_arange")
 def aten__dim_arange(g: GraphContext, like: Value, dim: int) -> Value:
     """_dim_arange(Tensor like, int dim) -> Tensor: arange(like.size(dim)) in int64"""
-    size = h.dim_size(g, like, dim)
-    if isinstance(size, int):
-        return g.constant(torch.arange(size, dtype=torch.int64))
-    return h.arange(g, 0, size, 1, torch.int64)
+    return h.iota(g, h.dim_size(g, like, dim))
 
 
 @onnx_symbolic("aten::linspace")
@@ -364,7 +326,7 @@ def aten_linspace(
         first_half = g.constant(torch.arange(steps) < steps // 2)
     else:
         steps_v = h.cast(g, steps, double)
-        index = h.cast(g, h.arange(g, 0, steps, 1, torch.int64), double)
+        index = h.cast(g, h.iota(g, steps), double)
         half = g.op("Floor", g.op("Div", steps_v, g.constant(2.0, double)))
         # a single step is start (torch special-cases it): count it in the first half
         first_half = g.op("Less", index, g.op("Max", half, g.constant(1.0, double)))
@@ -392,7 +354,7 @@ def aten_hann_window(
         return g.constant(torch.hann_window(window_length, periodic, dtype=tensors.to_torch_dtype(out_dtype)))
     double = ir.DataType.DOUBLE
     length = h.cast(g, h.reshape(g, window_length, []), ir.DataType.INT64)
-    n = h.cast(g, h.arange(g, 0, length, 1, torch.int64), double)
+    n = h.cast(g, h.iota(g, length), double)
     denom = h.cast(g, length, double)
     if not periodic:
         denom = g.op("Sub", denom, g.constant(1.0, double))

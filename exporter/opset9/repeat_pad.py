@@ -349,7 +349,7 @@ def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: i
         windows = h.gather_constant(g, self, index, dim)
     else:  # window starts computed at run time (the base arange works at every opset)
         count_v = g.op("Add", g.op("Div", g.op("Sub", length, g.constant(size)), g.constant(step)), g.constant(1))
-        starts = g.op("Mul", h.arange(g, 0, count_v, 1, torch.int64), g.constant(step))
+        starts = g.op("Mul", h.iota(g, count_v), g.constant(step))
         index = g.op("Add", h.unsqueeze(g, starts, [1]), g.constant(torch.arange(size).unsqueeze(0)))
         windows = g.op("Gather", self, index, axis=dim)
     if dim == rank - 1:

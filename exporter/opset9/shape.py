@@ -238,7 +238,7 @@ def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
     if isinstance(size, int):
         return h.gather_constant(g, x, torch.arange(size - 1, -1, -1), dim)
     last = g.op("Sub", size, g.constant(1))
-    return g.op("Gather", x, g.op("Sub", last, h.arange(g, 0, size, 1, torch.int64)), axis=dim)
+    return g.op("Gather", x, g.op("Sub", last, h.iota(g, size)), axis=dim)
 
 
 @onnx_symbolic("aten::movedim")
@@ -301,7 +301,7 @@ def _roll_dim_gather(g: GraphContext, x: Value, shift: int, dim: int, size: Valu
     def wrap(v: Value) -> Value:
         return g.op("Where", g.op("Less", v, g.constant(0)), g.op("Add", v, size), v)
 
-    index = wrap(g.op("Sub", h.arange(g, 0, size, 1, torch.int64), wrap(remainder)))
+    index = wrap(g.op("Sub", h.iota(g, size), wrap(remainder)))
     return g.op("Gather", x, index, axis=dim)
 
 
