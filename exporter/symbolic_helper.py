@@ -33,6 +33,7 @@ __all__ = [
     "reduce",
     "slice_static",
     "slice_dynamic",
+    "slice_gather",
     "split_static",
     "less_or_equal",
     "upsample_by_scales",
@@ -142,26 +143,76 @@ def slice_static(
     ends: Sequence[int],
     steps: Sequence[int] | None = None,
 ) -> Value:
-    """Slice with constant bounds; steps other than 1 need opset 10."""
+    """Slice with constant bounds; steps other than 1 need opset 10 (below it, a Gather of
+    the positions, see slice_gather)."""
     if g.opset >= 10:
         inputs = [g.constant(list(starts)), g.constant(list(ends)), g.constant(list(axes))]
         if steps is not None and any(s != 1 for s in steps):
             inputs.append(g.constant(list(steps)))
         return g.op("Slice", x, *inputs)
     if steps is not None and any(s != 1 for s in steps):
-        raise ValueError("Slice with a step other than 1 needs opset 10 or higher")
+        for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
+            x = slice_gather(g, x, axis, start, end, step)
+        return x
     return g.op("Slice", x, axes=list(axes), starts=list(starts), ends=list(ends))
 
 
 def slice_dynamic(g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int = 1) -> Value:
     """Slice of one axis with bounds known only at run time: Slice-1 takes constant bounds
-    only, Slice-10 takes them as inputs."""
+    only (below opset 10 a Gather of the positions, see slice_gather), Slice-10 takes them
+    as inputs."""
     if g.opset < 10:
-        raise ValueError("slicing with bounds computed at run time needs opset 10 or higher")
+        return slice_gather(g, x, axis, start, end, step)
     bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([axis])]
     if step != 1:
         bounds.append(g.constant([step]))
     return g.op("Slice", x, *bounds)
+
+
+def _minimum(g: GraphContext, a: Value, b: Value) -> Value:
+    """Elementwise min of int64 values: Min takes integers only from opset 12."""
+    return g.op("Where", g.op("Less", a, b), a, b)
+
+
+def _maximum(g: GraphContext, a: Value, b: Value) -> Value:
+    return g.op("Where", g.op("Less", a, b), b, a)
+
+
+def slice_gather(
+    g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int | Value = 1
+) -> Value:
+    """``x[start:end:step]`` on one axis as a Gather of the selected positions, for opsets
+    whose Slice (Slice-1) takes neither steps nor bounds computed at run time.
+
+    The bounds follow torch/Python slicing for a positive step: a negative bound counts from
+    the end (``size + i``), then both clamp to ``[0, size]``; the count is
+    ``ceil((end - start) / step)`` floored at 0, and the positions ``start + step * iota``.
+    """
+    size = cast(g, g.op("Gather", g.op("Shape", x), g.constant(axis), axis=0), ir.DataType.INT64)
+    zero = g.constant(0)
+
+    def scalar(v: int | Value) -> Value:
+        if isinstance(v, int):  # INT64_MAX as an open end: keep size + v from overflowing
+            return g.constant(max(min(v, 2**62), -(2**62)))
+        return cast(g, g.op("Reshape", v, g.constant(torch.tensor([], dtype=torch.int64))), ir.DataType.INT64)
+
+    def bound(b: int | Value) -> Value:
+        b = scalar(b)
+        b = g.op("Where", g.op("Less", b, zero), g.op("Add", b, size), b)
+        return _minimum(g, _maximum(g, b, zero), size)
+
+    lo, hi = bound(start), bound(end)
+    if isinstance(step, int):
+        if step <= 0:
+            raise ValueError(f"slice step must be positive, got {step}")
+        step_v = g.constant(step)
+    else:
+        step_v = scalar(step)
+    span = _maximum(g, g.op("Sub", hi, lo), zero)
+    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
+    positions = g.op("Add", lo, g.op("Mul", iota(g, count), step_v))
+    positions.shape = ir.Shape([None])
+    return g.op("Gather", x, positions, axis=axis)
 
 
 def scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Value, axis: int) -> Value:

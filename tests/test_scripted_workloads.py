@@ -119,10 +119,6 @@ def _beam_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
 def test_beam_search(opset: int) -> None:
     model = torch.jit.script(BeamSearch().eval())
     others = [_beam_inputs(50.0), _beam_inputs(-50.0)]
-    if opset < 11:  # tokens[:, -1] on the growing (run-time) dim: a negative Gather index needs opset 11
-        with pytest.raises(exporter.ExporterError, match="opset 11"):
-            assert_matches_torch(model, _beam_inputs(0.0), opset=opset, other_inputs=others)
-        return
     _check(model, _beam_inputs(0.0), others, opset, below_13_ok=True)
 
 
@@ -286,10 +282,6 @@ def test_python_float_times_float32_tensor(opset: int) -> None:
     model = torch.jit.script(MixedNumbers())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(2, 4) - 3,), (torch.randn(6, 4) + 3,)]
-    if opset < 10:  # x[:, :k] with k known at run time: Slice takes run-time bounds from opset 10
-        with pytest.raises(exporter.ExporterError, match="opset 10"):
-            assert_matches_torch(model, (torch.randn(5, 4),), opset=opset, other_inputs=others, **dynamic)
-        return
     assert_matches_torch(model, (torch.randn(5, 4),), opset=opset, other_inputs=others, **dynamic)
 
 
@@ -415,3 +407,42 @@ def test_float_accumulator_in_a_loop(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3) - 5,), (torch.randn(8, 3),)]
     assert_matches_torch(model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic)
+
+
+class DynamicIndexing(torch.nn.Module):
+    """Negative and run-time indices, bounds and steps on a dynamic dim: Gather-1 takes no
+    negative index and Slice-1 neither run-time bounds nor steps, so below opsets 11/10 they
+    become a Gather of ``size + i`` or of the computed positions."""
+
+    def forward(
+        self, x: torch.Tensor, k: torch.Tensor
+    ) -> tuple[
+        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
+    ]:
+        i = int(k[0])
+        lo = int(k[1])
+        step = int(k[2])
+        return (
+            x[-1],
+            x[:, -2],
+            x[i],
+            x[lo:],
+            x[lo:-1],
+            x[:lo],
+            x[1::step],
+            x[lo::2],
+        )
+
+
+@pytest.mark.parametrize("opset", (9, 10, *ALL_OPSETS[1:]))
+def test_negative_and_run_time_indices_on_a_dynamic_dim(opset: int) -> None:
+    model = torch.jit.script(DynamicIndexing())
+    dynamic = {"input_names": ["x", "k"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [
+        (torch.randn(2, 3), torch.tensor([1, -5, 3])),
+        (torch.randn(9, 3), torch.tensor([-9, 20, 1])),
+        (torch.randn(4, 3), torch.tensor([0, -2, 5])),
+    ]
+    assert_matches_torch(
+        model, (torch.randn(6, 3), torch.tensor([-2, 2, 2])), opset=opset, other_inputs=others, **dynamic
+    )

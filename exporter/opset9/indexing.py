@@ -35,18 +35,15 @@ def aten_slice(
     Slice-1 has no steps: a strided slice gathers the selected positions instead (static
     sizes only). symbolic_opset10 slices with steps, also a step computed at run time.
     """
-    if not isinstance(step, int):
-        raise ValueError("argument 'step' computed at run time needs opset 10 or higher (Slice-10 takes steps)")
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
     end = h.INT64_MAX if end is None else end
-    if isinstance(start, int) and isinstance(end, int) and step != 1:
+    if isinstance(start, int) and isinstance(end, int) and isinstance(step, int) and step != 1:
         size = self.shape[dim] if self.shape is not None else None
-        if not isinstance(size, int):
-            raise ValueError("a strided slice of a dynamic dim needs opset 10 or higher")
-        positions = list(range(size))[slice(start, end, step)]
-        return g.op("Gather", self, g.constant(positions), axis=dim)
+        if isinstance(size, int):
+            positions = list(range(size))[slice(start, end, step)]
+            return g.op("Gather", self, g.constant(positions), axis=dim)
     return slice_bounds(g, self, dim, start, end, step)
 
 
@@ -61,7 +58,7 @@ def slice_bounds(
     end = h.INT64_MAX if end is None else end
     if not isinstance(step, int):
         if g.opset < 10:
-            raise ValueError("argument 'step' computed at run time needs opset 10 or higher (Slice-10 takes steps)")
+            return h.slice_gather(g, self, dim, start, end, step)
         bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim]), g.list_to_value([step])]
         return g.op("Slice", self, *bounds)
     if isinstance(start, int) and isinstance(end, int):
@@ -76,15 +73,17 @@ def slice_bounds(
 def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
-    Gather before opset 11 does not take negative indices: they are made positive here (on a
-    dim of static size; symbolic_opset11 passes them through on dynamic dims).
+    Gather before opset 11 does not take negative indices: they are made positive here, by
+    the static size or by the size read at run time (``size + i``; an index computed at run
+    time is wrapped when negative). symbolic_opset11 passes them through on dynamic dims.
     """
     return select_with(g, self, dim, index, negative_ok=False)
 
 
 def select_with(g: GraphContext, self: Value, dim: int, index: int | Value, *, negative_ok: bool) -> Value:
     """aten::select as a Gather. A negative constant index is made positive on a dim of
-    static size; on a dynamic dim it needs a Gather that takes it (``negative_ok``)."""
+    static size; on a dynamic dim, or for an index computed at run time, a Gather that does
+    not take negatives (``negative_ok=False``) gets ``size + i`` computed in the graph."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     if isinstance(index, int):
@@ -93,9 +92,12 @@ def select_with(g: GraphContext, self: Value, dim: int, index: int | Value, *, n
             if isinstance(size, int):
                 index += size
             elif not negative_ok:
-                raise ValueError("a negative index on a dynamic dim needs opset 11")
+                return g.op("Gather", self, g.op("Add", size, g.constant(index)), axis=dim)
         return g.op("Gather", self, g.constant(index), axis=dim)
-    return g.op("Gather", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
+    index = h.cast(g, index, ir.DataType.INT64)
+    if not negative_ok:
+        index = h.normalize_index(g, index, h.dim_size(g, self, dim))
+    return g.op("Gather", self, index, axis=dim)
 
 
 @onnx_symbolic("aten::slice_scatter")
