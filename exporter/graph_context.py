@@ -283,6 +283,27 @@ class GraphContext:
         block's own."""
         return self._emitter.subgraph(block, inputs, self._builder.unique_name(name), extra_outputs)
 
+    def build_subgraph(
+        self,
+        inputs: Sequence[ir.Value],
+        build: Callable[[GraphContext], Sequence[ir.Value]],
+        name: str = "subgraph",
+    ) -> ir.Graph:
+        """An ONNX subgraph (a Loop body a symbolic writes itself, with no TorchScript block
+        behind it) taking ``inputs`` and returning what ``build(sub)`` returns, ``sub`` being
+        the context that emits into it. Values of this graph are visible inside (outer-scope
+        capture); an output not produced inside gets an Identity, as ONNX requires."""
+        graph = ir.Graph(list(inputs), [], nodes=[], name=self._builder.unique_name(name))
+        builder = GraphBuilder(graph, self._builder.options, parent=self._builder)
+        sub = GraphContext(builder, self.node, self._emitter)
+        for output in build(sub):
+            if output.producer() is None or output.producer().graph is not graph or output in graph.outputs:
+                copied = sub.op("Identity", output)
+                copied.type = output.type
+                output = copied
+            graph.outputs.append(output)
+        return graph
+
     def lookup(self, value: torch._C.Value) -> Any:
         """What a TorchScript value of an enclosing scope was emitted as (control-flow
         symbolics look at the lists a block changes)."""

@@ -32,6 +32,7 @@ __all__ = [
     "RuntimeList",
     "ScanItem",
     "from_items",
+    "list_item_value",
     "sequence_of",
     "append",
     "insert",
@@ -74,6 +75,8 @@ class RuntimeList:
         self.stacked = stacked
         self.item_dtype = item_dtype
         self.item_rank: int | None = None
+        # The items are lists of scalars (``List[List[int]]``), each held as a 1-d tensor.
+        self.nested = False
         if stacked is not None and stacked.shape is not None:
             self.item_rank = len(stacked.shape) - 1
         # SequenceEmpty nodes and sequence values made before any item was seen: they get
@@ -104,8 +107,11 @@ class RuntimeList:
         if self.item_dtype is None:
             self._untyped_values.append(value)
 
-    def _learn(self, item: Value) -> None:
-        """Record the item dtype (typing what was made before it was known) and rank."""
+    def _learn(self, item: Value, source: object = None) -> None:
+        """Record the item dtype (typing what was made before it was known) and rank;
+        ``source`` (what the item was made from) tells a list of lists."""
+        if isinstance(source, (list, tuple)):
+            self.nested = True
         if self.item_rank is None and item.shape is not None:
             self.item_rank = len(item.shape)
         dtype = item.dtype
@@ -130,10 +136,12 @@ class RuntimeList:
 
 class ScanItem:
     """Stands for an empty list while its loop body is emitted: the body's single
-    ``append`` records the item, which becomes a Loop scan output (the stacked form)."""
+    ``append`` records the item, which becomes a Loop scan output (the stacked form).
+    ``nested``: the item appended was a list (a row of a list of lists)."""
 
     def __init__(self) -> None:
         self.item: Value | None = None
+        self.nested = False
 
     def __repr__(self) -> str:
         return "ScanItem()"
@@ -155,6 +163,8 @@ def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
                 f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} after {dtype.name} items"
             )
         return item
+    if isinstance(item, (list, tuple)):
+        return list_item_value(g, item, dtype)
     if isinstance(item, (bool, int, float, torch.Tensor)):
         torch_dtype = tensors.to_torch_dtype(dtype) if dtype is not None else None
         if isinstance(item, float) and torch_dtype is None:
@@ -162,6 +172,27 @@ def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
         value = torch.as_tensor(item, dtype=torch_dtype)
         return g.constant(value)
     raise TypeError(f"a list computed at run time cannot hold {type(item).__name__} items")
+
+
+def list_item_value(g: GraphContext, item: list[Any] | tuple[Any, ...], dtype: ir.DataType | None) -> Value:
+    """A list of scalars (an item of a list of lists) as the 1-d tensor that holds it: each
+    scalar in the list's item dtype, else the widest of bool < int64 < double (TorchScript's
+    int and float)."""
+    if dtype is None:
+        kinds = {v.dtype if isinstance(v, Value) else tensors.from_torch_dtype(torch.as_tensor(v).dtype) for v in item}
+        if any(k is not None and tensors.is_floating(k) for k in kinds):
+            dtype = ir.DataType.DOUBLE
+        elif kinds <= {ir.DataType.BOOL}:
+            dtype = ir.DataType.BOOL
+        else:
+            dtype = ir.DataType.INT64
+    if all(not isinstance(v, Value) for v in item):
+        return g.constant(torch.tensor(list(item), dtype=tensors.to_torch_dtype(dtype)).reshape(-1))
+    parts = [h.unsqueeze(g, _item_value(g, v, dtype), [0]) for v in item]
+    joined = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
+    joined.dtype = dtype
+    joined.shape = ir.Shape([len(parts)])
+    return joined
 
 
 def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None = None) -> RuntimeList:
@@ -180,7 +211,7 @@ def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None
     values = []
     for item in items:
         value = _item_value(g, item, result.item_dtype)
-        result._learn(value)
+        result._learn(value, item)
         values.append(value)
     result._set_sequence(g.op("SequenceConstruct", *values))
     return result
@@ -208,7 +239,7 @@ def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
     """``items.append(item)``: SequenceInsert at the end."""
     sequence = sequence_of(g, items)
     value = _item_value(g, item, items.item_dtype)
-    items._learn(value)
+    items._learn(value, item)
     items._set_sequence(g.op("SequenceInsert", sequence, value))
     return items
 
@@ -217,7 +248,7 @@ def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -
     """``items.insert(index, item)``"""
     sequence = sequence_of(g, items)
     value = _item_value(g, item, items.item_dtype)
-    items._learn(value)
+    items._learn(value, item)
     items._set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
 
 
@@ -267,6 +298,7 @@ def copy(items: RuntimeList) -> RuntimeList:
     """``list(items)``: a new list object over the same (immutable) ONNX value."""
     duplicate = RuntimeList(sequence=items.sequence, stacked=items.stacked, item_dtype=items.item_dtype)
     duplicate.item_rank = items.item_rank
+    duplicate.nested = items.nested
     duplicate._untyped_empty = items._untyped_empty
     duplicate._untyped_values = items._untyped_values
     return duplicate
@@ -283,8 +315,18 @@ def length(g: GraphContext, items: RuntimeList) -> int | Value:
     return count
 
 
-def at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
-    """``items[index]`` (negative indices count from the end in both forms)."""
+def at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value | RuntimeList:
+    """``items[index]`` (negative indices count from the end in both forms); an item of a
+    list of lists is itself a list (its 1-d tensor in the stacked form)."""
+    item = _item_at(g, items, index)
+    if not items.nested:
+        return item
+    inner = RuntimeList(stacked=item, item_dtype=item.dtype)
+    inner.item_rank = 0
+    return inner
+
+
+def _item_at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
     if items.sequence is None:
         assert items.stacked is not None
         item = g.op("Gather", items.stacked, _index_value(g, index), axis=0)
@@ -344,8 +386,13 @@ def tensor_of(g: GraphContext, items: RuntimeList) -> Value:
     if items.sequence is None:
         assert items.stacked is not None
         return items.stacked
+    if items.nested:  # rows of one length, as torch.tensor needs (an empty list fails at run time)
+        return items._typed(g.op("ConcatFromSequence", items.sequence, axis=0, new_axis=1), 1)
     if items.item_rank not in (None, 0):
-        raise ValueError("torch.tensor of a list computed at run time needs scalar items (a list of ints/floats/bools)")
+        raise ValueError(
+            "torch.tensor of a list computed at run time needs scalar items or lists of them (a list of "
+            "ints/floats/bools); use torch.stack for a list of tensors"
+        )
     dtype = items.item_dtype or ir.DataType.FLOAT
     placeholder = g.constant(torch.zeros((), dtype=tensors.to_torch_dtype(dtype)))
     padded = g.op("SequenceInsert", items.sequence, placeholder, g.constant(0))
@@ -357,11 +404,40 @@ def tensor_of(g: GraphContext, items: RuntimeList) -> Value:
     return result
 
 
+def _reversed_sequence(g: GraphContext, items: RuntimeList) -> Value:
+    """A sequence of tensors (of any shapes) reversed: a Loop over the positions inserting
+    each item at the front of a new sequence. Loop carries sequences from opset 13."""
+    _require(
+        g, CONTROL_FLOW_SEQUENCE_OPSET, "reverse() of a list of tensors computed at run time (a Loop over a sequence)"
+    )
+    source = items.sequence
+    assert source is not None
+    count = length(g, items)
+    empty = g.op("SequenceEmpty", dtype=items.item_dtype or ir.DataType.FLOAT)
+    empty.type = items.sequence_type()
+    iteration = Value(name=g.unique_name("reverse_position"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+    condition = Value(name=g.unique_name("reverse_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+    carried = Value(name=g.unique_name("reverse_items"), type=items.sequence_type())
+
+    def body(sub: GraphContext) -> list[Value]:
+        item = items._typed(sub.op("SequenceAt", source, iteration), 0)
+        front = sub.op("SequenceInsert", carried, item, sub.constant(0))
+        front.type = items.sequence_type()
+        return [sub.op("Identity", condition), front]
+
+    graph = g.build_subgraph([iteration, condition, carried], body, "reverse_body")
+    result = g.op("Loop", h.cast(g, count, ir.DataType.INT64), g.constant(True), empty, body=graph)
+    result.type = items.sequence_type()
+    return result
+
+
 def reverse(g: GraphContext, items: RuntimeList) -> None:
     """``items.reverse()`` in place: a Gather of the reversed positions over the stacked form.
-    A sequence of scalars is stacked first (``tensor_of``) and split again (SplitToSequence)."""
+    A sequence of scalars is stacked first (``tensor_of``) and split again (SplitToSequence);
+    a sequence of tensors, whose shapes may differ, is rebuilt back to front by a Loop."""
     if items.sequence is not None and items.item_rank not in (None, 0):
-        raise ValueError("reverse() of a list of tensors computed at run time is not supported (only scalar items)")
+        items._set_sequence(_reversed_sequence(g, items))
+        return
     stacked = tensor_of(g, items)
     count = h.dim_size(g, stacked, 0)
     positions = g.op("Sub", g.op("Sub", h.cast(g, count, ir.DataType.INT64), g.constant(1)), h.iota(g, count))
@@ -393,6 +469,7 @@ def _scalar_stack(g: GraphContext, items: RuntimeList) -> Value | None:
 def _stacked_list(stacked: Value, like: RuntimeList) -> RuntimeList:
     result = RuntimeList(stacked=stacked, item_dtype=like.item_dtype)
     result.item_rank = like.item_rank
+    result.nested = like.nested
     stacked.dtype = like.item_dtype
     if like.item_rank is not None and stacked.shape is None:
         stacked.shape = ir.Shape([None] * (like.item_rank + 1))

@@ -255,3 +255,71 @@ def test_verify_compares_a_returned_run_time_list() -> None:
     report = exporter.verify(model, (torch.randn(3, 3),), buffer.getvalue(), inputs=[(torch.randn(5, 3),)])
     assert report.passed
     assert len(report.outputs) == 3 + 5
+
+
+# -- reverse() of tensors, lists of lists -------------------------------------------------------
+
+
+class ReverseTensors(torch.nn.Module):
+    """reverse() of a list of tensors whose shapes differ per item: a Loop over the sequence."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        rows: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i, 0] > 0):
+                rows.append(x[: i + 1].sum(0, keepdim=True))
+            else:
+                rows.append(x[i : i + 1] * 2)
+            rows.append(x[: i + 1] - 1)
+        rows.reverse()
+        return torch.cat(rows), rows[0], rows[-1]
+
+
+@pytest.mark.parametrize("opset", [13, 17, 20])
+def test_reverse_a_list_of_tensors(opset: int) -> None:
+    model = torch.jit.script(ReverseTensors())
+    assert "Loop" in _op_types(_check(model, _rows(4, 1, 6), opset))
+
+
+def test_reverse_a_list_of_tensors_below_13_names_the_opset() -> None:
+    with pytest.raises(exporter.SymbolicError, match="opset 13"):
+        _export(torch.jit.script(ReverseTensors()), torch.randn(4, 3), 11)
+
+
+class TensorOfRows(torch.nn.Module):
+    """torch.tensor of a list of lists built one row per iteration: the rows are a scan output."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows: list[list[int]] = []
+        for i in range(x.size(0)):
+            rows.append([int(x[i].argmax()), int(x[i].argmin()), i])
+        return torch.tensor(rows), torch.tensor(rows[-1])
+
+
+class TensorOfBranchyRows(torch.nn.Module):
+    """Rows of floats appended in either branch, read back by index: an ONNX sequence."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows: list[list[float]] = []
+        for i in range(x.size(0)):
+            if bool(x[i, 0] > 0):
+                rows.append([float(x[i].max()), 1.0])
+            else:
+                rows.append([float(x[i].min()), -1.0])
+        first = rows[0]
+        return torch.tensor(rows), torch.tensor(first) * 2
+
+
+@pytest.mark.parametrize("opset", [9, 11, 13, 17, 20])
+def test_tensor_of_a_run_time_list_of_lists(opset: int) -> None:
+    _check(torch.jit.script(TensorOfRows()), _rows(4, 1, 7), opset)
+
+
+@pytest.mark.parametrize("opset", [13, 17, 20])
+def test_tensor_of_run_time_rows_appended_in_branches(opset: int) -> None:
+    _check(torch.jit.script(TensorOfBranchyRows()), _rows(4, 1, 7), opset)
+
+
+def test_rows_appended_in_branches_below_13_name_the_opset() -> None:
+    with pytest.raises(exporter.SymbolicError, match="opset 13"):
+        _export(torch.jit.script(TensorOfBranchyRows()), torch.randn(4, 3), 11)

@@ -482,7 +482,9 @@ def _onnx_loop(
         value.dtype = item.dtype
         if item.shape is not None:
             value.shape = ir.Shape([None, *item.shape])
-        g.replace(collector, RuntimeList(stacked=value, item_dtype=item.dtype))
+        scanned = RuntimeList(stacked=value, item_dtype=item.dtype)
+        scanned.nested = collector.nested
+        g.replace(collector, scanned)
     if count == 0:
         return None
     grouped = _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()])
@@ -608,7 +610,10 @@ def aten_append(g: GraphContext, self: object, el: object) -> object:
     """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
     run-time one (a sequence, or the item of a loop's scan output)."""
     if isinstance(self, ScanItem):
-        if not isinstance(el, Value):
+        if isinstance(el, (list, tuple)):
+            self.nested = True
+            el = runtime_list.list_item_value(g, el, None)
+        elif not isinstance(el, Value):
             el = g.constant(el)
         self.item = el
         return self
