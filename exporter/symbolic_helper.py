@@ -586,6 +586,19 @@ def known_rank(x: Value, what: str) -> int:
     return rank
 
 
+def add_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
+    """Sum of two sizes or offsets, folded when both are known."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int) and a == 0:
+        return b
+    if isinstance(b, int) and b == 0:
+        return a
+    a_v = a if isinstance(a, Value) else g.constant(a)
+    b_v = b if isinstance(b, Value) else g.constant(b)
+    return g.op("Add", cast(g, a_v, ir.DataType.INT64), cast(g, b_v, ir.DataType.INT64))
+
+
 def mul_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
     """Product of two dim sizes, folded when both are known."""
     if isinstance(a, int) and isinstance(b, int):

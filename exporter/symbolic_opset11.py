@@ -11,8 +11,7 @@ ONNX changes at opset 11 that this module reacts to:
 - Range, negative Gather indices, Slice/Squeeze/Pad/Clip with input bounds (handled in
   symbolic_helper), Round, ScatterElements/GatherElements, sequence ops.
 - Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
-  lengths; slice_scatter and select_scatter take bounds known only at run time;
-  repeat_interleave takes counts known only at run time (with CumSum).
+  lengths; repeat_interleave takes counts known only at run time (with CumSum).
 - Round appears (aten::round); GatherElements appears (aten::gather at any shape); Gather takes
   negative indices (aten::select with a negative index on a dynamic dim).
 - TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
@@ -501,49 +500,6 @@ def aten_scaled_dot_product_attention_11(
     return attention.scaled_dot_product_attention_with(
         g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal_mask
     )
-
-
-def _slice_scatter_range(
-    g: GraphContext, self: Value, src: Value, dim: int, start: int | Value | None, step: int, rank: int | None
-) -> Value:
-    """slice_scatter with bounds known at run time: the positions from Range, expanded to
-    src's shape, scattered with ScatterElements."""
-    first = g.list_to_value([0 if start is None else start])
-    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
-    positions = g.op(
-        "Range",
-        h.squeeze(g, first, [0]),
-        h.squeeze(g, g.op("Add", first, g.op("Mul", count, g.constant([step]))), [0]),
-        g.constant(step),
-    )
-    shape = [1] * (rank or 1)
-    shape[dim] = -1
-    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
-    return h.scatter_elements(g, self, indices, src, dim)
-
-
-@onnx_symbolic("aten::slice_scatter", opset=11)
-def aten_slice_scatter_11(
-    g: GraphContext,
-    self: Value,
-    src: Value,
-    dim: int = 0,
-    start: int | Value | None = None,
-    end: int | Value | None = None,
-    step: int = 1,
-) -> Value:
-    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
-
-    Bounds known only at run time scatter at positions from Range.
-    """
-    return indexing.slice_scatter_with(g, self, src, dim, start, end, step, _slice_scatter_range)
-
-
-@onnx_symbolic("aten::select_scatter", opset=11)
-def aten_select_scatter_11(g: GraphContext, self: Value, src: Value, dim: int, index: int | Value) -> Value:
-    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor: an index known
-    only at run time scatters at a position from Range."""
-    return indexing.select_scatter_with(g, self, src, dim, index, _slice_scatter_range)
 
 
 def _interleave_indices_11(g: GraphContext, repeats: Value) -> Value:

@@ -209,4 +209,8 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
                     dims.append(dim.dim_param)
                 else:
                     dims.append(None)
+            if node.op_type == "Slice" and opset == 10:
+                # onnx's Slice-10 inference (only) copies a named input dim to the output even
+                # when the slice shortens it (x[:1] of [n, 3] typed [n, 3]): drop those names
+                dims = [None if isinstance(d, str) else d for d in dims]
             output.shape = ir.Shape(dims)

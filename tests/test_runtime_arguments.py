@@ -148,3 +148,65 @@ def test_log_softmax_dtype(opset: int, dtype: torch.dtype) -> None:
 def test_prelu_single_weight(opset: int, weight: torch.Tensor) -> None:
     for x in (torch.randn(3), torch.randn(2, 3, 4, 5)):
         assert_matches_torch(Wrap(F.prelu), (x, weight), opset=opset)
+
+
+# --- dims, split sizes and steps computed in the graph (scripted models, issue #17) ----------
+
+
+class RunTimeDims(torch.nn.Module):
+    """squeeze/unsqueeze at dims computed from the data: torch squeezes only a dim of size 1."""
+
+    def forward(self, x: torch.Tensor, d: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        picked = int(x.sum() > 0) - 1  # -1 or 0
+        up = x.unsqueeze(d)
+        return up * 2, up.squeeze(d) + 1, x.unsqueeze(picked).squeeze(picked - 1)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_squeeze_and_unsqueeze_at_run_time_dims(opset: int) -> None:
+    others = [(torch.randn(1, 3) - 5, 0), (torch.randn(5, 3) + 5, -1), (torch.randn(2, 3), -3)]
+    assert_matches_torch(
+        torch.jit.script(RunTimeDims()), (torch.randn(4, 3), 1), opset=opset, other_inputs=others, **DYNAMIC_ROWS
+    )
+
+
+class RunTimeSplitSizes(torch.nn.Module):
+    """split_with_sizes by sizes computed from a run-time dim."""
+
+    def forward(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        n = x.size(0)
+        a, b, c = torch.split(x, [k, n // 2 - k, n - n // 2])
+        return a * 1, b * 2, c * 3
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_split_with_run_time_sizes(opset: int) -> None:
+    others = [(torch.randn(2, 3), 0), (torch.randn(9, 3), 3)]
+    assert_matches_torch(
+        torch.jit.script(RunTimeSplitSizes()), (torch.randn(6, 3), 1), opset=opset, other_inputs=others, **DYNAMIC_ROWS
+    )
+
+
+class RunTimeSliceScatter(torch.nn.Module):
+    """slice_scatter/select_scatter with bounds and a step computed at run time, a negative
+    index on a dynamic dim: Scatter at computed positions (iota is NonZero below opset 11)."""
+
+    def forward(self, x: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        n = x.size(0)
+        tail = torch.slice_scatter(x, x[:2] * 0 - 1, 0, n - 2, n)
+        column = torch.slice_scatter(x, x[:, :1] * 0 + 5, 1, -2, -1)
+        strided = torch.slice_scatter(x, x[1::s] * 10, 0, 1, n, s)
+        last = torch.select_scatter(x, x[0] * 7, 0, -1)
+        return tail, column, strided, last
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_slice_scatter_with_run_time_bounds_and_step(opset: int) -> None:
+    others = [(torch.randn(2, 3), 1), (torch.randn(9, 3), 3)]
+    assert_matches_torch(
+        torch.jit.script(RunTimeSliceScatter()),
+        (torch.randn(6, 3), 2),
+        opset=opset,
+        other_inputs=others,
+        **DYNAMIC_ROWS,
+    )

@@ -299,3 +299,46 @@ def test_arange(opset: int, case: int, scripted: bool) -> None:
         dynamic_axes={"start": [0]} if len(args) == 2 else None,
         other_inputs=others,
     )
+
+
+# --- list[i] at an index computed at run time; print() ---------------------------------------
+
+
+class ListItemAtRunTimeIndex(torch.nn.Module):
+    """An export-time list read at run-time indices (negative too): ints are gathered, tensors
+    of different shapes picked by an ONNX sequence (opset 11+) or a chain of Ifs below."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        sizes: list[int] = [3, 1, 4, 1, 5]
+        k = int(x[0, 0] > 0) * 2 - 1  # -1 or 1
+        parts = [x, x[:1] * 2, x.sum(0, keepdim=True) + 1]
+        j = int(x.sum() > 0) + 1
+        return x * sizes[k] + sizes[j], parts[j] - parts[-j]
+
+
+# Not opset 10: onnxruntime's own Slice-10 inference types x[:1] of [n, 3] as [n, 3] and its
+# buffer planner then fails at run time ("Shape mismatch attempting to re-use buffer").
+@pytest.mark.parametrize("opset", [9, 11, *OPSETS[1:]])
+def test_list_item_at_a_run_time_index(opset: int) -> None:
+    others = [(-torch.rand(4, 3),), (torch.rand(1, 3),), (torch.tensor([[1.0, -9.0, 0.0]]),)]
+    assert_matches_torch(
+        torch.jit.script(ListItemAtRunTimeIndex()),
+        (torch.rand(3, 3),),
+        opset=opset,
+        other_inputs=others,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "n"}},
+    )
+
+
+class Prints(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        print("y is", y, y.shape)
+        return y + 1
+
+
+@pytest.mark.parametrize("opset", [9, NEWEST])
+def test_print_is_dropped(opset: int) -> None:
+    onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
+    assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]

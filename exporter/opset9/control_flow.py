@@ -600,9 +600,57 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
         return list[idx]
     if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
         return runtime_list.at(g, list, idx)
-    if isinstance(list, Value) and isinstance(idx, int):  # a shape list computed at run time
-        return g.op("Gather", list, g.constant(idx), axis=0)
-    raise ValueError("indexing a list with an index computed at run time is not supported")
+    if isinstance(list, Value) and isinstance(idx, (int, Value)):  # a shape list computed at run time
+        index = g.constant(idx) if isinstance(idx, int) else h.cast(g, idx, ir.DataType.INT64)
+        return g.op("Gather", list, h.normalize_index(g, index, h.dim_size(g, list, 0)), axis=0)
+    if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
+        return _item_at_run_time_index(g, list, idx)
+    raise ValueError(f"indexing a {type(list).__name__} with {type(idx).__name__} is not supported")
+
+
+def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value) -> object:
+    """``items[i]`` of an export-time list at an index known only at run time.
+
+    Scalars (ints, floats, bools, 0-d values) are stacked and gathered. Tensors may differ in
+    shape: from opset 11 an ONNX sequence holds them (SequenceAt), below it a chain of Ifs
+    on ``i == k`` picks one, which any opset's If can return whatever its shape.
+    """
+    if not items:
+        raise IndexError("list index out of range (the list is empty)")
+    index = h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items))
+    if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
+        values = [v if isinstance(v, Value) else None for v in items]
+        kinds = {v.dtype for v in values if v is not None} | {
+            _SCALAR_LIST_ITEMS[type(v).__name__] for v in items if not isinstance(v, Value)
+        }
+        dtype = (
+            ir.DataType.DOUBLE
+            if any(k is not None and tensors.is_floating(k) for k in kinds)
+            else (ir.DataType.BOOL if kinds == {ir.DataType.BOOL} else ir.DataType.INT64)
+        )
+        stacked = runtime_list.list_item_value(g, list(items), dtype)
+        return g.op("Gather", stacked, index, axis=0)
+    if not all(isinstance(v, Value) for v in items):
+        raise ValueError("indexing a list of mixed items at an index computed at run time is not supported")
+    if g.opset >= runtime_list.SEQUENCE_OPSET:
+        return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
+    chosen: Value = items[-1]  # type: ignore[assignment]
+    for position in range(len(items) - 2, -1, -1):
+        item, later = items[position], chosen
+        then_branch = g.build_subgraph([], lambda sub, item=item: [item], "then_branch")
+        else_branch = g.build_subgraph([], lambda sub, later=later: [later], "else_branch")
+        for branch in (then_branch, else_branch):  # the sizes differ between branches: keep the rank only
+            (output,) = branch.outputs
+            if output.shape is not None:
+                output.shape = ir.Shape([None] * len(output.shape))
+        chosen = g.op(
+            "If", g.op("Equal", index, g.constant(position)), then_branch=then_branch, else_branch=else_branch
+        )
+        chosen.dtype = item.dtype  # type: ignore[union-attr]
+        rank = h.rank_of(item)  # type: ignore[arg-type]
+        if rank is not None and rank == h.rank_of(later):
+            chosen.shape = ir.Shape([None] * rank)
+    return chosen
 
 
 @onnx_symbolic("aten::append")

@@ -108,28 +108,39 @@ def aten_slice_scatter(
     dim: int = 0,
     start: int | Value | None = None,
     end: int | Value | None = None,
-    step: int = 1,
+    step: int | Value = 1,
 ) -> Value:
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
 
     The functional form of a write into a slice (``y[:, 1:3] = v``). With static bounds and
     step 1 it is a Concat of the untouched parts around ``src`` (a full slice is ``src``
     itself); other steps scatter along ``dim`` with indices folded at export time.
-    Bounds known only at run time need Range (symbolic_opset11).
+    Bounds or a step known only at run time scatter at positions computed in the graph.
     """
-    return slice_scatter_with(g, self, src, dim, start, end, step, _slice_scatter_dynamic)
+    return slice_scatter_with(g, self, src, dim, start, end, step, slice_scatter_positions)
 
 
 # dynamic(g, self, src, dim, start, step, rank): slice_scatter with bounds known at run time
-SliceScatterDynamic = Callable[[GraphContext, Value, Value, int, "int | Value | None", int, "int | None"], Value]
+SliceScatterDynamic = Callable[
+    [GraphContext, Value, Value, int, "int | Value | None", "int | Value", "int | None"], Value
+]
 
 
-def _slice_scatter_dynamic(
-    g: GraphContext, self: Value, src: Value, dim: int, start: int | Value | None, step: int, rank: int | None
+def slice_scatter_positions(
+    g: GraphContext, self: Value, src: Value, dim: int, start: int | Value | None, step: int | Value, rank: int | None
 ) -> Value:
-    """Opset 9/10 have no Range to compute the scattered positions at run time."""
-    del g, self, src, dim, start, step, rank
-    raise ValueError("slice_scatter with bounds known only at run time needs opset 11 or higher")
+    """slice_scatter with bounds known at run time: positions ``start + step * iota(n)`` (n
+    from src's size, a negative start wrapped by the dim's size), expanded to src's shape
+    and scattered (Scatter before opset 11, ScatterElements from it; iota is Range from 11)."""
+    size = h.dim_size(g, self, dim)
+    first = h.normalize_index(g, g.list_to_value([0 if start is None else start]), size)
+    step_v = g.list_to_value([step])
+    count = g.op("Gather", g.op("Shape", src), g.constant([dim]), axis=0)
+    positions = g.op("Add", first, g.op("Mul", h.iota(g, count), step_v))
+    shape = [1] * (rank or 1)
+    shape[dim] = -1
+    indices = g.op("Expand", g.op("Reshape", positions, g.constant(shape)), g.op("Shape", src))
+    return h.scatter_elements(g, self, indices, src, dim)
 
 
 def slice_scatter_with(
@@ -139,14 +150,16 @@ def slice_scatter_with(
     dim: int,
     start: int | Value | None,
     end: int | Value | None,
-    step: int,
+    step: int | Value,
     dynamic: SliceScatterDynamic,
 ) -> Value:
-    """aten::slice_scatter; bounds known only at run time go to ``dynamic``."""
+    """aten::slice_scatter; bounds or a step known only at run time go to ``dynamic``."""
     rank = h.rank_of(self)
     dim = h.normalize_dim(dim, rank)
     size = self.shape[dim] if self.shape is not None else None
     src = h.cast(g, src, self.dtype) if self.dtype is not None else src
+    if isinstance(step, Value):
+        return dynamic(g, self, src, dim, start, step, rank)
     if isinstance(size, int) and not isinstance(start, Value) and not isinstance(end, Value):
         lo = 0 if start is None else (start + size if start < 0 else start)
         hi = size if end is None else (end + size if end < 0 else end)
@@ -193,7 +206,7 @@ def aten_select_scatter(g: GraphContext, self: Value, src: Value, dim: int, inde
 
     The functional form of ``y[i] = v`` / ``y[i].add_(1)``: a one-element slice_scatter.
     """
-    return select_scatter_with(g, self, src, dim, index, _slice_scatter_dynamic)
+    return select_scatter_with(g, self, src, dim, index, slice_scatter_positions)
 
 
 def select_scatter_with(
@@ -205,11 +218,10 @@ def select_scatter_with(
     expanded = h.unsqueeze(g, src, [dim])
     if isinstance(index, int):
         size = self.shape[dim] if self.shape is not None else None
-        if index < 0:
-            if not isinstance(size, int):
-                raise ValueError("a negative index on a dynamic dim is not supported here")
-            index += size
-        return slice_scatter_with(g, self, expanded, dim, index, index + 1, 1, dynamic)
+        if index >= 0 or isinstance(size, int):
+            index += size if index < 0 else 0  # type: ignore[operator]
+            return slice_scatter_with(g, self, expanded, dim, index, index + 1, 1, dynamic)
+        index = g.constant(index)  # a negative index on a dynamic dim: wrapped by the run-time size
     return slice_scatter_with(
         g, self, expanded, dim, index, g.op("Add", h.cast(g, index, ir.DataType.INT64), g.constant(1)), 1, dynamic
     )

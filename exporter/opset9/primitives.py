@@ -113,6 +113,13 @@ def prim_tuple_unpack(g: GraphContext, *inputs: object) -> object:
     return _unpack_sequence(g, inputs[0])
 
 
+@onnx_symbolic("prim::Print")
+def prim_print(g: GraphContext, *inputs: object) -> None:
+    """prim::Print(...) -> (): printing is no computation of the model; it is dropped, and
+    what it printed stays in the graph only if something else uses it."""
+    del g, inputs
+
+
 @onnx_symbolic("aten::item")
 def aten_item(g: GraphContext, self: Value) -> object:
     """item(Tensor self) -> Scalar: a 0-d value; constants were folded to numbers already."""

@@ -141,10 +141,35 @@ def aten_detach(g: GraphContext, self: Value) -> Value:
     return self
 
 
+def _run_time_dim(g: GraphContext, dim: Value, rank: int) -> Value:
+    """A dim computed at run time as a non-negative 0-d int64 (``dim + rank`` when negative)."""
+    dim = h.cast(g, g.op("Reshape", dim, g.constant(torch.tensor([], dtype=torch.int64))), ir.DataType.INT64)
+    return g.op("Where", g.op("Less", dim, g.constant(0)), g.op("Add", dim, g.constant(rank)), dim)
+
+
 @onnx_symbolic("aten::unsqueeze")
-def aten_unsqueeze(g: GraphContext, self: Value, dim: int) -> Value:
-    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+
+    A dim computed at run time reshapes to the shape with a 1 inserted there: output
+    position j takes input size j (before ``dim``), 1 (at it) or j - 1 (after it).
+    """
     rank = h.rank_of(self)
+    if isinstance(dim, Value):
+        if rank is None:
+            raise ValueError("unsqueeze at a dim computed at run time needs the input rank")
+        at = _run_time_dim(g, dim, rank + 1)
+        positions = g.constant(torch.arange(rank + 1))
+        after = h.cast(g, g.op("Greater", positions, at), ir.DataType.INT64)
+        source = g.op("Sub", positions, after)
+        source = g.op("Where", g.op("Less", source, g.constant(rank)), source, g.constant(max(rank - 1, 0)))
+        sizes = g.op("Gather", g.op("Concat", g.op("Shape", self), g.constant([1]), axis=0), source, axis=0)
+        target = g.op("Where", g.op("Equal", positions, at), g.constant([1]), sizes)
+        allow_zero = {"allowzero": 1} if g.opset >= 14 else {}  # a size-0 dim is a size, not "copy"
+        result = g.op("Reshape", self, target, **allow_zero)
+        result.dtype = self.dtype
+        result.shape = ir.Shape([None] * (rank + 1))
+        return result
     if dim < 0:
         if rank is None:
             raise ValueError("unsqueeze with a negative dim needs the input rank")
@@ -153,12 +178,24 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int) -> Value:
 
 
 @onnx_symbolic("aten::squeeze")
-def aten_squeeze(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+def aten_squeeze(
+    g: GraphContext, self: Value, dim: Sequence[int] | Sequence[int | Value] | Value | None = None
+) -> Value:
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a); squeeze.dim; squeeze()
 
     torch leaves a dim that is not of size 1 alone; ONNX Squeeze would fail on it, so such
-    dims are dropped from the axes when the shape is known.
+    dims are dropped from the axes when the shape is known. Dims computed at run time
+    select the sizes to drop in the graph (the rank of the result is then a run-time fact).
     """
+    if isinstance(dim, Value) or (dim is not None and any(isinstance(d, Value) for d in dim)):
+        rank = h.rank_of(self)
+        if rank is None:
+            raise ValueError("squeeze of dims computed at run time needs the input rank")
+        dims = [dim] if isinstance(dim, Value) else list(dim)
+        named = [
+            _run_time_dim(g, d, rank) if isinstance(d, Value) else g.constant(h.normalize_dim(d, rank)) for d in dims
+        ]
+        return _squeeze_where_one(g, self, named)
     if dim is None:
         shape = h.static_shape(self)
         if shape is not None:
@@ -176,17 +213,18 @@ def aten_squeeze(g: GraphContext, self: Value, dim: Sequence[int] | None = None)
     return _squeeze_where_one(g, self, axes)
 
 
-def _squeeze_where_one(g: GraphContext, self: Value, axes: Sequence[int] | None) -> Value:
+def _squeeze_where_one(g: GraphContext, self: Value, axes: Sequence[int | Value] | None) -> Value:
     """Squeeze of dims whose sizes are only known at run time: torch drops a dim only if its
     size is 1 there, where ONNX Squeeze fails. The kept sizes are selected from Shape
-    (Compress, opset 9) and the input reshaped to them; the result's rank is a run-time fact."""
+    (Compress, opset 9) and the input reshaped to them; the result's rank is a run-time fact.
+    ``axes`` may be computed at run time (non-negative 0-d values)."""
     shape = g.op("Shape", self)
     drop = g.op("Equal", shape, g.constant(1))
     if axes is not None:
         positions = h.iota(g, h.dim_size(g, shape, 0))
         named = None
         for axis in axes:
-            this = g.op("Equal", positions, g.constant(axis))
+            this = g.op("Equal", positions, axis if isinstance(axis, Value) else g.constant(axis))
             named = this if named is None else g.op("Or", named, this)
         drop = g.op("And", drop, named)
     kept = g.op("Compress", shape, g.op("Not", drop), axis=0)

@@ -133,7 +133,9 @@ def _split_by(
         piece = h.cast(g, split, ir.DataType.INT64)
         return _cut_pieces(g, self, piece, dim, _dim_size_value(g, self, dim), count, _gather_piece)
     if not isinstance(split, int):
-        return _split_static(g, self, split, dim)
+        if any(isinstance(size, Value) for size in split):
+            return _split_run_time_sizes(g, self, split, dim)
+        return _split_static(g, self, [int(size) for size in split], dim)
     size = h.dim_size(g, self, dim)
     if isinstance(size, int):
         return _split_static(g, self, _split_sizes(size, split), dim)
@@ -149,8 +151,8 @@ def _split_by(
 def aten_split(
     g: GraphContext,
     self: Value,
-    split_size: int | Sequence[int] | Value | None = None,
-    split_sizes: Sequence[int] | None = None,
+    split_size: int | Sequence[int] | Sequence[int | Value] | Value | None = None,
+    split_sizes: Sequence[int] | Sequence[int | Value] | None = None,
     dim: int = 0,
 ) -> list[Value]:
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]; split.sizes; split(self, int[] split_sizes, dim)
@@ -165,8 +167,13 @@ def aten_split(
 
 
 @onnx_symbolic("aten::split_with_sizes")
-def aten_split_with_sizes(g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0) -> list[Value]:
-    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+def aten_split_with_sizes(
+    g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value], dim: int = 0
+) -> list[Value]:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+
+    Sizes computed at run time (``[n // 2, n - n // 2]``) cut slices at their running sums.
+    """
     return _split_by(g, self, list(split_sizes), dim)
 
 
@@ -178,9 +185,29 @@ def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim
 
 
 @onnx_symbolic("aten::unsafe_split_with_sizes")
-def aten_unsafe_split_with_sizes(g: GraphContext, self: Value, split_sizes: Sequence[int], dim: int = 0) -> list[Value]:
+def aten_unsafe_split_with_sizes(
+    g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value], dim: int = 0
+) -> list[Value]:
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
     return _split_by(g, self, list(split_sizes), dim)
+
+
+def _split_run_time_sizes(g: GraphContext, x: Value, sizes: Sequence[int | Value], dim: int) -> list[Value]:
+    """Pieces of sizes known only at run time: the slice between consecutive running sums
+    (Slice-10 takes run-time bounds; below, h.slice_dynamic gathers the positions). The
+    last piece runs to the end, as the sizes must add up to the dim in torch."""
+    pieces = []
+    start: int | Value = 0
+    for position, size in enumerate(sizes):
+        if isinstance(size, Value):
+            size = h.cast(g, size, ir.DataType.INT64)
+        end = h.INT64_MAX if position == len(sizes) - 1 else h.add_sizes(g, start, size)
+        if isinstance(start, int) and isinstance(end, int):
+            pieces.append(h.slice_static(g, x, [dim], [start], [end]))
+        else:
+            pieces.append(h.slice_dynamic(g, x, dim, start, end))
+        start = end
+    return pieces
 
 
 # cut(g, x, start, end, size, dim): the piece [start, end) of a dim of run-time ``size``
