@@ -18,7 +18,7 @@ import torch
 
 from exporter import arguments, promotion, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
-from exporter.graph_context import GraphBuilder, GraphContext, TorchGraphContext
+from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
@@ -145,7 +145,10 @@ class _Emitter:
         for param, value in zip(block.inputs(), inputs):
             child.env[param.unique()] = value
         child.emit_block(block)
-        results, kinds = _flat_tuples([child.lookup(v) for v in block.outputs()], [v.type() for v in block.outputs()])
+        # an If branch's outputs are typed by the If's (a branch returning None of an Optional[T])
+        owner = block.owningNode()
+        typed_by = owner.outputs() if owner is not None and owner.kind() == "prim::If" else block.outputs()
+        results, kinds = _flat_tuples([child.lookup(v) for v in block.outputs()], [v.type() for v in typed_by])
         if extra_outputs is not None:
             results.extend(extra_outputs())
         for position, obj in enumerate(results):
@@ -154,6 +157,12 @@ class _Emitter:
             if isinstance(obj, RuntimeList):
                 raise TypeError("a branch or loop body returns a list whose length is only known at run time")
             if not isinstance(obj, ir.Value):
+                if obj is None and position < len(kinds) and isinstance(kinds[position], torch._C.OptionalType):
+                    # None for an Optional[T] the other path sets: an empty ONNX optional,
+                    # typed by the If once the other branch is known (ONNX Optional, opset 15/16)
+                    obj = _empty_optional(builder)
+                    graph.outputs.append(obj)
+                    continue
                 if obj is None and position < len(kinds) and not isinstance(kinds[position], torch._C.NoneType):
                     # prim::Uninitialized on a path that never reads it (a `return` inside a
                     # loop): a zero placeholder, cast by the If to the other branch's dtype
@@ -432,6 +441,25 @@ def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
     )
     copied.type = value.type
     return copied
+
+
+def _empty_optional(builder: GraphBuilder) -> ir.Value:
+    """An empty optional standing for ``None`` on one path of an ``Optional[T]``; its element
+    type is a placeholder that the control-flow symbolic sets from the other path."""
+    if builder.options.opset < OPTIONAL_OPSET:
+        raise ValueError(
+            f"None on one path of an Optional value needs opset {OPTIONAL_OPSET} or higher: ONNX If and "
+            f"Loop carry optional values from opset {OPTIONAL_OPSET} (exporting at opset {builder.options.opset})"
+        )
+    (value,) = builder.add_node(
+        "Optional",
+        [],
+        {"type": ir.AttrTypeProto("type", ir.TypeAndShape(ir.TensorType(ir.DataType.FLOAT), None))},
+        infer_types=False,
+    )
+    value.type = ir.OptionalType(ir.TensorType(ir.DataType.FLOAT))
+    value.meta["empty_optional"] = True
+    return value
 
 
 def _flat_values(inputs: Sequence[Any]) -> list[ir.Value]:

@@ -19,7 +19,10 @@ from exporter import tensors
 from exporter.ts_graph import source_location
 from exporter.type_inference import infer, infer_with_onnx
 
-__all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location"]
+__all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location", "OPTIONAL_OPSET"]
+
+# ONNX optional values (None on some run-time path) flow through If and Loop from opset 16.
+OPTIONAL_OPSET = 16
 
 
 # Constants at most this many bytes are shared by content within one graph.

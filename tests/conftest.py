@@ -69,7 +69,8 @@ def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 
     sequence output counts as its items, flattened like torch's list), then dtype and shape of
     each (never a broadcasting comparison), then values (exact for integers and bools)."""
     expected_flat = flatten(expected, "out")[0]
-    actual_flat = [leaf for out in actual for leaf in (out if isinstance(out, list) else [out])]
+    # an empty ONNX optional (None) matches torch's None, which flatten leaves out
+    actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]
     assert len(actual_flat) == len(expected_flat), f"{len(actual_flat)} outputs, torch returns {len(expected_flat)}"
     for index, (want, got) in enumerate(zip(expected_flat, actual_flat)):
         want_np = want.detach().numpy()

@@ -264,3 +264,81 @@ def test_scripted_bilinear_interpolate_below_11_computes_torch_coordinates(opset
     """No Resize with half-pixel coordinates before 11: constant Gather indices and weights."""
     data = _check(torch.jit.script(ScriptedResize()), [(torch.randn(1, 2, 3, 4),)], opset)
     assert b"Resize" not in data and b"Upsample" not in data
+
+
+# --- None flowing out of If and Loop: ONNX optionals (opset 16) ------------------------------
+
+OPTIONAL_OPSETS = [16, 17, 20]
+DYNAMIC_ROWS = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+
+
+class OptionalOutput(torch.nn.Module):
+    """An Optional[Tensor] output that is None on one run-time path."""
+
+    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        if bool(x.sum() > 0):
+            return x * 2
+        return None
+
+
+class OptionalLocal(torch.nn.Module):
+    """A local set on one path only, then tested with `is None` and refined."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y: Optional[torch.Tensor] = None
+        if bool(x.sum() > 0):
+            y = x * 2
+        if y is None:
+            return x - 1
+        return y + 1
+
+
+class OptionalNested(torch.nn.Module):
+    """Nested ifs, one of them leaving the optional None, the other unwrapping it."""
+
+    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = None
+        if bool(x[0, 0] > 0):
+            if bool(x[0, 1] > 0):
+                y = x + 4
+        else:
+            y = x.abs()
+        if y is not None:
+            y = y * 3
+        return y
+
+
+class OptionalLoopCarried(torch.nn.Module):
+    """An Optional[Tensor] carried through a loop with a run-time trip count from None."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        best: Optional[torch.Tensor] = None
+        for i in range(x.size(0)):
+            if best is None:
+                best = x[i]
+            else:
+                best = torch.max(best, x[i]) + 1
+        if best is None:
+            return torch.zeros(x.size(1))
+        return best
+
+
+OPTIONAL_CASES = [OptionalOutput, OptionalLocal, OptionalNested, OptionalLoopCarried]
+
+
+def _signed_inputs() -> list[tuple[torch.Tensor]]:
+    both = torch.tensor([[1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
+    first_only = torch.tensor([[1.0, -2.0, 3.0]])
+    return [(both,), (-both,), (first_only,), (torch.randn(5, 3),)]
+
+
+@pytest.mark.parametrize("opset", OPTIONAL_OPSETS)
+@pytest.mark.parametrize("cls", OPTIONAL_CASES)
+def test_none_flowing_out_of_if_and_loop(cls: type, opset: int) -> None:
+    _check(torch.jit.script(cls()), _signed_inputs(), opset, **DYNAMIC_ROWS)
+
+
+@pytest.mark.parametrize("cls", OPTIONAL_CASES)
+def test_none_out_of_control_flow_below_16_names_the_opset(cls: type) -> None:
+    with pytest.raises(exporter.SymbolicError, match="opset 16"):
+        _check(torch.jit.script(cls()), _signed_inputs(), 15, **DYNAMIC_ROWS)

@@ -18,7 +18,7 @@ from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.arguments import ArgumentError
 from exporter.errors import SymbolicError
-from exporter.graph_context import GraphContext
+from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes
@@ -167,7 +167,9 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
         _shaped_placeholders(g, branches)
-        _same_branch_dtypes(g, branches, [t for v in g.node.outputs() for t in _flat_types(v.type())])
+        flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
+        _optional_branches(g, branches, flat_ts_types)
+        _same_branch_dtypes(g, branches, flat_ts_types)
         count = flat_outputs + len(lists)
         if count == 0:
             return None
@@ -261,6 +263,43 @@ def _shaped_placeholders(g: GraphContext, branches: list[ir.Graph]) -> None:
             node.outputs[0].meta["uninitialized"] = True
             graph.append(node)
             graph.outputs[position] = node.outputs[0]
+
+
+def _wrap_optional(g: GraphContext, graph: ir.Graph, position: int) -> None:
+    """Make a branch's tensor output an ONNX optional holding it."""
+    output = graph.outputs[position]
+    node = ir.node("Optional", [output])
+    node.outputs[0].name = g.unique_name("optional")
+    node.outputs[0].type = ir.OptionalType(output.type)
+    graph.append(node)
+    graph.outputs[position] = node.outputs[0]
+
+
+def _optional_branches(g: GraphContext, branches: list[ir.Graph], ts_types: list[torch._C.JitType]) -> None:
+    """An ``Optional[T]`` output that one branch leaves None (an empty optional, see
+    emitter) is an ONNX optional in both branches: a tensor from the other branch is wrapped
+    in Optional, and the empty one takes its element type."""
+    for position, ts_type in enumerate(ts_types):
+        if not isinstance(ts_type, torch._C.OptionalType):
+            continue
+        outputs = [graph.outputs[position] for graph in branches if position < len(graph.outputs)]
+        if len(outputs) < 2 or not any(isinstance(o.type, ir.OptionalType) for o in outputs):
+            continue
+        element = next(
+            (o.type.elem_type if isinstance(o.type, ir.OptionalType) else o.type)
+            for o in sorted(outputs, key=lambda o: bool(o.meta.get("empty_optional")))
+        )
+        for graph, output in zip(branches, outputs):
+            if output.meta.get("empty_optional"):
+                output.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, None))
+                output.type = ir.OptionalType(element)
+            elif not isinstance(output.type, ir.OptionalType):
+                _wrap_optional(g, graph, position)
+
+
+def is_optional(value: object) -> bool:
+    """Whether ``value`` is an ONNX optional (None on some run-time path)."""
+    return isinstance(value, Value) and isinstance(value.type, ir.OptionalType)
 
 
 def _same_branch_dtypes(g: GraphContext, branches: list[ir.Graph], ts_types: list[torch._C.JitType]) -> None:
@@ -357,6 +396,17 @@ def _carried_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> V
     None here (prim::Uninitialized: a `return` inside the loop) is a placeholder typed later."""
     if isinstance(obj, Value):
         return obj
+    if obj is None and isinstance(ts_type, torch._C.OptionalType):
+        if g.opset < OPTIONAL_OPSET:
+            raise ValueError(
+                f"an Optional value carried through a loop from None needs opset {OPTIONAL_OPSET} or higher: "
+                f"ONNX Loop carries optional values from opset {OPTIONAL_OPSET} (exporting at opset {g.opset})"
+            )
+        # an Optional[T] starting as None: an empty ONNX optional, typed once the body is known
+        empty = g.op("Optional", type=ir.AttrTypeProto("type", ir.TypeAndShape(ir.TensorType(ir.DataType.FLOAT), None)))
+        empty.type = ir.OptionalType(ir.TensorType(ir.DataType.FLOAT))
+        empty.meta["empty_optional"] = True
+        return empty
     if obj is None:
         return None  # type: ignore[return-value]
     if isinstance(obj, float) or (isinstance(ts_type, torch._C.FloatType) and isinstance(obj, (int, float))):
@@ -374,6 +424,10 @@ def _consistent_carried(
     result: list[Value] = []
     for position, (value_in, start) in enumerate(zip(carried_in, initial)):
         output = body.outputs[1 + position]
+        if is_optional(start) and start.meta.get("empty_optional"):
+            _optional_carried(g, body, position, value_in, start)
+            result.append(start)
+            continue
         if start is None:
             if output.dtype is None:
                 raise TypeError("a loop-carried value set only on some paths has no known type")
@@ -388,6 +442,25 @@ def _consistent_carried(
             body.outputs[1 + position] = cast.outputs[0]
         result.append(start)
     return result
+
+
+def _optional_carried(g: GraphContext, body: ir.Graph, position: int, value_in: Value, start: Value) -> None:
+    """An ``Optional[T]`` carried from None: the body's output becomes an optional (a tensor
+    is wrapped), and its element type types the initial empty optional, the body input and
+    what the body unwrapped from it (OptionalGetElement)."""
+    output = body.outputs[1 + position]
+    if not isinstance(output.type, ir.OptionalType):
+        if output.dtype is None:
+            raise TypeError("a loop-carried Optional value has no known element type")
+        _wrap_optional(g, body, 1 + position)
+        output = body.outputs[1 + position]
+    element = output.type.elem_type  # type: ignore[union-attr]
+    start.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, None))
+    for value in (start, value_in):
+        value.type = ir.OptionalType(element)
+    for user, _ in list(value_in.uses()):
+        if user.op_type == "OptionalGetElement":
+            user.outputs[0].type = element
 
 
 def _onnx_loop(
@@ -427,7 +500,11 @@ def _onnx_loop(
     )
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else _as_bool_value(g, condition)
     # A carried tuple (the return value of a `return` inside the loop) is one value per item.
-    carried_types = [v.type() for v in list(g.node.inputs())[2:]]
+    # an Optional[T] that starts as None has the Loop output's type (the input's is NoneType)
+    carried_types = [
+        out.type() if isinstance(out.type(), torch._C.OptionalType) else value.type()
+        for value, out in zip(list(g.node.inputs())[2:], g.node.outputs())
+    ]
     flat_carried, flat_types = _flat_objects(carried, carried_types)
     initial = [_carried_value(g, c, t) for c, t in zip(flat_carried, flat_types)]
     flat_count = len(initial)
@@ -439,7 +516,9 @@ def _onnx_loop(
     carried_in = [
         ir.Value(
             name=g.unique_name("loop_carried"),
-            type=ir.TensorType(v.dtype) if v is not None and v.dtype is not None else None,
+            type=v.type
+            if is_optional(v)
+            else (ir.TensorType(v.dtype) if v is not None and v.dtype is not None else None),
             shape=ir.Shape([None] * len(v.shape)) if v is not None and v.shape is not None else None,
         )
         for v in initial
@@ -552,8 +631,15 @@ def prim_uninitialized(g: GraphContext, *inputs: object) -> object:
 
 @onnx_symbolic("prim::unchecked_cast")
 def prim_unchecked_cast(g: GraphContext, *inputs: object) -> object:
-    """prim::unchecked_cast(t x) -> t: a type refinement (Optional[T] -> T), no computation."""
-    return inputs[0]
+    """prim::unchecked_cast(t x) -> t: a type refinement (Optional[T] -> T), no computation;
+    an ONNX optional (None on some run-time path) is unwrapped with OptionalGetElement."""
+    (value,) = inputs
+    if is_optional(value):
+        assert isinstance(value, Value) and isinstance(value.type, ir.OptionalType)
+        element = g.op("OptionalGetElement", value)
+        element.type = value.type.elem_type
+        return element
+    return value
 
 
 def _identical(a: object, b: object) -> bool:
@@ -562,16 +648,33 @@ def _identical(a: object, b: object) -> bool:
     return a is b
 
 
+def _has_element(g: GraphContext, a: object, b: object) -> Value | None:
+    """For ``x is None`` on an ONNX optional: whether it holds a value (OptionalHasElement)."""
+    for value, other in ((a, b), (b, a)):
+        if other is None and is_optional(value):
+            present = g.op("OptionalHasElement", value)
+            present.dtype, present.shape = ir.DataType.BOOL, ir.Shape([])
+            return present
+    return None
+
+
 @onnx_symbolic("aten::__is__")
 def aten___is__(g: GraphContext, self: object, obj: object) -> object:
     """__is__(t1 self, t2 obj) -> bool: `x is None` is decided at export time, since a value
-    in the exported graph is either always present or always absent."""
+    in the exported graph is either always present or always absent, except for an ONNX
+    optional (None on some run-time path), asked at run time."""
+    present = _has_element(g, self, obj)
+    if present is not None:
+        return g.op("Not", present)
     return _identical(self, obj)
 
 
 @onnx_symbolic("aten::__isnot__")
 def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
     """__isnot__(t1 self, t2 obj) -> bool"""
+    present = _has_element(g, self, obj)
+    if present is not None:
+        return present
     return not _identical(self, obj)
 
 
