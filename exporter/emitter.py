@@ -148,7 +148,11 @@ class _Emitter:
         # an If branch's outputs are typed by the If's (a branch returning None of an Optional[T])
         owner = block.owningNode()
         typed_by = owner.outputs() if owner is not None and owner.kind() == "prim::If" else block.outputs()
-        results, kinds = _flat_tuples([child.lookup(v) for v in block.outputs()], [v.type() for v in typed_by])
+        results, kinds = _flat_tuples(
+            [child.lookup(v) for v in block.outputs()],
+            [v.type() for v in typed_by],
+            spread_lists=owner is not None and owner.kind() == "prim::Loop",
+        )
         if extra_outputs is not None:
             results.extend(extra_outputs())
         for position, obj in enumerate(results):
@@ -463,22 +467,28 @@ def _empty_optional(builder: GraphBuilder) -> ir.Value:
 
 
 def _flat_values(inputs: Sequence[Any]) -> list[ir.Value]:
-    """Subgraph inputs with tuples (a Loop-carried tuple) spread into one value per item."""
+    """Subgraph inputs with tuples and lists (Loop-carried) spread into one value per item."""
     flat: list[ir.Value] = []
     for value in inputs:
-        flat.extend(_flat_values(value) if isinstance(value, tuple) else [value])
+        flat.extend(_flat_values(value) if isinstance(value, (tuple, list)) else [value])
     return flat
 
 
-def _flat_tuples(results: list[Any], kinds: list[Any]) -> tuple[list[Any], list[Any]]:
+def _flat_tuples(results: list[Any], kinds: list[Any], *, spread_lists: bool = False) -> tuple[list[Any], list[Any]]:
     """Tuples a block returns (``result = (a, b, 1)`` in an ``if``) become one output per item,
-    each with its TorchScript type; an uninitialized tuple (None) becomes one None per item."""
+    each with its TorchScript type; an uninitialized tuple (None) becomes one None per item.
+    With ``spread_lists`` (a Loop body) so do export-time lists: a loop-carried list
+    re-assigned in the body is carried one item per value."""
     flat: list[Any] = []
     flat_kinds: list[Any] = []
     for obj, kind in zip(results, kinds):
         if isinstance(kind, torch._C.TupleType) and (obj is None or isinstance(obj, tuple)):
             items = list(obj) if obj is not None else [None] * len(kind.elements())
-            inner, inner_kinds = _flat_tuples(items, list(kind.elements()))
+            inner, inner_kinds = _flat_tuples(items, list(kind.elements()), spread_lists=spread_lists)
+            flat.extend(inner)
+            flat_kinds.extend(inner_kinds)
+        elif spread_lists and isinstance(kind, torch._C.ListType) and isinstance(obj, list):
+            inner, inner_kinds = _flat_tuples(obj, [kind.getElementType()] * len(obj), spread_lists=True)
             flat.extend(inner)
             flat_kinds.extend(inner_kinds)
         else:

@@ -446,3 +446,39 @@ def test_negative_and_run_time_indices_on_a_dynamic_dim(opset: int) -> None:
     assert_matches_torch(
         model, (torch.randn(6, 3), torch.tensor([-2, 2, 2])), opset=opset, other_inputs=others, **dynamic
     )
+
+
+class ReassignedLists(torch.nn.Module):
+    """Lists re-assigned (not appended to) in a loop with a run-time trip count: each item of
+    the fixed-length list is one loop-carried value, at every opset."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        counts: list[int] = [0, 0]
+        state: list[torch.Tensor] = [x[0], x[0] * 0]
+        for i in range(x.size(0)):
+            counts = [counts[0] + int(x[i, 0] > 0), counts[1] + 1]
+            state = [state[0] * 0.5 + x[i], state[1] + x[i]]
+        return torch.tensor(counts), state[0], state[1]
+
+
+class GrowingList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        items: list[int] = [0]
+        for i in range(x.size(0)):
+            items = items + [i]
+        return torch.tensor(items)
+
+
+@pytest.mark.parametrize("opset", ALL_OPSETS)
+def test_lists_re_assigned_in_a_run_time_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(7, 3),)]
+    assert_matches_torch(
+        torch.jit.script(ReassignedLists()), (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+def test_a_list_growing_by_re_assignment_in_a_run_time_loop_is_refused() -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    with pytest.raises(exporter.SymbolicError, match="must keep its length"):
+        assert_matches_torch(torch.jit.script(GrowingList()), (torch.randn(4, 3),), opset=17, **dynamic)

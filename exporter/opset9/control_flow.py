@@ -202,13 +202,18 @@ def _flat_types(ts_type: torch._C.JitType) -> list[torch._C.JitType]:
 
 def _flat_objects(objs: Sequence[object], ts_types: Sequence[torch._C.JitType]) -> tuple[list[object], list]:
     """Objects spread like their TorchScript types: a tuple (or None for an uninitialized
-    tuple) becomes one object per item, with the item types."""
+    tuple) becomes one object per item, with the item types; so does an export-time list
+    (a loop-carried list re-assigned in the body, whose length stays fixed)."""
     flat: list[object] = []
     flat_types: list[torch._C.JitType] = []
     for obj, ts_type in zip(objs, ts_types):
         if isinstance(ts_type, torch._C.TupleType) and (obj is None or isinstance(obj, tuple)):
             elements = list(ts_type.elements())
             inner, inner_types = _flat_objects(list(obj) if obj is not None else [None] * len(elements), elements)
+            flat.extend(inner)
+            flat_types.extend(inner_types)
+        elif isinstance(ts_type, torch._C.ListType) and isinstance(obj, list):
+            inner, inner_types = _flat_objects(obj, [ts_type.getElementType()] * len(obj))
             flat.extend(inner)
             flat_types.extend(inner_types)
         else:
@@ -221,12 +226,19 @@ def _flat_width(ts_type: torch._C.JitType) -> int:
     return len(_flat_types(ts_type))
 
 
-def _regroup(values: list[Value], ts_types: Sequence[torch._C.JitType]) -> list[object]:
-    """The If's flat outputs back into the tuples TorchScript returns."""
+def _regroup(
+    values: list[Value], ts_types: Sequence[torch._C.JitType], like: Sequence[object] | None = None
+) -> list[object]:
+    """The If's or Loop's flat outputs back into the tuples TorchScript returns, and into
+    lists of the length of the export-time lists in ``like`` (a Loop's initial values)."""
     grouped: list[object] = []
-    for ts_type in ts_types:
+    for position, ts_type in enumerate(ts_types):
+        template = like[position] if like is not None and position < len(like) else None
         if isinstance(ts_type, torch._C.TupleType):
-            grouped.append(tuple(_regroup(values, ts_type.elements())))
+            inner = list(template) if isinstance(template, tuple) else None
+            grouped.append(tuple(_regroup(values, ts_type.elements(), inner)))
+        elif isinstance(ts_type, torch._C.ListType) and isinstance(template, list):
+            grouped.append(_regroup(values, [ts_type.getElementType()] * len(template), template))
         else:
             grouped.append(values.pop(0))
     return grouped
@@ -540,10 +552,16 @@ def _onnx_loop(
     def extra_outputs() -> list[object]:
         return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
 
-    grouped_in = _regroup(list(carried_in), carried_types)
+    grouped_in = _regroup(list(carried_in), carried_types, carried)
     body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs)
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
+    expected = 1 + flat_count + len(lists) + len(dummy) + len(scans)
+    if len(body_graph.outputs) != expected:  # a carried list changed length: ONNX fixes the count
+        raise ValueError(
+            "a list re-assigned in a loop whose trip count is only known at run time must keep its length "
+            "(each item is one loop-carried value)"
+        )
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise LoopRefused("the loop condition must be a bool")
     initial = _consistent_carried(g, body_graph, carried_in, initial)
@@ -566,7 +584,7 @@ def _onnx_loop(
         g.replace(collector, scanned)
     if count == 0:
         return None
-    grouped = _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()])
+    grouped = _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()], carried)
     return grouped[0] if count == 1 else tuple(grouped)
 
 
@@ -601,19 +619,12 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
             for items, sequence, stacked in saved:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
-    if any(isinstance(c, list) or (isinstance(c, tuple) and _holds_list(c)) for c in carried):
-        raise ValueError("a list re-assigned in a loop whose trip count is only known at run time is not supported")
     try:
         return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
     except LoopRefused as refusal:  # nothing to fall back to: report the refusal as it was raised
         if isinstance(refusal.__cause__, SymbolicError):
             raise refusal.__cause__
         raise ValueError(str(refusal)) from None
-
-
-def _holds_list(obj: tuple) -> bool:  # type: ignore[type-arg]
-    """Whether a carried tuple holds a list (tuples of values are carried one value per item)."""
-    return any(isinstance(o, list) or (isinstance(o, tuple) and _holds_list(o)) for o in obj)
 
 
 @onnx_symbolic("prim::RaiseException")
