@@ -14,8 +14,8 @@ Families:
   attention: scaled_dot_product_attention (boolean/additive masks, causal, scale, grouped-query
       heads) and the fused nn.TransformerEncoderLayer / nn.MultiheadAttention fast-path kernels.
   bitwise: and/or/xor/not and shifts on integers and bools.
-  control_flow: prim::If, prim::Loop, raising, lists and their in-place mutations, identity
-      checks, string builtins that fold at export time.
+  control_flow: prim::If, prim::Loop (lists and None threaded through them), raising,
+      identity checks, string builtins that fold at export time.
   convolution: every aten convolution entry point (conv1d/2d/3d, transposed, _convolution,
       conv_tbc, padding='same'), and sliding blocks (im2col/unfold, col2im/fold).
   creation: to/type_as, zeros/ones/full/empty and their _like/new_ forms, arange, eye, linspace,
@@ -50,6 +50,8 @@ Families:
       amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix norms.
   repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid,
       as_strided/unfold, constant/reflection/replication/circular padding.
+  script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
+      list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
@@ -81,6 +83,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     recurrent,
     reductions,
     repeat_pad,
+    script_lists,
     shape,
     sorting,
     splitting,
@@ -108,6 +111,7 @@ __all__ = [
     "recurrent",
     "reductions",
     "repeat_pad",
+    "script_lists",
     "shape",
     "sorting",
     "splitting",

@@ -1,0 +1,212 @@
+"""TorchScript list builtins of scripted models: len, indexing (also at an index computed at run
+time), append/insert/pop/del/item assignment, reverse, clear, list() copies and ``in``.
+
+ONNX idioms: a list is a Python list at export time wherever its length is fixed, so most
+builtins act on it while the graph is emitted; lists whose length is only known at run time
+are RuntimeLists (runtime_list.py): Loop scan outputs or ONNX sequences. An export-time list
+read at a run-time index is gathered (scalars), or picked through a sequence or a chain of Ifs
+(tensors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx_ir as ir
+
+from exporter import runtime_list, tensors
+from exporter import symbolic_helper as h
+from exporter.graph_context import GraphContext
+from exporter.opset9 import control_flow
+from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList, ScanItem
+
+Value = ir.Value
+
+
+@onnx_symbolic("aten::len.t")
+def aten_len_t(g: GraphContext, a: object) -> object:
+    """len.t(t[] a) -> int: lists are Python lists at export time."""
+    if isinstance(a, (list, tuple)):
+        return len(a)
+    if isinstance(a, RuntimeList):
+        return runtime_list.length(g, a)
+    if isinstance(a, Value):  # a shape computed at run time
+        return h.dim_size(g, a, 0)
+    raise TypeError(f"len of {type(a).__name__}")
+
+
+@onnx_symbolic("aten::__getitem__")
+def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
+    """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
+    if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
+        return list[idx]
+    if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
+        return runtime_list.at(g, list, idx)
+    if isinstance(list, Value) and isinstance(idx, (int, Value)):  # a shape list computed at run time
+        index = g.constant(idx) if isinstance(idx, int) else h.cast(g, idx, ir.DataType.INT64)
+        return g.op("Gather", list, h.normalize_index(g, index, h.dim_size(g, list, 0)), axis=0)
+    if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
+        return _item_at_run_time_index(g, list, idx)
+    raise ValueError(f"indexing a {type(list).__name__} with {type(idx).__name__} is not supported")
+
+
+def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value) -> object:
+    """``items[i]`` of an export-time list at an index known only at run time.
+
+    Scalars (ints, floats, bools, 0-d values) are stacked and gathered. Tensors may differ in
+    shape: from opset 11 an ONNX sequence holds them (SequenceAt), below it a chain of Ifs
+    on ``i == k`` picks one, which any opset's If can return whatever its shape.
+    """
+    if not items:
+        raise IndexError("list index out of range (the list is empty)")
+    index = h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items))
+    if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
+        values = [v if isinstance(v, Value) else None for v in items]
+        kinds = {v.dtype for v in values if v is not None} | {
+            control_flow.SCALAR_LIST_ITEMS[type(v).__name__] for v in items if not isinstance(v, Value)
+        }
+        dtype = (
+            ir.DataType.DOUBLE
+            if any(k is not None and tensors.is_floating(k) for k in kinds)
+            else (ir.DataType.BOOL if kinds == {ir.DataType.BOOL} else ir.DataType.INT64)
+        )
+        stacked = runtime_list.list_item_value(g, list(items), dtype)
+        return g.op("Gather", stacked, index, axis=0)
+    if not all(isinstance(v, Value) for v in items):
+        raise ValueError("indexing a list of mixed items at an index computed at run time is not supported")
+    if g.opset >= runtime_list.SEQUENCE_OPSET:
+        return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
+    chosen: Value = items[-1]  # type: ignore[assignment]
+    for position in range(len(items) - 2, -1, -1):
+        item, later = items[position], chosen
+        then_branch = g.build_subgraph([], lambda sub, item=item: [item], "then_branch")
+        else_branch = g.build_subgraph([], lambda sub, later=later: [later], "else_branch")
+        for branch in (then_branch, else_branch):  # the sizes differ between branches: keep the rank only
+            (output,) = branch.outputs
+            if output.shape is not None:
+                output.shape = ir.Shape([None] * len(output.shape))
+        chosen = g.op(
+            "If", g.op("Equal", index, g.constant(position)), then_branch=then_branch, else_branch=else_branch
+        )
+        chosen.dtype = item.dtype  # type: ignore[union-attr]
+        rank = h.rank_of(item)  # type: ignore[arg-type]
+        if rank is not None and rank == h.rank_of(later):
+            chosen.shape = ir.Shape([None] * rank)
+    return chosen
+
+
+@onnx_symbolic("aten::append")
+def aten_append(g: GraphContext, self: object, el: object) -> object:
+    """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
+    run-time one (a sequence, or the item of a loop's scan output)."""
+    if isinstance(self, ScanItem):
+        if isinstance(el, (list, tuple)):
+            self.nested = True
+            el = runtime_list.list_item_value(g, el, None)
+        elif not isinstance(el, Value):
+            el = g.constant(el)
+        self.item = el
+        return self
+    if isinstance(self, RuntimeList):
+        return runtime_list.append(g, self, el)
+    if not isinstance(self, list):
+        raise ValueError(f"append to {type(self).__name__} is not supported")
+    self.append(el)
+    return self
+
+
+@onnx_symbolic("aten::__contains__")
+def aten___contains__(g: GraphContext, *inputs: object) -> object:
+    """__contains__.*(list or dict, item) -> bool: decided on export-time containers."""
+    container, item = inputs
+    if isinstance(container, RuntimeList):
+        raise ValueError("`in` on a list whose length is only known at run time is not supported")
+    if isinstance(item, Value) or any(
+        isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])
+    ):
+        raise ValueError("`in` on values computed at run time is not supported")
+    return item in container
+
+
+def _export_time_list(g: GraphContext, value: object, what: str) -> list:  # type: ignore[type-arg]
+    if not isinstance(value, list):
+        raise ValueError(f"{what} on {type(value).__name__} is not supported")
+    return value
+
+
+@onnx_symbolic("aten::list.t")
+def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema name
+    """list.t(t[] l) -> t[]: a copy, so later mutation of either list stays separate."""
+    if isinstance(l, RuntimeList):
+        return runtime_list.copy(l)
+    if isinstance(l, Value):  # a shape computed at run time: an immutable 1-d int64 value
+        return l
+    return list(_export_time_list(g, l, "list()"))
+
+
+@onnx_symbolic("aten::_set_item.t")
+def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -> object:  # noqa: E741
+    """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`"""
+    if isinstance(l, RuntimeList):
+        runtime_list.set_item(g, l, idx, el)
+        return l
+    if not isinstance(idx, int):
+        raise ValueError("assigning to an export-time list at an index computed at run time is not supported")
+    items = _export_time_list(g, l, "item assignment")
+    items[idx] = el
+    return items
+
+
+@onnx_symbolic("aten::insert.t")
+def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -> object:
+    """insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.insert(g, self, idx, el)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("inserting into an export-time list at an index computed at run time is not supported")
+    _export_time_list(g, self, "insert").insert(idx, el)
+    return None
+
+
+@onnx_symbolic("aten::pop.t")
+def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
+    """pop.t(t[](a!) self, int idx=-1) -> t(*)"""
+    if isinstance(self, RuntimeList):
+        return runtime_list.pop(g, self, idx)
+    if not isinstance(idx, int):
+        raise ValueError("popping from an export-time list at an index computed at run time is not supported")
+    return _export_time_list(g, self, "pop").pop(idx)
+
+
+@onnx_symbolic("aten::Delete.t")
+def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
+    """Delete.t(t[](a!) self, int idx) -> (): `del l[idx]`"""
+    if isinstance(self, RuntimeList):
+        runtime_list.delete(g, self, idx)
+        return None
+    if not isinstance(idx, int):
+        raise ValueError("deleting from an export-time list at an index computed at run time is not supported")
+    del _export_time_list(g, self, "del")[idx]
+    return None
+
+
+@onnx_symbolic("aten::reverse")
+def aten_reverse(g: GraphContext, self: object) -> object:
+    """reverse.t(t[](a!) self) -> (): in place, at export time or on the run-time list."""
+    if isinstance(self, RuntimeList):
+        runtime_list.reverse(g, self)
+        return None
+    _export_time_list(g, self, "reverse").reverse()
+    return None
+
+
+@onnx_symbolic("aten::clear.t")
+def aten_clear_t(g: GraphContext, self: object) -> object:
+    """clear.t(t[](a!) self) -> ()"""
+    if isinstance(self, RuntimeList):
+        runtime_list.clear(g, self)
+        return None
+    _export_time_list(g, self, "clear").clear()
+    return None
