@@ -146,11 +146,16 @@ class _Emitter:
             child.env[param.unique()] = value
         child.emit_block(block)
         # an If branch's outputs are typed by the If's (a branch returning None of an Optional[T])
+        # and a Loop body's carried outputs by the Loop's (None for a carried Optional[T])
         owner = block.owningNode()
-        typed_by = owner.outputs() if owner is not None and owner.kind() == "prim::If" else block.outputs()
+        kinds_in = [v.type() for v in block.outputs()]
+        if owner is not None and owner.kind() == "prim::If":
+            kinds_in = [v.type() for v in owner.outputs()]
+        elif owner is not None and owner.kind() == "prim::Loop":
+            kinds_in = kinds_in[:1] + [v.type() for v in owner.outputs()]
         results, kinds = _flat_tuples(
             [child.lookup(v) for v in block.outputs()],
-            [v.type() for v in typed_by],
+            kinds_in,
             spread_lists=owner is not None and owner.kind() == "prim::Loop",
         )
         if extra_outputs is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Optional
 
+import onnx
 import pytest
 import torch
 from cases import graph_kinds, opsets_for_kinds
@@ -323,7 +324,50 @@ class OptionalLoopCarried(torch.nn.Module):
         return best
 
 
-OPTIONAL_CASES = [OptionalOutput, OptionalLocal, OptionalNested, OptionalLoopCarried]
+class OptionalSetToNoneInLoop(torch.nn.Module):
+    """A tensor that a loop with a run-time trip count may turn into None."""
+
+    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = x * 2
+        for i in range(x.size(0) - 1):
+            if bool(x[i, 0] > 0):
+                y = None
+        return y
+
+
+OPTIONAL_CASES = [OptionalOutput, OptionalLocal, OptionalNested, OptionalLoopCarried, OptionalSetToNoneInLoop]
+
+
+class InputOrNone(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = None
+        if x.size(0) > 1:
+            y = x
+        return y
+
+
+class InputUntilLoopSetsNone(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = x
+        for _ in range(x.size(0) - 2):
+            y = None
+        return y
+
+
+@pytest.mark.parametrize("cls", [InputOrNone, InputUntilLoopSetsNone])
+def test_optional_output_types_carry_the_element_shape(cls: type) -> None:
+    """Both If branches and the graph output are optional(tensor) with the element's shape
+    where every path that sets it agrees (the named dynamic dim)."""
+    data = _check(torch.jit.script(cls()), _signed_inputs(), 17, **DYNAMIC_ROWS)
+    proto = onnx.load_from_string(data)
+    expected = onnx.helper.make_optional_type_proto(
+        onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, ("n", 3))
+    )
+    assert proto.graph.output[0].type == expected
+    branch_outputs = [
+        attr.g.output[0].type for node in proto.graph.node if node.op_type == "If" for attr in node.attribute
+    ]
+    assert all(t == expected for t in branch_outputs)
 
 
 def _signed_inputs() -> list[tuple[torch.Tensor]]:

@@ -284,8 +284,21 @@ def _wrap_optional(g: GraphContext, graph: ir.Graph, position: int) -> None:
     node = ir.node("Optional", [output])
     node.outputs[0].name = g.unique_name("optional")
     node.outputs[0].type = ir.OptionalType(output.type)
+    node.outputs[0].shape = output.shape  # the element's shape
     graph.append(node)
     graph.outputs[position] = node.outputs[0]
+
+
+def _element_shape(shapes: Sequence[ir.Shape | None]) -> ir.Shape | None:
+    """The shape the element of an optional has on every path that sets it: the common
+    shape when the paths agree, else the common rank, else unknown."""
+    if not shapes or any(shape is None for shape in shapes):
+        return None
+    if all(shape == shapes[0] for shape in shapes):
+        return shapes[0]
+    if all(len(shape) == len(shapes[0]) for shape in shapes):  # type: ignore[arg-type]
+        return ir.Shape([None] * len(shapes[0]))  # type: ignore[arg-type]
+    return None
 
 
 def _optional_branches(g: GraphContext, branches: list[ir.Graph], ts_types: list[torch._C.JitType]) -> None:
@@ -302,12 +315,14 @@ def _optional_branches(g: GraphContext, branches: list[ir.Graph], ts_types: list
             (o.type.elem_type if isinstance(o.type, ir.OptionalType) else o.type)
             for o in sorted(outputs, key=lambda o: bool(o.meta.get("empty_optional")))
         )
+        shape = _element_shape([o.shape for o in outputs if not o.meta.get("empty_optional")])
         for graph, output in zip(branches, outputs):
             if output.meta.get("empty_optional"):
-                output.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, None))
+                output.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, shape))
                 output.type = ir.OptionalType(element)
             elif not isinstance(output.type, ir.OptionalType):
                 _wrap_optional(g, graph, position)
+            graph.outputs[position].shape = shape
 
 
 def is_optional(value: object) -> bool:
@@ -341,7 +356,10 @@ def _typed_like(values: Sequence[Value], graph_outputs: Sequence[Value]) -> None
     for value, source in zip(values, graph_outputs):
         if value.type is None and source.type is not None:
             value.type = source.type
-        if value.shape is None and source.shape is not None and not isinstance(source.type, ir.SequenceType):
+        if isinstance(source.type, ir.OptionalType) and value.shape is None:
+            # the shape every path that sets the element agrees on (see _element_shape)
+            value.shape = source.shape
+        elif value.shape is None and source.shape is not None and not isinstance(source.type, ir.SequenceType):
             value.shape = ir.Shape([None] * len(source.shape))
 
 
@@ -437,7 +455,7 @@ def _consistent_carried(
     result: list[Value] = []
     for position, (value_in, start) in enumerate(zip(carried_in, initial)):
         output = body.outputs[1 + position]
-        if is_optional(start) and start.meta.get("empty_optional"):
+        if is_optional(start):
             _optional_carried(g, body, position, value_in, start)
             result.append(start)
             continue
@@ -457,9 +475,32 @@ def _consistent_carried(
     return result
 
 
+def _optional_where_set_to_none(
+    g: GraphContext, body: torch._C.Block, carried: list[object], ts_types: list[torch._C.JitType]
+) -> list[object]:
+    """A carried ``Optional[T]`` that starts as a tensor and that the body may set to None
+    (its body output is None or Optional) is carried as an ONNX optional from the start."""
+    result = list(carried)
+    body_types = [v.type() for v in list(body.outputs())[1:]]
+    for position, (obj, ts_type, body_type) in enumerate(zip(carried, ts_types, body_types)):
+        if not isinstance(ts_type, torch._C.OptionalType) or not isinstance(obj, Value):
+            continue
+        if isinstance(body_type, (torch._C.NoneType, torch._C.OptionalType)) and not is_optional(obj):
+            if g.opset < OPTIONAL_OPSET:
+                raise ValueError(
+                    f"an Optional value a loop may set to None needs opset {OPTIONAL_OPSET} or higher: ONNX "
+                    f"Loop carries optional values from opset {OPTIONAL_OPSET} (exporting at opset {g.opset})"
+                )
+            wrapped = g.op("Optional", obj)
+            wrapped.type, wrapped.shape = ir.OptionalType(ir.TensorType(obj.dtype or ir.DataType.FLOAT)), obj.shape
+            result[position] = wrapped
+    return result
+
+
 def _optional_carried(g: GraphContext, body: ir.Graph, position: int, value_in: Value, start: Value) -> None:
-    """An ``Optional[T]`` carried from None: the body's output becomes an optional (a tensor
-    is wrapped), and its element type types the initial empty optional, the body input and
+    """An ``Optional[T]`` carried through a Loop (it starts as None, or the body may set it
+    to None): the body's output becomes an optional (a tensor is wrapped), and the element
+    type and shape of the paths that set it type the empty optionals, the body input and
     what the body unwrapped from it (OptionalGetElement)."""
     output = body.outputs[1 + position]
     if not isinstance(output.type, ir.OptionalType):
@@ -467,10 +508,17 @@ def _optional_carried(g: GraphContext, body: ir.Graph, position: int, value_in: 
             raise TypeError("a loop-carried Optional value has no known element type")
         _wrap_optional(g, body, 1 + position)
         output = body.outputs[1 + position]
-    element = output.type.elem_type  # type: ignore[union-attr]
-    start.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, None))
-    for value in (start, value_in):
+    present = [v for v in (output, start) if not v.meta.get("empty_optional")]
+    if not present:
+        raise TypeError("a loop-carried Optional value that is always None has no element type")
+    element = present[0].type.elem_type  # type: ignore[union-attr]
+    shape = _element_shape([v.shape for v in present])
+    for value in (start, output):
+        if value.meta.get("empty_optional"):
+            value.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, shape))
+    for value in (start, value_in, output):
         value.type = ir.OptionalType(element)
+        value.shape = shape
     for user, _ in list(value_in.uses()):
         if user.op_type == "OptionalGetElement":
             user.outputs[0].type = element
@@ -518,6 +566,7 @@ def _onnx_loop(
         out.type() if isinstance(out.type(), torch._C.OptionalType) else value.type()
         for value, out in zip(list(g.node.inputs())[2:], g.node.outputs())
     ]
+    carried = _optional_where_set_to_none(g, body, carried, carried_types)
     flat_carried, flat_types = _flat_objects(carried, carried_types)
     initial = [_carried_value(g, c, t) for c, t in zip(flat_carried, flat_types)]
     flat_count = len(initial)
