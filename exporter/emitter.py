@@ -16,7 +16,7 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, promotion, tensors
+from exporter import arguments, promotion, runtime_list, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
@@ -128,6 +128,7 @@ class _Emitter:
         inputs: Sequence[ir.Value],
         name: str,
         extra_outputs: Callable[[], Sequence[Any]] | None = None,
+        lists_as_items: bool = False,
     ) -> ir.Graph:
         """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``
         (the block's parameters first; any further inputs are the caller's to use). A tuple
@@ -138,6 +139,9 @@ class _Emitter:
         output must be produced by the subgraph. ``extra_outputs``, called once the block is
         emitted, adds outputs beyond the block's own: the new values of lists the block
         changed, or scan outputs.
+
+        A list the block returns is an ONNX sequence (opset 13); with ``lists_as_items`` (a
+        Loop carrying a list of fixed length) an export-time list is one output per item.
         """
         graph = ir.Graph(_flat_values(inputs), [], nodes=[], name=name)
         builder = GraphBuilder(graph, self.builder.options, parent=self.builder)
@@ -156,13 +160,16 @@ class _Emitter:
         results, kinds = _flat_tuples(
             [child.lookup(v) for v in block.outputs()],
             kinds_in,
-            spread_lists=owner is not None and owner.kind() == "prim::Loop",
+            spread_lists=lists_as_items,
         )
         if extra_outputs is not None:
             results.extend(extra_outputs())
         for position, obj in enumerate(results):
             if isinstance(obj, float) and position < len(kinds) and isinstance(kinds[position], torch._C.FloatType):
                 obj = builder.constant(obj, ir.DataType.DOUBLE)  # a Python float is a double in TorchScript
+            if position < len(kinds) and isinstance(kinds[position], torch._C.ListType):
+                if isinstance(obj, (RuntimeList, list)) or obj is None:
+                    obj = _list_output(GraphContext(builder, block.owningNode(), emitter=child), obj, kinds[position])
             if isinstance(obj, RuntimeList):
                 raise TypeError("a branch or loop body returns a list whose length is only known at run time")
             if not isinstance(obj, ir.Value):
@@ -452,6 +459,30 @@ def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
     return copied
 
 
+# Item dtypes of scalar lists as the graph holds them (a TorchScript float is a double).
+_SCALAR_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
+
+
+def _list_output(g: GraphContext, obj: Any, kind: torch._C.ListType) -> ir.Value:
+    """A list a branch or loop body returns, as the ONNX sequence If and Loop carry from
+    opset 13. None (prim::Uninitialized: a path that never reads it) is an empty sequence
+    whose item dtype the If takes from the other branch."""
+    if g.opset < runtime_list.CONTROL_FLOW_SEQUENCE_OPSET:
+        raise ValueError(
+            f"a list returned by a branch or loop body needs opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
+            f"or higher: ONNX If and Loop carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
+            f"(exporting at opset {g.opset})"
+        )
+    item_dtype = _SCALAR_ITEMS.get(kind.getElementType().str())
+    if obj is None:
+        empty = g.op("SequenceEmpty", dtype=item_dtype or ir.DataType.FLOAT)
+        empty.type = ir.SequenceType(ir.TensorType(item_dtype or ir.DataType.FLOAT))
+        empty.meta["uninitialized"] = True
+        return empty
+    items = obj if isinstance(obj, RuntimeList) else runtime_list.from_items(g, obj, item_dtype)
+    return runtime_list.sequence_of(g, items)
+
+
 def _empty_optional(builder: GraphBuilder) -> ir.Value:
     """An empty optional standing for ``None`` on one path of an ``Optional[T]``; its element
     type is a placeholder that the control-flow symbolic sets from the other path."""
@@ -475,6 +506,8 @@ def _flat_values(inputs: Sequence[Any]) -> list[ir.Value]:
     """Subgraph inputs with tuples and lists (Loop-carried) spread into one value per item."""
     flat: list[ir.Value] = []
     for value in inputs:
+        if isinstance(value, RuntimeList):  # a Loop-carried list: its sequence
+            value = value.sequence
         flat.extend(_flat_values(value) if isinstance(value, (tuple, list)) else [value])
     return flat
 

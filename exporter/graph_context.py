@@ -280,11 +280,13 @@ class GraphContext:
         inputs: Sequence[ir.Value],
         name: str = "subgraph",
         extra_outputs: Callable[[], Sequence[Any]] | None = None,
+        lists_as_items: bool = False,
     ) -> ir.Graph:
         """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph;
         ``extra_outputs()`` (called after the block is emitted) lists outputs beyond the
-        block's own."""
-        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name), extra_outputs)
+        block's own. A list the block returns is an ONNX sequence, or with ``lists_as_items``
+        one output per item."""
+        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name), extra_outputs, lists_as_items)
 
     def build_subgraph(
         self,

@@ -323,3 +323,49 @@ def test_tensor_of_run_time_rows_appended_in_branches(opset: int) -> None:
 def test_rows_appended_in_branches_below_13_name_the_opset() -> None:
     with pytest.raises(exporter.SymbolicError, match="opset 13"):
         _export(torch.jit.script(TensorOfBranchyRows()), torch.randn(4, 3), 11)
+
+
+# -- lists returned by branches, item assignment at a run-time index (ONNX sequences) ---------
+
+
+class ListFromBranches(torch.nn.Module):
+    """Lists built differently per branch and returned by the If; a `return` inside a branch
+    leaves the list unset on the other path (prim::Uninitialized: an empty sequence)."""
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        res: list[torch.Tensor] = []
+        if bool(x.sum() > 0):
+            res = res + [x * 2]
+        else:
+            res = res + [x, x - 1]
+        if x.size(0) < 3:
+            if bool(x[0, 0] > 0):
+                res.append(x[0:1])
+            else:
+                return list(x)
+        return res
+
+
+class ListItemAssignedAtRunTimeIndex(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = [x[0], x[1], x[2]]
+        k = int(x[0, 0] > 0) * 2 - 1  # -1 or 1
+        rows[k] = x[k] * 10
+        return torch.stack(rows), rows[1]
+
+
+@pytest.mark.parametrize("opset", [13, 17, 20])
+def test_lists_returned_by_branches(opset: int) -> None:
+    inputs = [torch.randn(4, 3) + 3, torch.randn(4, 3) - 3, torch.tensor([[1.0, 2.0, 3.0]]), -torch.ones(2, 3)]
+    _check(torch.jit.script(ListFromBranches()), inputs, opset)
+
+
+def test_lists_returned_by_branches_below_13_name_the_opset() -> None:
+    with pytest.raises(exporter.SymbolicError, match="opset 13"):
+        _export(torch.jit.script(ListFromBranches()), torch.randn(4, 3), 11)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17, 20])
+def test_list_item_assigned_at_a_run_time_index(opset: int) -> None:
+    inputs = [torch.randn(3, 3) + 3, torch.randn(5, 3) - 3]
+    _check(torch.jit.script(ListItemAssignedAtRunTimeIndex()), inputs, opset)

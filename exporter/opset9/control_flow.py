@@ -106,7 +106,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
 SCALAR_LIST_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
 
 
-def _list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
+def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
     """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
     for value in values:
         ts_type = value.type()
@@ -119,7 +119,7 @@ def _as_runtime_list(g: GraphContext, entry: _OuterList) -> RuntimeList:
     if isinstance(entry.obj, RuntimeList):
         return entry.obj
     assert isinstance(entry.obj, list)
-    converted = runtime_list.from_items(g, entry.obj, _list_item_dtype(entry.values))
+    converted = runtime_list.from_items(g, entry.obj, list_item_dtype(entry.values))
     g.replace(entry.obj, converted)
     return converted
 
@@ -168,6 +168,7 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
         _shaped_placeholders(g, branches)
+        _typed_sequence_placeholders(branches)
         flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
         _optional_branches(g, branches, flat_ts_types)
         _same_branch_dtypes(g, branches, flat_ts_types)
@@ -184,11 +185,35 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             items._set_sequence(value)
         if outputs == 0:
             return None
-        grouped = _regroup(list(values[:flat_outputs]), [v.type() for v in g.node.outputs()])
+        grouped = [_as_list(v) for v in _regroup(list(values[:flat_outputs]), [v.type() for v in g.node.outputs()])]
         return grouped[0] if outputs == 1 else tuple(grouped)
     if outputs == 0:
         return None
     return result[0] if outputs == 1 else tuple(result)
+
+
+def _as_list(value: object) -> object:
+    """An If or Loop output that is an ONNX sequence is the run-time list it holds."""
+    if isinstance(value, Value) and isinstance(value.type, ir.SequenceType):
+        element = value.type.elem_type
+        return RuntimeList(sequence=value, item_dtype=element.dtype if isinstance(element, ir.TensorType) else None)
+    if isinstance(value, tuple):
+        return tuple(_as_list(v) for v in value)
+    return value
+
+
+def _typed_sequence_placeholders(branches: list[ir.Graph]) -> None:
+    """An empty sequence standing for a list only one branch sets (prim::Uninitialized)
+    takes the other branch's item dtype: ONNX If needs one type per output."""
+    for a, b in zip(*branches_outputs(branches)):
+        for mine, other in ((a, b), (b, a)):
+            if not mine.meta.get("uninitialized") or not isinstance(mine.type, ir.SequenceType):
+                continue
+            if not isinstance(other.type, ir.SequenceType) or other.meta.get("uninitialized"):
+                continue
+            element = other.type.elem_type
+            mine.producer().attributes["dtype"] = ir.AttrInt64("dtype", int(element.dtype))
+            mine.type = ir.SequenceType(element)
 
 
 def branches_outputs(branches: list[ir.Graph]) -> tuple[list[Value], list[Value]]:
@@ -410,11 +435,15 @@ class LoopRefused(Exception):
 
 
 def _body_subgraph(
-    g: GraphContext, body: torch._C.Block, inputs: Sequence[Value], extra_outputs: Callable[[], list[object]]
+    g: GraphContext,
+    body: torch._C.Block,
+    inputs: Sequence[object],
+    extra_outputs: Callable[[], list[object]],
+    lists_as_items: bool,
 ) -> ir.Graph:
     """The Loop body as an ONNX subgraph; symbolics refusing a run-time value become a LoopRefused."""
     try:
-        return g.subgraph(body, inputs, "loop_body", extra_outputs)
+        return g.subgraph(body, inputs, "loop_body", extra_outputs, lists_as_items)  # type: ignore[arg-type]
     except SymbolicError as error:
         if isinstance(error.__cause__, (ArgumentError, ValueError)):
             raise LoopRefused(str(error)) from error
@@ -427,6 +456,8 @@ def _carried_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> V
     None here (prim::Uninitialized: a `return` inside the loop) is a placeholder typed later."""
     if isinstance(obj, Value):
         return obj
+    if isinstance(obj, RuntimeList):  # a carried list whose length may change: its sequence
+        return runtime_list.sequence_of(g, obj)
     if obj is None and isinstance(ts_type, torch._C.OptionalType):
         if g.opset < OPTIONAL_OPSET:
             raise ValueError(
@@ -464,7 +495,12 @@ def _consistent_carried(
                 raise TypeError("a loop-carried value set only on some paths has no known type")
             start = g.constant(torch.zeros((), dtype=tensors.to_torch_dtype(output.dtype)))
             value_in.type = ir.TensorType(output.dtype)
-        elif value_in.dtype is not None and output.dtype is not None and output.dtype != value_in.dtype:
+        elif (
+            not isinstance(value_in.type, ir.SequenceType)
+            and value_in.dtype is not None
+            and output.dtype is not None
+            and output.dtype != value_in.dtype
+        ):
             cast = ir.node("Cast", [output], attributes={"to": value_in.dtype})
             cast.outputs[0].name = g.unique_name("loop_carried_cast")
             cast.outputs[0].type = ir.TensorType(value_in.dtype)
@@ -473,6 +509,23 @@ def _consistent_carried(
             body.outputs[1 + position] = cast.outputs[0]
         result.append(start)
     return result
+
+
+def _lists_keep_their_length(body: torch._C.Block, carried: list[object], ts_types: list[torch._C.JitType]) -> bool:
+    """Whether every export-time list the loop carries comes back from the body as a list
+    literal of the same length (or unchanged): then each item is one loop-carried value,
+    at any opset; otherwise the lists are carried as ONNX sequences."""
+    params = list(body.inputs())[1:]
+    outputs = list(body.outputs())[1:]
+    for obj, ts_type, param, output in zip(carried, ts_types, params, outputs):
+        if not (isinstance(obj, list) and isinstance(ts_type, torch._C.ListType)):
+            continue
+        if output == param:
+            continue
+        node = output.node()
+        if node.kind() != "prim::ListConstruct" or node.inputsSize() != len(obj):
+            return False
+    return True
 
 
 def _optional_where_set_to_none(
@@ -567,6 +620,15 @@ def _onnx_loop(
         for value, out in zip(list(g.node.inputs())[2:], g.node.outputs())
     ]
     carried = _optional_where_set_to_none(g, body, carried, carried_types)
+    lists_as_items = _lists_keep_their_length(body, carried, carried_types)
+    if not lists_as_items:  # carried lists whose length may change are ONNX sequences
+        _sequences_in_control_flow(g, "a list re-assigned in a loop whose trip count is only known at run time")
+        carried = [
+            runtime_list.from_items(g, c, SCALAR_LIST_ITEMS.get(t.getElementType().str()))
+            if isinstance(c, list) and isinstance(t, torch._C.ListType)
+            else c
+            for c, t in zip(carried, carried_types)
+        ]
     flat_carried, flat_types = _flat_objects(carried, carried_types)
     initial = [_carried_value(g, c, t) for c, t in zip(flat_carried, flat_types)]
     flat_count = len(initial)
@@ -579,7 +641,7 @@ def _onnx_loop(
         ir.Value(
             name=g.unique_name("loop_carried"),
             type=v.type
-            if is_optional(v)
+            if is_optional(v) or (v is not None and isinstance(v.type, ir.SequenceType))
             else (ir.TensorType(v.dtype) if v is not None and v.dtype is not None else None),
             shape=ir.Shape([None] * len(v.shape)) if v is not None and v.shape is not None else None,
         )
@@ -602,8 +664,8 @@ def _onnx_loop(
     def extra_outputs() -> list[object]:
         return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
 
-    grouped_in = _regroup(list(carried_in), carried_types, carried)
-    body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs)
+    grouped_in = [_as_list(v) for v in _regroup(list(carried_in), carried_types, carried)]
+    body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs, lists_as_items)
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
     expected = 1 + flat_count + len(lists) + len(dummy) + len(scans)
@@ -634,7 +696,7 @@ def _onnx_loop(
         g.replace(collector, scanned)
     if count == 0:
         return None
-    grouped = _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()], carried)
+    grouped = [_as_list(v) for v in _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()], carried)]
     return grouped[0] if count == 1 else tuple(grouped)
 
 

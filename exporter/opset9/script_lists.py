@@ -147,12 +147,20 @@ def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema na
 
 @onnx_symbolic("aten::_set_item.t")
 def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -> object:  # noqa: E741
-    """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`"""
+    """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`; at an index
+    computed at run time the list becomes an ONNX sequence (opset 11)."""
     if isinstance(l, RuntimeList):
         runtime_list.set_item(g, l, idx, el)
         return l
     if not isinstance(idx, int):
-        raise ValueError("assigning to an export-time list at an index computed at run time is not supported")
+        # which item changes is known only at run time: the list becomes a run-time one (a
+        # sequence), and every name bound to it follows
+        converted = runtime_list.from_items(
+            g, _export_time_list(g, l, "item assignment"), control_flow.list_item_dtype([g.node.inputsAt(0)])
+        )
+        g.replace(l, converted)
+        runtime_list.set_item(g, converted, idx, el)
+        return converted
     items = _export_time_list(g, l, "item assignment")
     items[idx] = el
     return items
