@@ -38,6 +38,8 @@ Families:
       weights).
   normalization: batch_norm, layer_norm (and native_layer_norm), group_norm, instance_norm,
       weight_norm, rms_norm.
+  optionals: `x is None` checks, unchecked_cast, and None flowing out of If/Loop as ONNX
+      optionals (opset 16).
   pooling: max/avg pooling 1d-3d (ceil_mode, count_include_pad, divisor_override), pooling with
       indices, adaptive average and max pooling.
   primitives: Int/Float/Bool conversions, NumToTensor, list and tuple construction and
@@ -77,6 +79,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     logic,
     losses,
     normalization,
+    optionals,
     pooling,
     primitives,
     random_ops,
@@ -105,6 +108,7 @@ __all__ = [
     "logic",
     "losses",
     "normalization",
+    "optionals",
     "pooling",
     "primitives",
     "random_ops",
