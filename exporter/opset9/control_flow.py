@@ -1,5 +1,5 @@
-"""Control flow and TorchScript builtins of scripted models: prim::If, prim::Loop, raising,
-identity checks, string builtins that fold at export time (list builtins: script_lists.py).
+"""Control flow and TorchScript builtins of scripted models: prim::If, prim::Loop, raising, string
+builtins that fold at export time (list builtins: script_lists.py; None checks: optionals.py).
 
 ONNX idioms: an ``if`` on a run-time value is an ONNX If, one decided at export time emits only the
 branch taken; loops are ONNX Loops with loop-carried values, unrolled only when the body needs
