@@ -459,10 +459,6 @@ def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
     return copied
 
 
-# Item dtypes of scalar lists as the graph holds them (a TorchScript float is a double).
-_SCALAR_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
-
-
 def _list_output(g: GraphContext, obj: Any, kind: torch._C.ListType) -> ir.Value:
     """A list a branch or loop body returns, as the ONNX sequence If and Loop carry from
     opset 13. None (prim::Uninitialized: a path that never reads it) is an empty sequence
@@ -473,7 +469,7 @@ def _list_output(g: GraphContext, obj: Any, kind: torch._C.ListType) -> ir.Value
             f"or higher: ONNX If and Loop carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
             f"(exporting at opset {g.opset})"
         )
-    item_dtype = _SCALAR_ITEMS.get(kind.getElementType().str())
+    item_dtype = runtime_list.SCALAR_LIST_ITEMS.get(kind.getElementType().str())
     if obj is None:
         empty = g.op("SequenceEmpty", dtype=item_dtype or ir.DataType.FLOAT)
         empty.type = ir.SequenceType(ir.TensorType(item_dtype or ir.DataType.FLOAT))

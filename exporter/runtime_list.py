@@ -51,10 +51,14 @@ __all__ = [
     "concat",
     "assign",
     "SEQUENCE_OPSET",
+    "SCALAR_LIST_ITEMS",
     "CONTROL_FLOW_SEQUENCE_OPSET",
 ]
 
 Value = ir.Value
+
+# Item dtypes of scalar lists as the graph holds them (a TorchScript float is a double).
+SCALAR_LIST_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
 
 # Sequence* ops appear in opset 11; Loop and If accept sequence values from opset 13.
 SEQUENCE_OPSET = 11

@@ -103,16 +103,12 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     return [entry for entry in found.values() if entry.mutated]
 
 
-# Item dtypes of scalar lists as the graph holds them (a TorchScript float is a double).
-SCALAR_LIST_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "bool": ir.DataType.BOOL}
-
-
 def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
     """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
     for value in values:
         ts_type = value.type()
         if isinstance(ts_type, torch._C.ListType):
-            return SCALAR_LIST_ITEMS.get(ts_type.getElementType().str())
+            return runtime_list.SCALAR_LIST_ITEMS.get(ts_type.getElementType().str())
     return None
 
 
@@ -524,7 +520,7 @@ def _onnx_loop(
     if not lists_as_items:  # carried lists whose length may change are ONNX sequences
         _sequences_in_control_flow(g, "a list re-assigned in a loop whose trip count is only known at run time")
         carried = [
-            runtime_list.from_items(g, c, SCALAR_LIST_ITEMS.get(t.getElementType().str()))
+            runtime_list.from_items(g, c, runtime_list.SCALAR_LIST_ITEMS.get(t.getElementType().str()))
             if isinstance(c, list) and isinstance(t, torch._C.ListType)
             else c
             for c, t in zip(carried, carried_types)

@@ -64,7 +64,7 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
     if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
         values = [v if isinstance(v, Value) else None for v in items]
         kinds = {v.dtype for v in values if v is not None} | {
-            control_flow.SCALAR_LIST_ITEMS[type(v).__name__] for v in items if not isinstance(v, Value)
+            runtime_list.SCALAR_LIST_ITEMS[type(v).__name__] for v in items if not isinstance(v, Value)
         }
         dtype = (
             ir.DataType.DOUBLE
