@@ -170,7 +170,22 @@ def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
             (obj,) = builder.add_node("Identity", [obj], {})
             obj.dtype, obj.shape = obj.producer().inputs[0].dtype, obj.producer().inputs[0].shape
         outputs.append(obj)
+    if not outputs and builder.options.opset >= runtime_list.SEQUENCE_OPSET:
+        # a model that returns only empty lists (decided at export time): ONNX needs a graph
+        # output, so each empty list is an empty sequence (read back as an empty list)
+        for _ in range(_count_empty_lists(results)):
+            (empty,) = builder.add_node("SequenceEmpty", [], {"dtype": ir.DataType.FLOAT})
+            empty.type = ir.SequenceType(ir.TensorType(ir.DataType.FLOAT))
+            outputs.append(empty)
     return outputs
+
+
+def _count_empty_lists(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return sum(_count_empty_lists(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return 1 if isinstance(obj, list) and not obj else sum(_count_empty_lists(v) for v in obj)
+    return 0
 
 
 def _key_names(results: Any, count: int) -> list[str] | None:

@@ -369,3 +369,27 @@ def test_lists_returned_by_branches_below_13_name_the_opset() -> None:
 def test_list_item_assigned_at_a_run_time_index(opset: int) -> None:
     inputs = [torch.randn(3, 3) + 3, torch.randn(5, 3) - 3]
     _check(torch.jit.script(ListItemAssignedAtRunTimeIndex()), inputs, opset)
+
+
+class OnlyEmptyLists(torch.nn.Module):
+    """Lists that stay empty for every input (the append is on a path never taken)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        res: list[torch.Tensor] = []
+        other: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if len(res) > 2:
+                res.append(x[i])
+        return res, other
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_a_model_returning_only_empty_lists_has_empty_sequence_outputs(opset: int) -> None:
+    """With a static trip count both lists are empty Python lists at export time; a graph
+    needs an output, so each is an empty sequence (onnxruntime reads back an empty list)."""
+    x = torch.randn(4, 3)
+    buffer = io.BytesIO()
+    exporter.export(torch.jit.script(OnlyEmptyLists()), (x,), buffer, opset_version=opset)
+    assert run_model(buffer.getvalue(), [x]) == [[], []]
+    model = onnx.load_from_string(buffer.getvalue())
+    assert [o.type.HasField("sequence_type") for o in model.graph.output] == [True, True]
