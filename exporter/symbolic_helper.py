@@ -147,6 +147,11 @@ def slice_static(
     the positions, see slice_gather)."""
     if g.opset >= 10:
         inputs = [g.constant(list(starts)), g.constant(list(ends)), g.constant(list(axes))]
+        if g.opset == 10 and (x.shape is None or any(not isinstance(x.shape[a], int) for a in axes)):
+            # onnx's Slice-10 shape inference, which onnxruntime runs on load, copies a named
+            # input dim to the output even when constant bounds shorten it; onnxruntime then
+            # reuses buffers by that name and fails at run time. Bounds it cannot read avoid it.
+            inputs[1] = g.op("Identity", inputs[1])
         if steps is not None and any(s != 1 for s in steps):
             inputs.append(g.constant(list(steps)))
         return g.op("Slice", x, *inputs)
