@@ -103,12 +103,14 @@ def output_parts(g: GraphContext, value: Value) -> list[Value]:
     """The graph outputs for a result: a quantized tensor is three, its integer values, its
     scale (float32, 0-d) and zero point (0-d, of the integer dtype), as torch's exporter
     returns it (and tensors.quantized_output_parts unpacks torch's result); others are one."""
-    if value.dtype not in _QUANT_RANGES or not (value.meta.get(QUANTIZED_META) or _SCALE in value.meta):
+    found = _find_qparams(value)
+    if found is None and value.meta.get(QUANTIZED_META):
+        qparams(value)  # raises: torch says quantized, but the scale and zero point are unknown
+    if found is None:
+        # Not quantized, or a scripted graph whose types do not say: a value a layout op made
+        # from a quantized one is quantized too (its qparams are found through the layout op).
         return [value]
-    try:
-        scale, zero_point, axis = qparams(value)
-    except ValueError as error:
-        raise ValueError(f"cannot return a quantized tensor: {error}") from None
+    scale, zero_point, axis = found
     if axis is not None:
         raise ValueError(
             "cannot return a per-channel quantized tensor: it has no single scale and zero point "
