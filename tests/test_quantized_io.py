@@ -25,6 +25,16 @@ pytestmark = [pytest.mark.filterwarnings("ignore:.*quantize.*deprecated:UserWarn
 OPSETS = [10, 13, NEWEST]
 
 
+@pytest.fixture(autouse=True)
+def _x86_engine():  # noqa: ANN202 - generator fixture
+    """torch's x86 quantized kernels (QNNPACK has no 3-d transposed convolution, and its
+    sigmoid refuses some output qparams); other modules may leave another engine set."""
+    previous = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "x86"
+    yield
+    torch.backends.quantized.engine = previous
+
+
 def q(
     shape: tuple[int, ...], dtype: torch.dtype = torch.quint8, scale: float = 0.05, zero_point: int = 3
 ) -> torch.Tensor:
@@ -217,6 +227,20 @@ IO_CASES: dict[str, tuple[object, object]] = {
     ),
     "conv_transpose2d": (
         lambda: _with_weights(QNN.ConvTranspose2d(4, 6, 3, output_padding=(0, 1), stride=2), (4, 6, 3, 3), 6),
+        _image,
+    ),
+    # torch's quantized kernels take an output padding as large as the stride (onnxruntime
+    # refuses it): the full result is padded and cropped instead
+    "conv_transpose3d_wide_output_padding": (
+        lambda: _with_weights(
+            QNN.ConvTranspose3d(4, 6, [2, 3, 4], output_padding=(0, 1, 2), stride=[3, 1, 2]), (4, 6, 2, 3, 4), 6
+        ),
+        lambda: (torch.quantize_per_tensor(torch.randn(1, 4, 3, 4, 5), 0.5, 128, torch.quint8),),
+    ),
+    "conv_transpose2d_wide_output_padding_padded": (
+        lambda: _with_weights(
+            QNN.ConvTranspose2d(4, 6, 3, padding=(1, 2), output_padding=(1, 3), stride=1), (4, 6, 3, 3), 6
+        ),
         _image,
     ),
     "adaptive_avg_pool2d": (lambda: torch.nn.AdaptiveAvgPool2d((3, 2)), _image),
