@@ -129,6 +129,14 @@ def test_input_names_count_three_per_quantized_input() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["v", "s", "z"]
 
 
+def test_dynamic_axes_name_the_values_input() -> None:
+    """dynamic_axes name a quantized input by its own name: the axes are its values'."""
+    onnx_model = assert_matches_torch(
+        ReluReshape(), (q((2, 5)),), opset=13, dynamic_axes={"x": {0: "n"}}, other_inputs=[(q((4, 5)),)]
+    )
+    assert str(onnx_model.graph.inputs[0].shape[0]) == "n"
+
+
 def test_verify_quantized_io() -> None:
     x = q((3, 4))
     buffer = io.BytesIO()
