@@ -142,7 +142,7 @@ def _bind_inputs(
         if builder.options.opset < 10:
             why = "a quantized tensor needs DequantizeLinear/QuantizeLinear (ONNX opset 10)"
             raise UnsupportedOperatorError(
-                [UnsupportedOp(f"quantized input {name!r}", 1, (), (10,), why)], builder.options.opset
+                [UnsupportedOp("quantized input", 1, (f"input {name!r}",), (10,), why)], builder.options.opset
             )
         values = quantized_input_parts(tensor)  # checks per-tensor quantization
         value = _input_value(name, values[0], dynamic_axes.get(name, {}))
