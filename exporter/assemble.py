@@ -9,12 +9,14 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import runtime_list, tensors
+from exporter import quantization, runtime_list, tensors
 from exporter.capture import Captured, name_inputs
 from exporter.emitter import emit_graph
+from exporter.errors import UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
 from exporter.registry import Registry
 from exporter.runtime_list import RuntimeList
+from exporter.tensors import quantized_input_parts
 
 __all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for", "FLAT_INPUTS_META"]
 
@@ -88,21 +90,28 @@ def assemble(
     """Bind inputs and weights, emit the graph, then name and shape its outputs."""
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
-    flat_inputs = _bind_inputs(graph, captured, _input_names(captured, input_names), dynamic_axes)
-    bound = flat_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
+    bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
+    bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
     outputs = _output_values(builder, results)
     _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
     _mark_dynamic_outputs(graph, dynamic_axes)
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
-    model.meta[FLAT_INPUTS_META] = tuple(value for _, value in flat_inputs)
+    model.meta[FLAT_INPUTS_META] = tuple(flat_inputs)
     _add_opset_imports(model, custom_opsets or {})
     return model
 
 
 def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[str]:
-    """The user's names first, then the names derived from forward's parameters."""
-    names = name_inputs(captured.input_names)
+    """The user's names first, then the names derived from forward's parameters (a quantized
+    input ``x`` is three graph inputs: ``x``, ``x_scale`` and ``x_zero_point``)."""
+    names = name_inputs(
+        [
+            leaf
+            for name, tensor in zip(captured.input_names, captured.inputs)
+            for leaf in ([name, f"{name}_scale", f"{name}_zero_point"] if tensor.is_quantized else [name])
+        ]
+    )
     if input_names is None:
         return names
     if len(input_names) > len(names):
@@ -114,15 +123,34 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
 
 
 def _bind_inputs(
-    graph: ir.Graph, captured: Captured, names: list[str], dynamic_axes: dict[str, dict[int, str]]
-) -> list[tuple[torch._C.Value, Any]]:
-    """One graph input per flattened model input, with its dynamic axes."""
+    builder: GraphBuilder, captured: Captured, names: list[str], dynamic_axes: dict[str, dict[int, str]]
+) -> tuple[list[tuple[torch._C.Value, Any]], list[ir.Value]]:
+    """One graph input per flattened model input, with its dynamic axes; a quantized tensor is
+    three: its integer values, its scale (float64, 0-d) and zero point (int64, 0-d), which is
+    what torch's exporter takes (tensors.quantized_input_parts). The bindings, and the graph
+    inputs in flattened order."""
+    graph = builder.graph
     bound: list[tuple[torch._C.Value, Any]] = []
-    for ts_value, name, tensor in zip(captured.ts_inputs, names, captured.inputs):
-        value = _input_value(name, tensor, dynamic_axes.get(name, {}))
-        graph.inputs.append(value)
-        bound.append((ts_value, value))
-    return bound
+    names_iter = iter(names)
+    for ts_value, tensor in zip(captured.ts_inputs, captured.inputs):
+        name = next(names_iter)
+        if not tensor.is_quantized:
+            value = _input_value(name, tensor, dynamic_axes.get(name, {}))
+            graph.inputs.append(value)
+            bound.append((ts_value, value))
+            continue
+        if builder.options.opset < 10:
+            why = "a quantized tensor needs DequantizeLinear/QuantizeLinear (ONNX opset 10)"
+            raise UnsupportedOperatorError(
+                [UnsupportedOp("quantized input", 1, (f"input {name!r}",), (10,), why)], builder.options.opset
+            )
+        values = quantized_input_parts(tensor)  # checks per-tensor quantization
+        value = _input_value(name, values[0], dynamic_axes.get(name, {}))
+        scale = _input_value(next(names_iter), values[1], {})
+        zero_point = _input_value(next(names_iter), values[2], {})
+        graph.inputs.extend([value, scale, zero_point])
+        bound.append((ts_value, quantization.quantized_input(GraphContext(builder, None), value, scale, zero_point)))
+    return bound, list(graph.inputs)
 
 
 def _bind_weights(
@@ -158,14 +186,19 @@ def _bind_weights(
 
 def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
     """Flattened results as graph outputs: run-time lists become one sequence output, Python
-    values constants, and an input, initializer, constant or repeated value gets an Identity
-    (an ONNX graph output must be produced by a node of its own)."""
+    values constants, a quantized tensor three (its integer values, scale and zero point), and
+    an input, initializer, constant or repeated value gets an Identity (an ONNX graph output
+    must be produced by a node of its own)."""
     outputs: list[ir.Value] = []
+    g = GraphContext(builder, None)
+    leaves: list[Any] = []
     for obj in _flatten_outputs(results):
         if isinstance(obj, RuntimeList):
-            obj = runtime_list.sequence_of(GraphContext(builder, None), obj)
+            obj = runtime_list.sequence_of(g, obj)
         elif not isinstance(obj, ir.Value):
             obj = builder.constant(obj)
+        leaves.extend(quantization.output_parts(g, obj))  # a quantized tensor is three outputs
+    for obj in leaves:
         if obj.is_graph_input() or obj.is_initializer() or obj in outputs or obj.const_value is not None:
             (obj,) = builder.add_node("Identity", [obj], {})
             obj.dtype, obj.shape = obj.producer().inputs[0].dtype, obj.producer().inputs[0].shape

@@ -20,6 +20,7 @@ import torch
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
+from exporter.tensors import quantized_input_parts
 from exporter.ts_graph import all_nodes
 
 __all__ = ["Captured", "capture", "flatten", "flatten_inputs", "number_tensor", "split_args"]
@@ -94,11 +95,13 @@ def wrap_numbers(positional: Sequence[Any]) -> tuple[Any, ...]:
 
 def flatten_inputs(args: Any) -> list[torch.Tensor]:
     """The tensors an exported model takes for ``args``, in graph-input order: positional
-    arguments (a Python number as its 0-d tensor) then keyword arguments, flattened."""
+    arguments (a Python number as its 0-d tensor) then keyword arguments, flattened; a
+    quantized tensor as its integer values, scale and zero point (tensors.quantized_input_parts)."""
     positional, kwargs = split_args(args)
     flat: list[torch.Tensor] = []
     for value in list(wrap_numbers(positional)) + list(kwargs.values()):
-        flat.extend(flatten(value, "")[0])
+        for tensor in flatten(value, "")[0]:
+            flat.extend(quantized_input_parts(tensor))  # a quantized tensor is three inputs
     return flat
 
 

@@ -19,7 +19,7 @@ import torch
 from exporter import arguments, promotion, runtime_list, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
-from exporter.quantization import QUANTIZED_STORAGE, around_dequantized
+from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
@@ -200,6 +200,8 @@ class _Emitter:
             torch_dtype = ts_type.dtype()
             if torch_dtype is not None:
                 # quantized tensors are exported as their integer storage
+                if torch_dtype in QUANTIZED_STORAGE:
+                    value.meta[QUANTIZED_META] = True
                 torch_dtype = QUANTIZED_STORAGE.get(torch_dtype, torch_dtype)
                 dtype = tensors.from_torch_dtype(torch_dtype)
                 if value.dtype is None:

@@ -19,7 +19,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 
-__all__ = ["around_dequantized", "QUANTIZED_STORAGE"]
+__all__ = ["around_dequantized", "QUANTIZED_STORAGE", "QUANTIZED_META", "quantized_input", "output_parts"]
 
 Value = ir.Value
 
@@ -30,6 +30,8 @@ Value = ir.Value
 _SCALE = "quantized_scale"
 _ZERO_POINT = "quantized_zero_point"
 _AXIS = "quantized_axis"
+# Set by the emitter on values whose TorchScript type is a quantized tensor.
+QUANTIZED_META = "quantized"
 
 _QUANTIZED_STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
 QUANTIZED_IR = {
@@ -70,7 +72,10 @@ def scalar_value(g: GraphContext, value: float | int | Value, dtype: ir.DataType
         return g.constant(torch.tensor(value, dtype=torch.float64), dtype)
     if value.const_value is not None:
         return g.constant(torch.from_numpy(value.const_value.numpy().copy()).reshape(()), dtype)
-    flat = g.op("Reshape", value, g.constant(torch.empty(0, dtype=torch.int64)))
+    if value.shape is not None and value.shape.rank() == 0:
+        flat = value
+    else:
+        flat = g.op("Reshape", value, g.constant(torch.empty(0, dtype=torch.int64)))
     if dtype != ir.DataType.FLOAT and h.is_floating(flat):
         if g.opset < 11:
             raise ValueError("a float zero point computed at run time needs opset 11 (Round)")
@@ -83,6 +88,35 @@ def _mark(value: Value, scale: Value, zero_point: Value, axis: int | None) -> Va
     value.meta[_ZERO_POINT] = zero_point
     value.meta[_AXIS] = axis
     return value
+
+
+def quantized_input(g: GraphContext, value: Value, scale: Value, zero_point: Value) -> Value:
+    """A quantized graph input: its integer values ``value`` with the scale (float64) and zero
+    point (int64) graph inputs beside it, cast to the types DequantizeLinear takes."""
+    assert value.dtype is not None
+    _mark(value, h.cast(g, scale, ir.DataType.FLOAT), h.cast(g, zero_point, value.dtype), None)
+    value.meta[QUANTIZED_META] = True
+    return value
+
+
+def output_parts(g: GraphContext, value: Value) -> list[Value]:
+    """The graph outputs for a result: a quantized tensor is three, its integer values, its
+    scale (float32, 0-d) and zero point (0-d, of the integer dtype), as torch's exporter
+    returns it (and tensors.quantized_output_parts unpacks torch's result); others are one."""
+    found = _find_qparams(value)
+    if found is None and value.meta.get(QUANTIZED_META):
+        qparams(value)  # raises: torch says quantized, but the scale and zero point are unknown
+    if found is None:
+        # Not quantized, or a scripted graph whose types do not say: a value a layout op made
+        # from a quantized one is quantized too (its qparams are found through the layout op).
+        return [value]
+    scale, zero_point, axis = found
+    if axis is not None:
+        raise ValueError(
+            "cannot return a per-channel quantized tensor: it has no single scale and zero point "
+            "to return beside it (dequantize it in the model)"
+        )
+    return [value, scale, zero_point]
 
 
 def qparams(q: Value) -> tuple[Value, Value, int | None]:

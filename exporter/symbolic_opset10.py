@@ -224,19 +224,30 @@ def _quantized_conv(
     if p.weight.dim() != spatial + 2:
         raise ValueError(f"expected a {spatial + 2}-d weight, got {p.weight.dim()}-d")
     weight = _constant_weight(g, p.weight)
-    bias = _bias_value(g, p.bias) if g.opset >= 11 else None
+    output_padding = h.spatial_list(p.output_padding or [0], spatial)
+    stride, dilation = h.spatial_list(p.stride, spatial), h.spatial_list(p.dilation, spatial)
+    # torch's quantized kernels accept an output padding as large as the stride and dilation,
+    # which onnxruntime's ConvTranspose refuses: compute the full result and pad / crop it.
+    wide = p.transposed and any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation))
+    bias = _bias_value(g, p.bias) if g.opset >= 11 and not wide else None
     y = convolution.convolution(
         g,
         dequantize(g, qx),
         weight,
         bias,
         p.stride,
-        p.padding,
+        [0] * spatial if wide else p.padding,
         p.dilation,
         p.transposed,
-        p.output_padding or [0],
+        [0] * spatial if wide else output_padding,
         p.groups,
     )
+    if wide:
+        padding = h.spatial_list(p.padding, spatial)
+        grow = [max(o - pad, 0) for o, pad in zip(output_padding, padding)]
+        y = h.pad(g, y, [0] * (spatial + 2), [0, 0] + grow, "constant")
+        ends = [o - pad if o < pad else 2**62 for o, pad in zip(output_padding, padding)]  # < 0: from the end
+        y = h.slice_static(g, y, list(range(2, spatial + 2)), padding, ends)
     if p.bias is not None and bias is None:
         y = _add_bias(g, y, p.bias, spatial)
     if relu:

@@ -24,6 +24,9 @@ __all__ = [
     "is_floating",
     "FLOATING_IR_TYPES",
     "INTEGER_IR_TYPES",
+    "QUANTIZED_STORAGE",
+    "quantized_input_parts",
+    "quantized_output_parts",
 ]
 
 # c10::ScalarType enumeration order; the integers are what TorchScript constants hold.
@@ -60,6 +63,52 @@ INTEGER_IR_TYPES = frozenset(
         ir.DataType.UINT64,
     }
 )
+
+
+# Quantized dtypes and the integer dtype that stores their values.
+QUANTIZED_STORAGE: dict[torch.dtype, torch.dtype] = {
+    torch.quint8: torch.uint8,
+    torch.qint8: torch.int8,
+    torch.qint32: torch.int32,
+}
+
+
+def _per_tensor(tensor: torch.Tensor, role: str) -> None:
+    if tensor.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        raise ValueError(
+            f"a quantized {role} must be quantized per tensor (got {tensor.qscheme()}): a per-channel "
+            "tensor has no single scale and zero point to pass beside it; pass the float tensor and "
+            "quantize it inside the model"
+        )
+
+
+def quantized_input_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
+    """What an exported model takes for a quantized input tensor: its integer values, its scale
+    as a float64 0-d tensor and its zero point as an int64 0-d tensor (as torch's exporter
+    takes it, the widths of Python numbers), three graph inputs. Other tensors pass as
+    themselves."""
+    if not tensor.is_quantized:
+        return [tensor]
+    _per_tensor(tensor, "input")
+    return [
+        tensor.int_repr(),
+        torch.tensor(tensor.q_scale(), dtype=torch.float64),
+        torch.tensor(tensor.q_zero_point(), dtype=torch.int64),
+    ]
+
+
+def quantized_output_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
+    """What an exported model returns for a quantized output tensor: its integer values, its
+    scale (float32, 0-d) and its zero point (0-d, of the integer dtype), three graph outputs
+    (the scale and zero point in the types DequantizeLinear takes)."""
+    if not tensor.is_quantized:
+        return [tensor]
+    _per_tensor(tensor, "output")
+    return [
+        tensor.int_repr(),
+        torch.tensor(tensor.q_scale(), dtype=torch.float32),
+        torch.tensor(tensor.q_zero_point(), dtype=QUANTIZED_STORAGE[tensor.dtype]),
+    ]
 
 
 def scalar_type_to_dtype(scalar_type: int) -> torch.dtype:

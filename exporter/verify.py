@@ -13,6 +13,7 @@ import torch
 
 from exporter.capture import flatten, split_args
 from exporter.cleanup import INPUT_POSITIONS_KEY
+from exporter.tensors import quantized_input_parts, quantized_output_parts
 
 __all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime", "kept_inputs"]
 
@@ -61,7 +62,8 @@ def _flat_inputs(args: Any) -> list[torch.Tensor]:
     positional, kwargs = split_args(args)
     flat = []
     for value in list(positional) + list(kwargs.values()):
-        flat.extend(flatten(value, "")[0])
+        for tensor in flatten(value, "")[0]:
+            flat.extend(quantized_input_parts(tensor))
     return flat
 
 
@@ -186,7 +188,7 @@ def _compare(
         positional, kwargs = split_args(example)
         with torch.no_grad():
             expected = model(*positional, **kwargs)
-        expected_flat = flatten(expected, "output")[0]
+        expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
         outputs = run_onnxruntime(onnx_model, _flat_inputs(example), optimize=optimize)
         actual = [leaf for out in outputs for leaf in (out if isinstance(out, list) else [out])]

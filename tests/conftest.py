@@ -13,6 +13,7 @@ import torch
 
 import exporter
 from exporter.capture import flatten, flatten_inputs, split_args
+from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
 
 NEWEST = exporter.max_opset()
@@ -67,8 +68,9 @@ def run_reference(data: bytes, inputs: Sequence[torch.Tensor]) -> list[Any]:
 def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 1e-4, atol: float = 1e-5) -> None:
     """Compare onnxruntime's outputs with what eager torch returned: output count first (a
     sequence output counts as its items, flattened like torch's list), then dtype and shape of
-    each (never a broadcasting comparison), then values (exact for integers and bools)."""
-    expected_flat = flatten(expected, "out")[0]
+    each (never a broadcasting comparison), then values (exact for integers and bools). A
+    quantized tensor is its integer values, scale and zero point, as the exported model returns it."""
+    expected_flat = [part for t in flatten(expected, "out")[0] for part in quantized_output_parts(t)]
     # an empty ONNX optional (None) matches torch's None, which flatten leaves out
     actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]
     assert len(actual_flat) == len(expected_flat), f"{len(actual_flat)} outputs, torch returns {len(expected_flat)}"
