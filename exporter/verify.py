@@ -11,9 +11,9 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from exporter.capture import flatten, split_args
+from exporter.capture import flatten, flatten_inputs, split_args
 from exporter.cleanup import INPUT_POSITIONS_KEY
-from exporter.tensors import quantized_input_parts, quantized_output_parts
+from exporter.tensors import quantized_output_parts
 
 __all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime", "kept_inputs"]
 
@@ -56,15 +56,6 @@ class VerificationReport:
         if self.diagnosis:
             lines.append(self.diagnosis)
         return "\n".join(lines)
-
-
-def _flat_inputs(args: Any) -> list[torch.Tensor]:
-    positional, kwargs = split_args(args)
-    flat = []
-    for value in list(positional) + list(kwargs.values()):
-        for tensor in flatten(value, "")[0]:
-            flat.extend(quantized_input_parts(tensor))
-    return flat
 
 
 def kept_inputs(metadata: Mapping[str, str], inputs: Sequence[T]) -> list[T]:
@@ -190,7 +181,7 @@ def _compare(
             expected = model(*positional, **kwargs)
         expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
-        outputs = run_onnxruntime(onnx_model, _flat_inputs(example), optimize=optimize)
+        outputs = run_onnxruntime(onnx_model, flatten_inputs(example), optimize=optimize)
         actual = [leaf for out in outputs for leaf in (out if isinstance(out, list) else [out])]
         if len(actual) != len(expected_flat):
             raise AssertionError(f"torch returns {len(expected_flat)} outputs, onnxruntime {len(actual)}")

@@ -106,3 +106,18 @@ def test_export_verify_error_carries_the_diagnosis(optimized_run_is_off: None, t
     with pytest.raises(exporter.VerificationError, match="(?s)disagrees.*saturate"):
         exporter.export(Wrap(_quantized_linear), (torch.randn(4, 8),), target, opset_version=13, verify=True)
     assert not target.exists()
+
+
+class _Scaled(torch.nn.Module):
+    def forward(self, x: torch.Tensor, factor: float) -> torch.Tensor:
+        return x * factor
+
+
+def test_verify_feeds_a_positional_number_as_its_0d_input() -> None:
+    """A positional Python number is a graph input (as in torch's exporter): verify must feed it
+    as the export did, or onnxruntime gets one input too few and the model looks wrong."""
+    model, x = _Scaled(), torch.randn(3)
+    onnx_model = exporter.export(model, (x, 2.5), io.BytesIO())
+    assert len(onnx_model.graph.inputs) == 2
+    report = exporter.verify(model, (x, 2.5), onnx_model, inputs=[(x, -1.0)])
+    assert report.passed, report
