@@ -306,13 +306,18 @@ def _restore_engine():  # noqa: ANN202 - generator fixture
 def _quantized_params() -> list[object]:
     """Each case at the opsets where an op of its graph changes lowering (tests/cases.py)."""
     params = []
-    for case in CASES:
-        torch.backends.quantized.engine = case.engine
-        torch.manual_seed(0)
-        kinds = graph_kinds(Wrap(case.fn), case.inputs())
-        params += [
-            pytest.param(case, opset, id=f"{case.name}-{opset}") for opset in opsets_for_kinds(kinds, case.min_opset)
-        ]
+    previous = torch.backends.quantized.engine  # collection must not change the engine of later modules
+    try:
+        for case in CASES:
+            torch.backends.quantized.engine = case.engine
+            torch.manual_seed(0)
+            kinds = graph_kinds(Wrap(case.fn), case.inputs())
+            params += [
+                pytest.param(case, opset, id=f"{case.name}-{opset}")
+                for opset in opsets_for_kinds(kinds, case.min_opset)
+            ]
+    finally:
+        torch.backends.quantized.engine = previous
     return params
 
 
