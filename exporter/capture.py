@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from exporter import meta_trace
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
@@ -34,6 +35,9 @@ class Captured:
     inputs: list[torch.Tensor]
     param_names: list[str]
     params: list[torch.Tensor]
+    # how the graph was captured ("meta trace", "trace", "script") and why not on meta tensors
+    method: str = "trace"
+    reason: str = ""
 
     @property
     def ts_inputs(self) -> list[torch._C.Value]:
@@ -174,8 +178,7 @@ def _no_attention_fastpath() -> Iterator[None]:
 
 
 def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
-    from torch.jit._trace import _create_interpreter_name_lookup_fn
-
+    """Trace ``model`` on meta tensors where it allows (:mod:`exporter.meta_trace`), else for real."""
     module = model if isinstance(model, torch.nn.Module) else None
     forward = model.forward if module is not None else model
     top_names = _parameter_names(forward, len(args), kwargs)
@@ -197,12 +200,29 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         flat_out, _ = flatten(out, "output")
         return tuple(flat_out)
 
+    why = meta_trace.why_not_meta(module, flat_inputs + params)
+    if why is None:
+        try:
+            graph = meta_trace.meta_trace(
+                module, traced, flat_inputs + params, lambda fn, tensors_: _trace_graph(module, fn, tensors_)
+            )
+        except meta_trace.Unfit as error:
+            why = f"the meta trace failed: {error}"
+        else:
+            return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+    graph = _trace_graph(module, traced, flat_inputs + params)
+    return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
+
+
+def _trace_graph(
+    module: torch.nn.Module | None, fn: Callable[..., tuple[torch.Tensor, ...]], tensors_: list[torch.Tensor]
+) -> torch._C.Graph:
+    from torch.jit._trace import _create_interpreter_name_lookup_fn
+
     scopes = _module_scopes(module) if module is not None else contextlib.nullcontext()
     with scopes, torch.no_grad(), _no_attention_fastpath():
-        graph, _ = torch._C._create_graph_by_tracing(
-            traced, flat_inputs + params, _create_interpreter_name_lookup_fn(), False, False
-        )
-    return Captured(graph, input_names, flat_inputs, param_names, params)
+        graph, _ = torch._C._create_graph_by_tracing(fn, tensors_, _create_interpreter_name_lookup_fn(), False, False)
+    return graph
 
 
 def _script(
@@ -233,7 +253,8 @@ def _script(
     _run_once(_run_copy(model), call)
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
-    return Captured(graph, input_names, flat_inputs, param_names, list(params))
+    reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
+    return Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
 
 
 def _lower_scripted(
@@ -505,7 +526,10 @@ def _capture(model: Any, args: Any) -> Captured:
         positional = wrap_numbers(positional)
         with torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
-        return _script(traced, positional, kwargs)
+        captured = _script(traced, positional, kwargs)
+        captured.method = "trace + script"
+        captured.reason = "scripted submodules or packed weights: torch.jit.trace enters them, on real tensors"
+        return captured
     if isinstance(model, torch.nn.Module) or callable(model):
         return _trace(model, wrap_numbers(positional), kwargs)
     raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")
