@@ -94,7 +94,11 @@ def meta_trace(
     for t in extra_real:
         if t.device != device or type(t) is not torch.Tensor or t.layout != torch.strided or t.is_quantized:
             raise Unfit(f"a buffer outside the state_dict ({t.dtype}, {t.layout}, on {t.device}) has no meta twin here")
-    with _module_state_on_meta(module, twins), warnings.catch_warnings(record=True) as caught:
+    with (
+        _module_state_on_meta(module, twins),
+        warnings.catch_warnings(record=True) as caught,
+        _convolution_as_on_cpu(),
+    ):
         try:
             graph = trace(fn, [twins[id(t)] for t in list(inputs) + extra_real])
         except Exception as error:
@@ -118,10 +122,8 @@ _DIVERGING_KERNELS = {
 
 # Where torch's meta kernels written in Python live. A node recorded from there means a meta
 # kernel ran while the tracer was recording: the op it implements has no tracer kernel of its
-# own, so the graph holds the kernel's shape arithmetic instead of the op. aten::convolution is
-# one: the CPU path records the aten::_convolution it calls, but its meta kernel sits on
-# aten::convolution itself, reads traced sizes and fails ("cond must be a bool") or, with its
-# checks relaxed, records new_empty instead of the convolution. Convolutions trace for real.
+# own, so the graph holds the kernel's shape arithmetic instead of the op (aten::convolution
+# was one: see _convolution_as_on_cpu).
 _META_KERNEL_FILES = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_prims", "torch/_decomp/")
 
 
@@ -134,6 +136,39 @@ def _check_kernels(graph: torch._C.Graph) -> None:
         if any(f in source for f in _META_KERNEL_FILES):
             where = source.split(" ", 1)[0] if source else ""
             raise Unfit(f"a meta kernel recorded its own ops ({node.kind()} at {where})")
+
+
+@contextlib.contextmanager
+def _convolution_as_on_cpu() -> Iterator[None]:
+    """Meta convolutions that trace as CPU ones do.
+
+    On CPU, ``aten::convolution`` (no tracer kernel of its own) calls ``aten::_convolution``,
+    which the tracer records with the cuDNN flags as constants. On meta, a Python kernel sits on
+    ``aten::convolution`` itself: it runs while the tracer records, reads traced sizes and
+    fails, so the convolution is never recorded. While a meta trace runs, the meta kernel of
+    ``aten::convolution`` calls ``aten::_convolution`` with the flags the CPU path passes; that
+    op has a meta implementation and is recorded as on CPU.
+    """
+    cudnn = torch.backends.cudnn
+
+    def convolution(
+        input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: Any, *rest: Any
+    ) -> Any:
+        output_padding, groups = rest
+        deterministic = cudnn.deterministic or torch.are_deterministic_algorithms_enabled()
+        return torch.ops.aten._convolution(
+            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+            cudnn.benchmark, deterministic, cudnn.enabled, cudnn.allow_tf32,
+        )  # fmt: skip
+
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+        library.impl("convolution", convolution, "Meta")
+    try:
+        yield
+    finally:
+        library._destroy()  # the registration goes; torch's own meta kernel is back
 
 
 def _meta_twin(t: torch.Tensor) -> torch.Tensor:
