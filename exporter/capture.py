@@ -1,7 +1,8 @@
 """Capture: model + example args -> a TorchScript graph, its inputs and its parameters.
 
-``nn.Module``s are traced; ``ScriptModule``s and ``ScriptFunction``s keep their scripted
-graph (control flow included). Parameters and buffers become trailing graph inputs named by
+``nn.Module``s are traced, on meta tensors where the model allows (no FLOPs, no activations:
+:mod:`exporter.meta_trace`), else on the real ones; ``ScriptModule``s and ``ScriptFunction``s
+keep their scripted graph (control flow included). Parameters and buffers become trailing graph inputs named by
 their ``state_dict`` keys, each tensor once even where weights are tied.
 """
 
@@ -226,12 +227,20 @@ def _trace_graph(
 
 
 def _script(
-    model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+    model: torch.jit.ScriptModule | torch.jit.ScriptFunction,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    example_run: bool = True,
 ) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
     0-d tensors; tuples and lists of tensors flattened) and bake the other arguments in as
-    constants, run the model once on the example inputs, and propagate their shapes."""
+    constants, run the model once on the example inputs, and propagate their shapes.
+
+    The example run computes nothing the export uses: shapes are propagated from the inputs'
+    types without running anything. It is there to refuse inputs that do not fit with the
+    model's own message; ``example_run=False`` skips it where the model has just run on these
+    inputs (torch.jit.trace of a module with scripted parts)."""
     graph, params, param_names = _lower_scripted(model)
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
@@ -250,7 +259,8 @@ def _script(
         leaves, names = flatten(number_tensor(value) if live else value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
-    _run_once(_run_copy(model), call)
+    if example_run:
+        _run_once(_run_copy(model), call)
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
     reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
@@ -526,7 +536,7 @@ def _capture(model: Any, args: Any) -> Captured:
         positional = wrap_numbers(positional)
         with torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
-        captured = _script(traced, positional, kwargs)
+        captured = _script(traced, positional, kwargs, example_run=False)  # tracing just ran it
         captured.method = "trace + script"
         captured.reason = "scripted submodules or packed weights: torch.jit.trace enters them, on real tensors"
         return captured

@@ -214,3 +214,31 @@ def test_the_meta_trace_leaves_the_model_as_it_was(mode: Any) -> None:
     assert {k: id(v) for k, v in after.items()} == tensors
     assert all(torch.equal(before[k], v) for k, v in after.items())
     assert not model.scale.is_meta and model.head.weight is model.embed.weight
+
+
+class _Counting(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls.add_(1)
+        return x + 1
+
+
+class _ScriptedChild(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.child = torch.jit.script(_Counting())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.child(x) * 2
+
+
+def test_a_module_with_scripted_parts_runs_once() -> None:
+    """torch.jit.trace runs it on the example inputs; the scripted graph's example run, which
+    only checks that the inputs fit, is skipped there."""
+    model = _ScriptedChild().eval()
+    _, report = _export(model, (torch.randn(2, 3),))
+    assert report.capture == "trace + script"
+    assert model.child.calls.item() == 1
