@@ -23,19 +23,23 @@ meta tensor (a cache; restored before the real trace).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from exporter.ts_graph import all_nodes
 
 __all__ = ["META_MIN_BYTES", "MODE", "Unfit", "meta_trace", "why_not_meta"]
 
-# "auto": meta when it pays (below); "meta" / "real": always try meta / never (tests force both).
-MODE = "auto"
+# "auto": meta when it pays (below); "meta" / "real": always try meta / never (tests force both;
+# EXPORTER_META_TRACE=meta runs a whole test suite with every trace tried on meta first).
+MODE = os.environ.get("EXPORTER_META_TRACE", "auto")
 
 # The first meta op in a process imports torch's Python meta kernels (torch._refs, and through
 # them torch._dynamo): about 1 s of CPU once. Below this many bytes of weights and inputs a
@@ -94,15 +98,8 @@ def meta_trace(
     for t in extra_real:
         if t.device != device or type(t) is not torch.Tensor or t.layout != torch.strided or t.is_quantized:
             raise Unfit(f"a buffer outside the state_dict ({t.dtype}, {t.layout}, on {t.device}) has no meta twin here")
-    with (
-        _module_state_on_meta(module, twins),
-        warnings.catch_warnings(record=True) as caught,
-        _convolution_as_on_cpu(),
-    ):
-        try:
-            graph = trace(fn, [twins[id(t)] for t in list(inputs) + extra_real])
-        except Exception as error:
-            raise Unfit(_short(error)) from error
+    with _module_state_on_meta(module, twins), warnings.catch_warnings(record=True) as caught:
+        graph = _in_own_thread(lambda: _trace_once(trace, fn, [twins[id(t)] for t in list(inputs) + extra_real]))
     _check_kernels(graph)
     _constants_for_extra_inputs(graph, len(inputs), extra_real)
     _on_real_device(graph, device)
@@ -127,6 +124,46 @@ _DIVERGING_KERNELS = {
 _META_KERNEL_FILES = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_prims", "torch/_decomp/")
 
 
+def _trace_once(
+    trace: Callable[[Callable[..., Any], list[torch.Tensor]], torch._C.Graph],
+    fn: Callable[..., tuple[torch.Tensor, ...]],
+    tensors: list[torch.Tensor],
+) -> torch._C.Graph:
+    with _convolution_as_on_cpu(), _NoOutArguments():
+        try:
+            return trace(fn, tensors)
+        except Unfit:
+            raise
+        except Exception as error:
+            raise Unfit(_short(error)) from error
+
+
+def _in_own_thread(run: Callable[[], torch._C.Graph]) -> torch._C.Graph:
+    """``run()`` in a thread of its own, which ends with it.
+
+    A trace that fails while the tracer converts an argument (a meta tensor given where the op
+    wants a number: ``torch.arange(end)`` calls ``end.item()``) leaves the tracer's per-thread
+    stash of traced arguments filled; the next trace in that thread reads the stale entry and
+    crashes the process (torch 2.13). The stash dies with the thread, so the real trace that
+    follows a failed meta trace starts clean.
+    """
+    result: list[torch._C.Graph] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(run())
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=target, name="exporter-meta-trace")
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 def _check_kernels(graph: torch._C.Graph) -> None:
     for node in all_nodes([graph]):
         why = _DIVERGING_KERNELS.get(node.kind())
@@ -136,6 +173,18 @@ def _check_kernels(graph: torch._C.Graph) -> None:
         if any(f in source for f in _META_KERNEL_FILES):
             where = source.split(" ", 1)[0] if source else ""
             raise Unfit(f"a meta kernel recorded its own ops ({node.kind()} at {where})")
+
+
+class _NoOutArguments(TorchFunctionMode):
+    """Refuse ``out=`` while tracing on meta: a forward writing into a tensor it made itself
+    (``torch.arange(end, out=torch.tensor([1.0]))``) would mix that real tensor with meta
+    ones inside a kernel, which crashed the process (torch 2.13) instead of raising."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if kwargs.get("out") is not None:
+            raise Unfit(f"{getattr(func, '__name__', func)}(..., out=...) writes into a tensor the forward made")
+        return func(*args, **kwargs)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -199,7 +200,10 @@ def test_a_small_model_in_a_fresh_process_traces_for_real() -> None:
         "r = exporter.export(torch.nn.Linear(4, 2).eval(), (torch.randn(1, 4),), io.BytesIO(), report=True)\n"
         "print(json.dumps([r.capture, r.capture_reason]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "EXPORTER_META_TRACE"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
     capture, reason = json.loads(done.stdout.strip().splitlines()[-1])
     assert capture == "trace" and reason.startswith("small model")
 
