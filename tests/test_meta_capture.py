@@ -146,6 +146,13 @@ class _Nonzero(torch.nn.Module):
         return x[x > 0]
 
 
+class _ArangeToMax(torch.nn.Module):
+    """A number taken from a tensor by the tracer's argument conversion (end.item())."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.arange(x.max(), dtype=torch.int64) + torch.arange(x.max(), dtype=torch.int64)
+
+
 class _Cache(torch.nn.Module):
     """Keeps a tensor computed in forward (a cache a later call reads)."""
 
@@ -165,11 +172,13 @@ class _Cache(torch.nn.Module):
         (_ItemControl(), "item() cannot be called on meta tensors"),
         (_Nonzero(), "nonzero"),
         (_Cache(), "stores tensors on the module (_Cache.cached)"),
+        # failed in the tracer's argument conversion: the real trace after it crashed the process
+        (_ArangeToMax(), "item() cannot be called on meta tensors"),
     ],
-    ids=["item", "nonzero", "cache"],
+    ids=["item", "nonzero", "cache", "arange"],
 )
 def test_models_that_need_values_fall_back_to_the_real_trace(mode: Any, model: Any, reason: str) -> None:
-    x = torch.randn(3, 4).abs()
+    x = torch.randn(3, 4).abs() * 3
     real, meta, report = _both_ways(model, (x,), mode, opset_version=17)
     assert report.capture == "trace"
     assert report.capture_reason.startswith("the meta trace failed") and reason in report.capture_reason
