@@ -125,6 +125,24 @@ def _export(exporter_name: str, model, args, path: str, input_names, dynamic_axe
     raise ValueError(exporter_name)
 
 
+def _write_floor(files_dir: Path, scratch: Path, reps: int) -> float:
+    """Seconds to write the bytes of ``files_dir``'s files (the exported model and its external
+    data) with ``open(...).write`` from memory: what any export has to pay at least. Median of
+    ``reps`` writes into ``scratch``, each a fresh file as the exporters write."""
+    blobs = [p.read_bytes() for p in sorted(files_dir.iterdir()) if p.is_file() and p.suffix != ".npz"]
+    times = []
+    for i in range(reps):
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        start = time.perf_counter()
+        for j, blob in enumerate(blobs):
+            with open(scratch / f"{i}-{j}.bin", "wb") as stream:
+                stream.write(blob)
+        times.append(time.perf_counter() - start)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return statistics.median(times)
+
+
 def _dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -203,6 +221,7 @@ def worker(
                 start = time.perf_counter()
                 out = _export(exporter_name, model, args, str(path), input_names, axes if dynamic else None, opset)
                 elapsed = time.perf_counter() - start
+            out_report = out if hasattr(out, "capture") else None
             if i == 0:
                 res["warmup_seconds"] = elapsed
                 res["warmup_peak_mem_bytes"] = mem.peak_increase
@@ -226,7 +245,11 @@ def worker(
     res["export_seconds"] = statistics.median(times)
     res["export_seconds_all"] = times
     res["peak_mem_bytes"] = max(mems)
+    res["peak_mem_bytes_all"] = mems
     res["file_bytes"] = _dir_size(path.parent)
+    res["floor_seconds"] = _write_floor(path.parent, workdir / "floor", max(1, reps))
+    if exporter_name == "ours" and out_report is not None:
+        res["ours_capture"] = [out_report.capture, out_report.capture_reason]
 
     import onnx
 
@@ -451,6 +474,17 @@ def run_one(model: str, exporter_name: str, opts, keep_dir: str) -> dict:
     }
 
 
+def _pool(into: dict, res: dict) -> None:
+    """Add another subprocess's timed exports (and floor) to ``into``: medians over all."""
+    into["export_seconds_all"] = into["export_seconds_all"] + res["export_seconds_all"]
+    into["export_seconds"] = statistics.median(into["export_seconds_all"])
+    into["peak_mem_bytes_all"] = into.get("peak_mem_bytes_all", []) + res.get("peak_mem_bytes_all", [])
+    into["peak_mem_bytes"] = max(into["peak_mem_bytes_all"])
+    into.setdefault("floor_seconds_all", [into["floor_seconds"]]).append(res["floor_seconds"])
+    into["floor_seconds"] = statistics.median(into["floor_seconds_all"])
+    into.setdefault("warmup_seconds_all", [into["warmup_seconds"]]).append(res["warmup_seconds"])
+
+
 def _ratio(a, b):
     if a is None or b is None or b == 0:
         return None
@@ -491,16 +525,20 @@ def write_markdown(doc: dict, path: Path) -> None:
         f"- settings: opset {doc['settings']['opset']}, export reps {doc['settings']['reps']} "
         f"(median, after 1 warm-up; 0 = warm-up only), onnxruntime runs {doc['settings']['ort_runs']} "
         f"(median), dynamic axes {'on' if doc['settings']['dynamic'] else 'off'}; each (model, exporter) "
-        f"in its own subprocess",
+        f"in its own subprocess, {doc['settings'].get('rounds', 1)} round(s) of them interleaved "
+        f"(times pooled, median; peak memory the maximum)",
         "",
         "## Ratios ours / torch TorchScript exporter (`dynamo=False`)",
         "",
         "Lower is better for all five. time = export wall time; memory = peak RSS increase during export "
         "(relative to the RSS after model construction); size = .onnx plus external data; nodes = ONNX "
-        "nodes including subgraphs; latency = onnxruntime CPU median.",
+        "nodes including subgraphs; latency = onnxruntime CPU median. ours / floor = our export time over "
+        "the time to write the same bytes with `open().write` from memory; mem / weights = our peak "
+        "memory increase over the model's parameter bytes; capture = how ours captured the graph.",
         "",
-        "| model | time | memory | size | nodes | latency | ours max abs diff | torchscript max abs diff |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | time | memory | size | nodes | latency | ours max abs diff | torchscript max abs diff "
+        "| ours / floor | mem / weights | capture |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for model in models:
         o, t = by.get((model, "ours"), {}), by.get((model, "torchscript"), {})
@@ -510,10 +548,10 @@ def write_markdown(doc: dict, path: Path) -> None:
                 why.append(f"ours failed: {_md_escape(o.get('error', 'not run'))}")
             if not t.get("ok"):
                 why.append(f"torchscript failed: {_md_escape(t.get('error', 'not run'))}")
-            lines.append(f"| {model} | " + "; ".join(why) + " | | | | | | |")
+            lines.append(f"| {model} | " + "; ".join(why) + " | | | | | | | | | |")
             continue
         lines.append(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
                 model,
                 _fmt_ratio(_ratio(o["export_seconds"], t["export_seconds"])),
                 _fmt_ratio(_ratio(o["peak_mem_bytes"], t["peak_mem_bytes"])),
@@ -527,14 +565,18 @@ def write_markdown(doc: dict, path: Path) -> None:
                     else ""
                 ),
                 f"{t['max_abs_diff']:.2e}" if t.get("max_abs_diff") is not None else "–",
+                _fmt_ratio(_ratio(o["export_seconds"], o.get("floor_seconds"))),
+                _fmt_ratio(_ratio(o["peak_mem_bytes"], o.get("params_bytes"))),
+                (o.get("ours_capture") or ["–"])[0],
             )
         )
     lines += [
         "",
         "## Absolute numbers",
         "",
-        "| model | exporter | export s (median) | warm-up s | peak mem | file | nodes | ORT latency ms | max abs diff | error |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | exporter | export s (median) | floor s | warm-up s | peak mem | file | nodes | ORT latency ms "
+        "| max abs diff | error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for model in models:
         for ex in EXPORTERS:
@@ -542,15 +584,16 @@ def write_markdown(doc: dict, path: Path) -> None:
             if r is None:
                 continue
             if r.get("export_seconds") is None:
-                lines.append(f"| {model} | {ex} | | | | | | | | {_md_escape(r.get('error', ''))} |")
+                lines.append(f"| {model} | {ex} | | | | | | | | | {_md_escape(r.get('error', ''))} |")
                 continue
             lat = r.get("ort_latency_seconds")
             diff = r.get("max_abs_diff")
             lines.append(
-                "| {} | {} | {:.3f} | {:.3f} | {} | {} | {} | {} | {} | {} |".format(
+                "| {} | {} | {:.3f} | {} | {:.3f} | {} | {} | {} | {} | {} | {} |".format(
                     model,
                     ex,
                     r["export_seconds"],
+                    f"{r['floor_seconds']:.3f}" if r.get("floor_seconds") is not None else "–",
                     r["warmup_seconds"],
                     _fmt_bytes(r["peak_mem_bytes"]),
                     _fmt_bytes(r["file_bytes"]),
@@ -598,6 +641,13 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="export with a dynamic batch axis")
     p.add_argument("--large", action="store_true", help="include the ~2 GiB synthetic model")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per (model, exporter) subprocess")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run each (model, exporter) subprocess this many times, exporters interleaved "
+        "(ours, torchscript, ours, ...); times are pooled and their median reported",
+    )
     p.add_argument("--out", default=str(RESULTS), help="results directory")
     p.add_argument(
         "--merge",
@@ -672,7 +722,13 @@ def main(argv=None) -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": _machine(),
         "versions": _versions(opts.snapshot),
-        "settings": {"opset": opts.opset, "reps": opts.reps, "ort_runs": opts.ort_runs, "dynamic": opts.dynamic},
+        "settings": {
+            "opset": opts.opset,
+            "reps": opts.reps,
+            "ort_runs": opts.ort_runs,
+            "dynamic": opts.dynamic,
+            "rounds": opts.rounds,
+        },
         "results": [
             r for r in previous if (r["model"], r["exporter"]) not in {(m, e) for m in models for e in exporters}
         ],
@@ -688,17 +744,33 @@ def main(argv=None) -> int:
         keep_root = Path(tempfile.mkdtemp(prefix=f"bench-{model}-"))
         model_results = []
         try:
+            pooled: dict[str, dict] = {}
+            for round_index in range(opts.rounds):
+                for ex in exporters:
+                    print(f"[{time.strftime('%H:%M:%S')}] {model:<22} {ex:<12}", end=" ", flush=True)
+                    res = run_one(model, ex, opts, str(keep_root / ex))
+                    if res.get("ok"):
+                        print(
+                            f"ok  export {res['export_seconds']:.2f}s  mem {_fmt_bytes(res['peak_mem_bytes'])}",
+                            flush=True,
+                        )
+                    else:
+                        print(f"FAILED  {res.get('error')}", flush=True)
+                    if round_index == 0 or not pooled[ex].get("ok"):
+                        pooled[ex] = res
+                    elif res.get("ok"):
+                        _pool(pooled[ex], res)
             for ex in exporters:
-                print(f"[{time.strftime('%H:%M:%S')}] {model:<22} {ex:<12}", end=" ", flush=True)
-                res = run_one(model, ex, opts, str(keep_root / ex))
+                res = pooled[ex]
+                res["rounds"] = opts.rounds
                 if res.get("ok"):
                     print(
-                        f"ok  export {res['export_seconds']:.2f}s  mem {_fmt_bytes(res['peak_mem_bytes'])}  "
+                        f"[{time.strftime('%H:%M:%S')}] {model:<22} {ex:<12} median of "
+                        f"{len(res['export_seconds_all'])}: export {res['export_seconds']:.2f}s  "
+                        f"floor {res['floor_seconds']:.2f}s  mem {_fmt_bytes(res['peak_mem_bytes'])}  "
                         f"nodes {res['nodes']}  diff {res['max_abs_diff']:.1e}",
                         flush=True,
                     )
-                else:
-                    print(f"FAILED  {res.get('error')}", flush=True)
                 res["exporter_commit"] = doc["versions"].get("exporter_commit")
                 model_results.append(res)
                 doc["results"].append(res)

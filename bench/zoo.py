@@ -48,10 +48,10 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
-def _text_inputs(vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _text_inputs(vocab: int, batch: int = 1, seq: int = SEQ) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(1)
-    ids = torch.randint(0, vocab, (1, SEQ), generator=g, dtype=torch.long)
-    mask = torch.ones(1, SEQ, dtype=torch.long)
+    ids = torch.randint(0, vocab, (batch, seq), generator=g, dtype=torch.long)
+    mask = torch.ones(batch, seq, dtype=torch.long)
     return ids, mask
 
 
@@ -64,21 +64,21 @@ def _hf(model: nn.Module, arg_names: list[str], args: tuple, n_outputs: int = 1,
     return wrapped, args, list(arg_names), axes
 
 
-def bert():
+def bert(batch: int = 1, seq: int = SEQ):
     from transformers import BertConfig, BertModel
 
     _seed()
     cfg = BertConfig()  # bert-base-uncased sizes
-    ids, mask = _text_inputs(cfg.vocab_size)
+    ids, mask = _text_inputs(cfg.vocab_size, batch, seq)
     return _hf(BertModel(cfg), ["input_ids", "attention_mask"], (ids, mask), n_outputs=2)
 
 
-def gpt2():
+def gpt2(batch: int = 1, seq: int = SEQ):
     from transformers import GPT2Config, GPT2Model
 
     _seed()
     cfg = GPT2Config(use_cache=False)  # gpt2 (small) sizes
-    ids, mask = _text_inputs(cfg.vocab_size)
+    ids, mask = _text_inputs(cfg.vocab_size, batch, seq)
     return _hf(GPT2Model(cfg), ["input_ids", "attention_mask"], (ids, mask))
 
 
@@ -102,12 +102,12 @@ def t5_encoder():
     return _hf(T5EncoderModel(cfg), ["input_ids", "attention_mask"], (ids, mask))
 
 
-def vit():
+def vit(batch: int = 1):
     from transformers import ViTConfig, ViTModel
 
     _seed()
     cfg = ViTConfig()  # vit-base-patch16-224 sizes
-    x = torch.randn(1, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(1))
+    x = torch.randn(batch, 3, IMAGE, IMAGE, generator=torch.Generator().manual_seed(1))
     return _hf(ViTModel(cfg, add_pooling_layer=False), ["pixel_values"], (x,))
 
 
@@ -192,6 +192,15 @@ def scripted_loop():
     return torch.jit.script(LoopModel().eval()), (x, steps), ["x", "steps"], {"x": {0: "batch"}}
 
 
+def encoder12():
+    """The model of issue #18: 12 nn.TransformerEncoderLayers, d=768, 12 heads, ff 3072 (340 MB)."""
+    _seed()
+    layer = nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True)
+    model = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 128, 768, generator=torch.Generator().manual_seed(1))
+    return model, (x,), ["x"], {"x": {0: "batch"}}
+
+
 class LargeModel(nn.Module):
     """~2.06 GiB of float32 weights: two 16384x16384 Linear layers plus a smaller head."""
 
@@ -228,6 +237,11 @@ ZOO: dict[str, Entry] = {
         Entry(
             "whisper_tiny_encoder", whisper_tiny_encoder, "transformers WhisperEncoder, whisper-tiny config, 1x80x3000"
         ),
+        # realistic inputs: the forward pass a real trace computes is no longer negligible
+        Entry("encoder12", encoder12, "nn.TransformerEncoder, 12 layers d=768, 2x128", tags=("realistic",)),
+        Entry("bert_b4s128", lambda: bert(4, 128), "bert (as above), 4x128", tags=("realistic",)),
+        Entry("gpt2_b4s128", lambda: gpt2(4, 128), "gpt2 (as above), 4x128", tags=("realistic",)),
+        Entry("vit_b4", lambda: vit(4), "vit (as above), 4x3x224x224", tags=("realistic",)),
         Entry("large", large, "synthetic 3x nn.Linear, ~2.06 GiB of float32 weights", large=True),
     ]
 }

@@ -127,7 +127,7 @@ def export(
         serialization.save(onnx_model, f, progress)
     logger.info("exported %s nodes at opset %s in %.3f s", len(onnx_model.graph), opset, sum(timer.seconds.values()))
     if report:
-        return ExportReport.build(onnx_model, opset, timer)
+        return ExportReport.build(onnx_model, opset, timer, captured.method, captured.reason)
     return onnx_model
 
 

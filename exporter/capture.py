@@ -1,7 +1,8 @@
 """Capture: model + example args -> a TorchScript graph, its inputs and its parameters.
 
-``nn.Module``s are traced; ``ScriptModule``s and ``ScriptFunction``s keep their scripted
-graph (control flow included). Parameters and buffers become trailing graph inputs named by
+``nn.Module``s are traced, on meta tensors where the model allows (no FLOPs, no activations:
+:mod:`exporter.meta_trace`), else on the real ones; ``ScriptModule``s and ``ScriptFunction``s
+keep their scripted graph (control flow included). Parameters and buffers become trailing graph inputs named by
 their ``state_dict`` keys, each tensor once even where weights are tied.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import torch
 
+from exporter import meta_trace
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
@@ -35,6 +37,9 @@ class Captured:
     inputs: list[torch.Tensor]
     param_names: list[str]
     params: list[torch.Tensor]
+    # how the graph was captured ("meta trace", "trace", "script") and why not on meta tensors
+    method: str = "trace"
+    reason: str = ""
 
     @property
     def ts_inputs(self) -> list[torch._C.Value]:
@@ -177,8 +182,7 @@ def _no_attention_fastpath() -> Iterator[None]:
 
 
 def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
-    from torch.jit._trace import _create_interpreter_name_lookup_fn
-
+    """Trace ``model`` on meta tensors where it allows (:mod:`exporter.meta_trace`), else for real."""
     module = model if isinstance(model, torch.nn.Module) else None
     forward = model.forward if module is not None else model
     top_names = _parameter_names(forward, len(args), kwargs)
@@ -200,21 +204,46 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         flat_out, _ = flatten(out, "output")
         return tuple(flat_out)
 
+    why = meta_trace.why_not_meta(module, flat_inputs + params)
+    if why is None:
+        try:
+            graph = meta_trace.meta_trace(
+                module, traced, flat_inputs + params, lambda fn, tensors_: _trace_graph(module, fn, tensors_)
+            )
+        except meta_trace.Unfit as error:
+            why = f"the meta trace failed: {error}"
+        else:
+            return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+    graph = _trace_graph(module, traced, flat_inputs + params)
+    return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
+
+
+def _trace_graph(
+    module: torch.nn.Module | None, fn: Callable[..., tuple[torch.Tensor, ...]], tensors_: list[torch.Tensor]
+) -> torch._C.Graph:
+    from torch.jit._trace import _create_interpreter_name_lookup_fn
+
     scopes = _module_scopes(module) if module is not None else contextlib.nullcontext()
     with scopes, torch.no_grad(), _no_attention_fastpath():
-        graph, _ = torch._C._create_graph_by_tracing(
-            traced, flat_inputs + params, _create_interpreter_name_lookup_fn(), False, False
-        )
-    return Captured(graph, input_names, flat_inputs, param_names, params)
+        graph, _ = torch._C._create_graph_by_tracing(fn, tensors_, _create_interpreter_name_lookup_fn(), False, False)
+    return graph
 
 
 def _script(
-    model: torch.jit.ScriptModule | torch.jit.ScriptFunction, args: tuple[Any, ...], kwargs: dict[str, Any]
+    model: torch.jit.ScriptModule | torch.jit.ScriptFunction,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    example_run: bool = True,
 ) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
     0-d tensors; tuples and lists of tensors flattened) and bake the other arguments in as
-    constants, run the model once on the example inputs, and propagate their shapes."""
+    constants, run the model once on the example inputs, and propagate their shapes.
+
+    The example run computes nothing the export uses: shapes are propagated from the inputs'
+    types without running anything. It is there to refuse inputs that do not fit with the
+    model's own message; ``example_run=False`` skips it where the model has just run on these
+    inputs (torch.jit.trace of a module with scripted parts)."""
     graph, params, param_names = _lower_scripted(model)
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
@@ -233,10 +262,12 @@ def _script(
         leaves, names = flatten(number_tensor(value) if live else value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
-    _run_once(_run_copy(model), call)
+    if example_run:
+        _run_once(_run_copy(model), call)
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
-    return Captured(graph, input_names, flat_inputs, param_names, list(params))
+    reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
+    return Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
 
 
 def _lower_scripted(
@@ -508,7 +539,10 @@ def _capture(model: Any, args: Any) -> Captured:
         positional = wrap_numbers(positional)
         with torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
-        return _script(traced, positional, kwargs)
+        captured = _script(traced, positional, kwargs, example_run=False)  # tracing just ran it
+        captured.method = "trace + script"
+        captured.reason = "scripted submodules or packed weights: torch.jit.trace enters them, on real tensors"
+        return captured
     if isinstance(model, torch.nn.Module) or callable(model):
         return _trace(model, wrap_numbers(positional), kwargs)
     raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")

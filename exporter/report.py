@@ -38,9 +38,16 @@ class ExportReport:
     node_counts: dict[str, int]
     initializer_count: int
     initializer_bytes: int
+    # "meta trace" (the forward ran on meta tensors, computing nothing), "trace" (on the real
+    # tensors), "script" (a TorchScript graph), "trace + script" (torch.jit.trace, then as script)
+    capture: str = "trace"
+    # why the capture was not a meta trace ("" when it was)
+    capture_reason: str = ""
 
     @classmethod
-    def build(cls, model: ir.Model, opset: int, timer: PhaseTimer) -> ExportReport:
+    def build(
+        cls, model: ir.Model, opset: int, timer: PhaseTimer, capture: str = "trace", capture_reason: str = ""
+    ) -> ExportReport:
         counts: collections.Counter[str] = collections.Counter()
         for node in ir.traversal.RecursiveGraphIterator(model.graph):
             counts[node.op_type if not node.domain else f"{node.domain}::{node.op_type}"] += 1
@@ -52,6 +59,8 @@ class ExportReport:
             node_counts=dict(counts.most_common()),
             initializer_count=len(initializers),
             initializer_bytes=sum(t.nbytes for t in initializers),
+            capture=capture,
+            capture_reason=capture_reason,
         )
 
     @property
@@ -64,6 +73,7 @@ class ExportReport:
             f"opset {self.opset}; {sum(self.node_counts.values())} nodes; "
             f"{self.initializer_count} initializers, {self.initializer_bytes / 1e6:.1f} MB"
         ]
+        lines.append(f"capture: {self.capture}" + (f" ({self.capture_reason})" if self.capture_reason else ""))
         lines.append(f"time: {self.total_seconds:.3f} s")
         for name, seconds in self.phase_seconds.items():
             lines.append(f"  {name:<10} {seconds:8.3f} s  {100 * seconds / total:5.1f}%")

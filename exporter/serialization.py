@@ -12,6 +12,8 @@ so the file is an ordinary ModelProto). Memory stays at the size of the graph it
 
 from __future__ import annotations
 
+import concurrent.futures
+import ctypes
 import os
 import shutil
 import tempfile
@@ -20,6 +22,9 @@ from typing import BinaryIO
 
 import onnx
 import onnx_ir as ir
+import torch
+
+from exporter.tensors import TorchTensor
 
 __all__ = ["save", "write_model", "EXTERNAL_DATA_THRESHOLD"]
 
@@ -157,15 +162,40 @@ def write_model(model: ir.Model, stream: BinaryIO, progress: Progress | None = N
     stream.write(graph_bytes)
     total = sum(tensor.nbytes for _, tensor in entries)
     written = 0
-    for prefix, tensor in entries:
-        stream.write(prefix)
-        if hasattr(tensor, "tofile"):
-            tensor.tofile(stream)
-        else:
-            stream.write(tensor.tobytes())
-        written += tensor.nbytes
-        if progress is not None:
-            progress(written, total)
+    # The next weight's bytes are made ready (a transposed or folded weight is copied or computed)
+    # while the current one is written: torch and file writes release the GIL, so the copies
+    # hide behind the I/O. At most two prepared weights exist at a time.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(_contiguous, entries[0][1]) if entries else None
+        for index, (prefix, tensor) in enumerate(entries):
+            ready = pending.result() if pending is not None else None
+            pending = pool.submit(_contiguous, entries[index + 1][1]) if index + 1 < len(entries) else None
+            stream.write(prefix)
+            if ready is not None:
+                stream.write(_bytes_of(ready))
+            elif hasattr(tensor, "tofile"):
+                tensor.tofile(stream)
+            else:
+                stream.write(tensor.tobytes())
+            del ready
+            written += tensor.nbytes
+            if progress is not None:
+                progress(written, total)
+
+
+def _contiguous(tensor: object) -> torch.Tensor | None:
+    """A torch-backed initializer's data as a contiguous CPU tensor (None for other tensors)."""
+    if not isinstance(tensor, TorchTensor):
+        return None
+    return tensor.raw.detach().cpu().contiguous()
+
+
+def _bytes_of(tensor: torch.Tensor) -> memoryview:
+    """The bytes of a contiguous CPU tensor, without a copy (any dtype, bfloat16 included)."""
+    if tensor.numel() == 0:
+        return memoryview(b"")
+    array = (ctypes.c_ubyte * (tensor.element_size() * tensor.numel())).from_address(tensor.data_ptr())
+    return memoryview(array)
 
 
 def _copy_mode(existing: str, temporary: str) -> None:
