@@ -24,12 +24,14 @@ from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_fu
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
-__all__ = ["emit_graph", "find_unsupported"]
+__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
     {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
 )
+# ir.Value meta key: graph inputs the node computing this value read (see _note_inputs_read).
+READS_INPUTS = "exporter.reads_inputs"
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
 
@@ -227,6 +229,7 @@ class _Emitter:
             result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
+            _note_inputs_read(result, inputs)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -404,6 +407,31 @@ class _Emitter:
         for ts_value, obj in zip(outputs, results):
             self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
         return True
+
+
+def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
+    """Record, on the run-time values a node computed, the graph inputs the node read.
+
+    Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
+    an ONNX reader; torch's exporter folds only the outputs of a TorchScript node whose values
+    are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
+    input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
+    matches torch's interface: an input dropped by torch is one no run-time result depends on.
+    """
+    read = [obj for obj in inputs if isinstance(obj, ir.Value) and obj.is_graph_input() and not obj.is_initializer()]
+    if not read:
+        return
+    for value in _run_time_values(result):
+        value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _run_time_values(obj: Any) -> list[ir.Value]:
+    """The values of a symbolic's result not known at export time (constants excluded)."""
+    if isinstance(obj, ir.Value):
+        return [] if obj.const_value is not None else [obj]
+    if isinstance(obj, (list, tuple)):
+        return [value for item in obj for value in _run_time_values(item)]
+    return []
 
 
 def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
