@@ -5,7 +5,9 @@ diff.
 ONNX idioms: integer Div truncates where torch floors, so floor division corrects the quotient
 by the remainder's sign (``h.floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
 onnxruntime lacks double kernels for Acos/Asin/Atan/Tan/Erf (``h.float_kernel``); unary math on
-integers takes torch's result dtype from the TorchScript node.
+integers takes torch's result dtype from the TorchScript node; 8/16-bit integer arithmetic
+below opset 14 (no Add/Sub/Mul/Div kernels) runs in int32 and casts back
+(``h.widened_arithmetic``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Va
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
         return g.op("Or", self, other)
-    return g.op("Add", self, h.scaled(g, other, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Add", a, h.scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::diff")
@@ -62,13 +64,13 @@ def aten_diff(
 @onnx_symbolic("aten::sub")
 def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return g.op("Sub", self, h.scaled(g, other, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, h.scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::rsub")
 def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
-    return g.op("Sub", other, h.scaled(g, self, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, h.scaled(g, a, alpha)), self, other)
 
 
 @onnx_symbolic("aten::mul")
@@ -76,7 +78,7 @@ def aten_mul(g: GraphContext, self: Value, other: Value) -> Value:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool * bool is logical and in torch
         return g.op("And", self, other)
-    return g.op("Mul", self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Mul", a, b), self, other)
 
 
 def _trunc(g: GraphContext, x: Value) -> Value:
@@ -90,6 +92,10 @@ def aten_div(g: GraphContext, self: Value, other: Value, rounding_mode: str | No
 
     Integer operands arrive cast to float by scalar type analysis for true division.
     """
+    return h.widened_arithmetic(g, lambda a, b: _div(g, a, b, rounding_mode), self, other)
+
+
+def _div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None) -> Value:
     if rounding_mode is None:
         return g.op("Div", self, other)
     if rounding_mode == "floor":
@@ -109,14 +115,14 @@ def aten_true_divide(g: GraphContext, self: Value, other: Value) -> Value:
 @onnx_symbolic("aten::floor_divide")
 def aten_floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
     """floor_divide(Tensor self, Tensor other) -> Tensor (floors, also for negative ints)"""
-    return h.floor_divide(g, self, other)
+    return h.widened_arithmetic(g, lambda a, b: h.floor_divide(g, a, b), self, other)
 
 
 @onnx_symbolic("aten::remainder")
 def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor: self - floor(self/other)*other,
     which takes the sign of the divisor like Python's %."""
-    return g.op("Sub", self, g.op("Mul", h.floor_divide(g, self, other), other))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, g.op("Mul", h.floor_divide(g, a, b), b)), self, other)
 
 
 @onnx_symbolic("aten::neg")
