@@ -14,6 +14,7 @@ import warnings
 
 import torch
 
+from exporter import promotion
 from exporter.errors import ExporterError
 from exporter.passes.common import schema_of, walk
 from exporter.ts_graph import source_location
@@ -308,6 +309,33 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
     _replace_reads_after(target, block, anchor, current)
 
 
+def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torch._C.Value) -> torch._C.Value:
+    """The result of an in-place arithmetic op, in the dtype of the tensor written into.
+
+    Torch computes ``half.add_(float32)`` in the promoted dtype (float32) and rounds once into
+    the half target; so does the functional node here, followed by a ``type_as`` into the
+    target's dtype. (Scripted graphs may record the promoted dtype as the in-place result.)
+    """
+    target_type = target.type()
+    operands = promotion.ts_operands(new)
+    if not isinstance(target_type, torch._C.TensorType) or target_type.dtype() is None or operands is None:
+        return new.output()
+    if not promotion.is_arithmetic(new.kind()) or promotion.follows_self(new.kind()):
+        return new.output()
+    out_type = new.output().type()
+    if not isinstance(out_type, torch._C.TensorType):
+        return new.output()
+    computed = promotion.computed_dtype(new.kind(), list(operands.values()), promotion.ts_true_division(new))
+    new.output().setType(out_type.with_dtype(computed))
+    if computed == target_type.dtype():
+        return new.output()
+    rounded = graph.create("aten::type_as", [new.output(), target], 1)
+    rounded.insertAfter(new)
+    rounded.copyMetadata(new)
+    rounded.output().setType(out_type.with_dtype(target_type.dtype()))
+    return rounded.output()
+
+
 def remove_inplace(graph: torch._C.Graph) -> None:
     mutated_inputs: list[str] = []
     written: set[int] = set()
@@ -321,9 +349,10 @@ def remove_inplace(graph: torch._C.Graph) -> None:
         new.insertBefore(node)
         new.copyMetadata(node)
         new.output().setType(node.output().type())
+        result = _rounded_into_target(graph, new, target)
         root = _view_chain(target, written)[1]
         # the in-place op's result aliases its target: later reads see the target's new value
-        node.output().replaceAllUsesWith(_functionalize_views(graph, target, new, new.output(), written))
+        node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
         if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
             mutated_inputs.append(root.debugName())
         node.destroy()
