@@ -35,6 +35,11 @@ _FUNCTIONAL_NAME = {
 }
 
 
+# In-place ops that make their target an alias of another input: ``x.set_(y)`` (the
+# source_Tensor overload) leaves x reading y's data, shape and dtype.
+_ALIASES_INPUT = {"aten::set_": 1}
+
+
 @functools.lru_cache(maxsize=1024)
 def _has_functional(kind: str) -> bool:
     return bool(torch._C._jit_get_schemas_for_operator(kind))
@@ -42,6 +47,10 @@ def _has_functional(kind: str) -> bool:
 
 def is_inplace(node: torch._C.Node) -> bool:
     kind = node.kind()
+    if kind in _ALIASES_INPUT:
+        return node.inputsSize() > _ALIASES_INPUT[kind] and isinstance(
+            node.inputsAt(_ALIASES_INPUT[kind]).type(), torch._C.TensorType
+        )
     if kind in _FUNCTIONAL_NAME:
         return _has_functional(_FUNCTIONAL_NAME[kind])
     if not kind.startswith("aten::") or not kind.endswith("_") or kind.endswith("__"):
@@ -344,8 +353,10 @@ def remove_inplace(graph: torch._C.Graph) -> None:
             continue
         target = node.inputsAt(0)
         kind = node.kind()
-        functional = _FUNCTIONAL_NAME.get(kind, kind[:-1])
-        new = graph.create(functional, list(node.inputs()), node.outputsSize())
+        if kind in _ALIASES_INPUT:
+            new = graph.create("aten::alias", [node.inputsAt(_ALIASES_INPUT[kind])], 1)
+        else:
+            new = graph.create(_FUNCTIONAL_NAME.get(kind, kind[:-1]), list(node.inputs()), node.outputsSize())
         new.insertBefore(node)
         new.copyMetadata(node)
         new.output().setType(node.output().type())
