@@ -41,11 +41,18 @@ def _overload(node: torch._C.Node) -> str:
     return schema.overload_name if schema is not None else ""
 
 
-def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> list[UnsupportedOp]:
-    """Every node kind without a symbolic at ``opset``, with counts and source lines."""
+def find_unsupported(
+    graph: torch._C.Graph, registry: Registry, opset: int, *, branches_only: list[bool] | None = None
+) -> list[UnsupportedOp]:
+    """Every node kind without a symbolic at ``opset``, with counts and source lines.
+
+    ``branches_only``, when given, gets one item: whether every such node sits inside a branch
+    of an ``if`` (which export may find decided, so the branch is never emitted).
+    """
     counts: dict[str, int] = collections.Counter()
     where: dict[str, list[str]] = collections.defaultdict(list)
     overloads: dict[str, str] = {}
+    in_branches = True
     for node in all_nodes([graph]):
         kind = node.kind()
         if kind == "prim::Constant":
@@ -60,11 +67,14 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
         else:
             overload = _overload(node)
         if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
+            in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
             overloads[kind] = overload
             location = source_location(node)
             if location not in where[kind]:
                 where[kind].append(location)
+    if branches_only is not None:
+        branches_only.append(in_branches)
     return [
         UnsupportedOp(
             name=kind,
@@ -74,6 +84,15 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
         )
         for kind in sorted(counts)
     ]
+
+
+def _inside_if(node: torch._C.Node) -> bool:
+    owner = node.owningBlock().owningNode()
+    while owner is not None:
+        if owner.kind() == "prim::If":
+            return True
+        owner = owner.owningBlock().owningNode()
+    return False
 
 
 class _Emitter:
@@ -89,6 +108,8 @@ class _Emitter:
         self.static_shapes = static_shapes
         self.parent = parent
         self.env: dict[int, Any] = {}
+        # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
+        self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
 
     # -- values ----------------------------------------------------------------------------
     def lookup(self, value: torch._C.Value) -> Any:
@@ -218,9 +239,9 @@ class _Emitter:
         if schema is not None:
             inputs = self._harmonize(node, schema, inputs)
         symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
-        if symbolic is None:  # find_unsupported ran first; this is a sub-block added later
+        if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
+                self.unsupported or [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
                 self.builder.options.opset,
             )
         g = GraphContext(self.builder, node, emitter=self)
@@ -249,9 +270,9 @@ class _Emitter:
         the Python objects given), a :class:`TorchGraphContext` as ``g``."""
         cls = autograd_function(node)
         found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
-        if found is None:  # find_unsupported ran first; this is a sub-block added later
+        if found is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
+                self.unsupported or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
                 self.builder.options.opset,
             )
         tensor_inputs = iter(node.inputs())
@@ -570,10 +591,15 @@ def emit_graph(
     static_shapes: bool,
 ) -> list[Any]:
     """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
-    unsupported = find_unsupported(ts_graph, registry, builder.options.opset)
-    if unsupported:
+    # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
+    # in branches of ifs, which export may find decided (torch.norm's scripted body holds
+    # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
+    branches_only: list[bool] = []
+    unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
+    if unsupported and not branches_only[0]:
         raise UnsupportedOperatorError(unsupported, builder.options.opset)
     emitter = _Emitter(builder, registry, static_shapes)
+    emitter.unsupported = unsupported
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
