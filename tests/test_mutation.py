@@ -121,3 +121,26 @@ def test_set_makes_the_target_read_the_source(mode: str, opset: int) -> None:
             other_inputs=[(torch.ones(2, 3), torch.randn(5, 2))],
         )
         assert [v.name for v in onnx_model.graph.inputs] == inputs
+
+
+class _BroadcastWrite(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x[:, x.size(0) :] = torch.tensor([1.0, 2.0, 3.0])  # traced as copy_(view, expand(v, [2, 3, 3]))
+        return x
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("mode", ["trace", "script"])
+@pytest.mark.filterwarnings("ignore:the model writes in place")
+def test_broadcast_write_with_dynamic_sizes(mode: str, opset: int) -> None:
+    """The sizes tracing bakes into the expand of a written value are the example's; the write
+    broadcasts the value itself, so other sizes work (from 11: run-time slice_scatter bounds)."""
+    model = torch.jit.script(_BroadcastWrite()) if mode == "script" else _BroadcastWrite()
+    assert_matches_torch(
+        model,
+        (torch.ones(2, 5, 3),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 1]},
+        other_inputs=[(torch.randn(3, 4, 3),)],
+    )

@@ -318,6 +318,17 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
     _replace_reads_after(target, block, anchor, current)
 
 
+def _drop_traced_broadcast(copy: torch._C.Node) -> None:
+    """``y[...] = v`` traces as ``copy_(y_view, expand(v, sizes))`` with the view's sizes of the
+    example input baked in; copy_ broadcasts its source to the target anyway, so the expand is
+    redundant, and dropped it keeps the write valid for other sizes (dynamic axes). Whatever
+    the sizes, expand's result broadcasts to the target, so ``v`` does too, to the same values."""
+    source = copy.inputsAt(1)
+    producer = source.node()
+    if producer.kind() == "aten::expand" and len(source.uses()) == 1:
+        copy.replaceInput(1, producer.inputsAt(0))
+
+
 def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torch._C.Value) -> torch._C.Value:
     """The result of an in-place arithmetic op, in the dtype of the tensor written into.
 
@@ -353,6 +364,8 @@ def remove_inplace(graph: torch._C.Graph) -> None:
             continue
         target = node.inputsAt(0)
         kind = node.kind()
+        if kind == "aten::copy_":
+            _drop_traced_broadcast(node)
         if kind in _ALIASES_INPUT:
             new = graph.create("aten::alias", [node.inputsAt(_ALIASES_INPUT[kind])], 1)
         else:
