@@ -123,7 +123,9 @@ def cleanup(model: ir.Model, *, fold_constants: bool = True) -> None:
 def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
     """Graph inputs that a TorchScript node read to compute a value still in the graph, though
     no ONNX node reads them (their shape folded away: ``x.view_as(y)``); torch's exporter keeps
-    these. A kept input may itself name others (``x.view_as(y)`` returning ``x`` unchanged)."""
+    these, except where the value is computed from constants alone (``zeros_like(y)``), which
+    torch folds too, unless ``y`` is 0-d. A kept input may itself name others (``x.view_as(y)``
+    returning ``x`` unchanged)."""
     live: set[ir.Value] = set(graph.outputs)
     for node in ir.traversal.RecursiveGraphIterator(graph):
         live.update(v for v in node.inputs if v is not None)
@@ -131,9 +133,15 @@ def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
     inputs = set(graph.inputs)
     kept: set[ir.Value] = set()
     known: dict[ir.Value, bool] = {}
-    pending = [v for v in live if READS_INPUTS in v.meta and not _known_at_export(v, known)]
+    pending = [v for v in live if READS_INPUTS in v.meta]
     while pending:
-        for read in pending.pop().meta.get(READS_INPUTS, ()):
+        value = pending.pop()
+        folds = _known_at_export(value, known)
+        for read in value.meta.get(READS_INPUTS, ()):
+            # torch never folds the shape of a 0-d tensor (Shape gives []), so what it computes
+            # from one (zeros_like of a 0-d input) keeps that input
+            if folds and not (read.shape is not None and len(read.shape) == 0):
+                continue
             if read in inputs and read not in kept:
                 kept.add(read)
                 pending.append(read)
