@@ -251,6 +251,8 @@ class _Emitter:
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
             _note_inputs_read(result, inputs)
+            if schema is not None and not has_blocks(node):
+                _correct_propagated_dtypes(node, schema, inputs, result)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -444,6 +446,71 @@ def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
         return
     for value in _run_time_values(result):
         value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _correct_propagated_dtypes(
+    node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any], result: Any
+) -> None:
+    """Where the symbolic's dtype differs from the one TorchScript recorded, ask torch: run the
+    op on meta tensors of the emitted inputs' dtypes. If torch computes the symbolic's dtype,
+    the recorded one was a guess of shape propagation on a scripted graph (``cat`` of half and
+    float recorded half, ``sum(dtype=float)`` of half recorded half); the node's type is
+    corrected. Otherwise the mismatch stands and _stamp reports the symbolic."""
+    outputs = list(node.outputs())
+    results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
+    pairs = [
+        (ts_value, obj)
+        for ts_value, obj in zip(outputs, results)
+        if isinstance(obj, ir.Value)
+        and obj.dtype is not None
+        and isinstance(ts_value.type(), torch._C.TensorType)
+        and ts_value.type().dtype() is not None
+        and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(ts_value.type().dtype(), ts_value.type().dtype()))
+        != obj.dtype
+    ]
+    if not pairs:
+        return
+    computed = _meta_dtypes(schema, inputs)
+    if computed is None or len(computed) != len(outputs):
+        return
+    for ts_value, obj in pairs:
+        dtype = computed[outputs.index(ts_value)]
+        if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
+            ts_value.setType(ts_value.type().with_dtype(dtype))
+
+
+def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
+    """The output dtypes torch computes for the op on inputs of the emitted dtypes (meta
+    tensors: no data, no work), or None when the op cannot run so."""
+
+    def meta(obj: Any) -> Any:
+        if isinstance(obj, ir.Value):
+            if obj.dtype is None or obj.shape is None:
+                raise TypeError("untyped value")
+            shape = [d if isinstance(d, int) else 2 for d in obj.shape]
+            return torch.empty(shape, dtype=tensors.to_torch_dtype(obj.dtype), device="meta")
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(meta(o) for o in obj)
+        if isinstance(obj, (RuntimeList, ScanItem)):
+            raise TypeError("run-time list")
+        return obj
+
+    try:
+        packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
+        overload = getattr(packet, schema.overload_name or "default")
+        args, kwargs = [], {}
+        for arg, obj in zip(schema.arguments, inputs):
+            value = _to_eager(arg, meta(obj))
+            if arg.kwarg_only:
+                kwargs[arg.name] = value
+            else:
+                args.append(value)
+        with torch.no_grad():
+            out = overload(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
+        return None
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
 
 
 def _run_time_values(obj: Any) -> list[ir.Value]:

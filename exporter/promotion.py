@@ -307,7 +307,11 @@ def emission_target(
         out = output_dtype(node)
         if kind in _FOLLOWS_SELF and 0 in operands:
             return operands[0].dtype
-        # an integer recorded where torch computes a float is shape propagation's guess
-        if out is not None and kind not in _FOLLOWS_SELF and (out.is_floating_point or not computed.is_floating_point):
+        # a dtype narrower than torch's computed one is shape propagation's guess
+        if (
+            out is not None
+            and kind not in _FOLLOWS_SELF
+            and (out == computed or torch.promote_types(computed, out) != computed)
+        ):
             return out
     return computed

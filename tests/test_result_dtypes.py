@@ -94,3 +94,32 @@ def test_half_in_place_arithmetic_rounds_once(mode: str, opset: int) -> None:
         for got, want in zip(run(data, [x.clone(), y, z]), expected):
             assert got.dtype == want.numpy().dtype
             assert (got == want.numpy()).all(), f"{run.__name__}: {(got != want.numpy()).sum()} of 64 differ"
+
+
+class _PropagationGuesses(torch.nn.Module):
+    """Ops whose result dtype TorchScript's shape propagation records wrongly when scripted."""
+
+    def forward(
+        self, c: torch.Tensor, h: torch.Tensor, f: torch.Tensor, i: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        return (
+            torch.cat([h, f]),  # recorded half
+            h.sum(dtype=torch.float),  # recorded half
+            torch.where(c, h, f),  # recorded half
+            torch.reciprocal(i),  # recorded int64
+            torch.log2(i + 1),  # recorded int64
+            torch.cat([h, f]) * 2,  # a later node promotes from the corrected dtype
+        )
+
+
+@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+@pytest.mark.parametrize("mode", ["trace", "script"])
+def test_dtypes_shape_propagation_guesses_wrongly(mode: str, opset: int) -> None:
+    model = torch.jit.script(_PropagationGuesses()) if mode == "script" else _PropagationGuesses()
+    args = (
+        torch.tensor([True, False, True, False]),
+        torch.randn(4, dtype=torch.half),
+        torch.randn(4),
+        torch.tensor([1, 2, 4, 8]),
+    )
+    assert_matches_torch(model, args, opset=opset, rtol=1e-3, atol=1e-3)

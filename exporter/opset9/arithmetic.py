@@ -16,8 +16,10 @@ import math
 from collections.abc import Callable
 
 import onnx_ir as ir
+import torch
 
 from exporter import symbolic_helper as h
+from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.opset9 import bitwise
 from exporter.registry import onnx_symbolic
@@ -172,7 +174,7 @@ def aten_rsqrt(g: GraphContext, self: Value) -> Value:
 def aten_reciprocal(g: GraphContext, self: Value) -> Value:
     """reciprocal(Tensor self) -> Tensor: integers and bools give torch's float result dtype
     (computed in it), as torch does."""
-    return g.op("Reciprocal", _as_result_dtype(g, self))
+    return g.op("Reciprocal", _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::exp")
@@ -217,9 +219,14 @@ def aten_cos(g: GraphContext, self: Value) -> Value:
     return g.op("Cos", self)
 
 
-def _as_result_dtype(g: GraphContext, x: Value) -> Value:
-    """``x`` cast to the node's result dtype: unary math on integers computes in float."""
-    return h.cast(g, x, bitwise.result_dtype(g, x.dtype) or x.dtype)
+def _as_result_dtype(g: GraphContext, x: Value, *, floating: bool = False) -> Value:
+    """``x`` cast to the node's result dtype: unary math on integers computes in float.
+    ``floating``: the op's result is always a float (reciprocal, log, acos...), which a
+    scripted graph's shape propagation may have recorded as the integer input dtype."""
+    dtype = bitwise.result_dtype(g, x.dtype) or x.dtype
+    if floating and not tensors.is_floating(dtype) and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128):
+        dtype = tensors.from_torch_dtype(torch.get_default_dtype())
+    return h.cast(g, x, dtype)
 
 
 def _constant_of(x: Value) -> float | int | bool | None:
@@ -250,7 +257,7 @@ def _round_half_even(g: GraphContext, x: Value) -> Value:
 
 
 def _unary_float(g: GraphContext, op_type: str, self: Value) -> Value:
-    return h.float_kernel(g, op_type, _as_result_dtype(g, self))
+    return h.float_kernel(g, op_type, _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::acos")
@@ -338,7 +345,7 @@ def aten_fix(g: GraphContext, self: Value) -> Value:
 
 
 def _log_base(g: GraphContext, self: Value, base: float) -> Value:
-    x = _as_result_dtype(g, self)
+    x = _as_result_dtype(g, self, floating=True)
     return g.op("Div", g.op("Log", x), h.scalar_like(g, math.log(base), x))
 
 
@@ -360,7 +367,7 @@ def aten_log1p(g: GraphContext, self: Value) -> Value:
 
     Log(1 + x) loses all precision for tiny x (torch's exporter does that); see h.log1p.
     """
-    return h.log1p(g, _as_result_dtype(g, self))
+    return h.log1p(g, _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::logit")
@@ -371,7 +378,7 @@ def aten_logit(g: GraphContext, self: Value, eps: float | None = None) -> Value:
     The clamp selects with Less/Greater + Where: NaN stays NaN as in torch, and double works
     below opset 11 (onnxruntime's attribute-form Clip is float32-only).
     """
-    x = _as_result_dtype(g, self)
+    x = _as_result_dtype(g, self, floating=True)
     if eps is not None:
         low, high = h.scalar_like(g, eps, x), h.scalar_like(g, 1.0 - eps, x)
         x = g.op("Where", g.op("Less", x, low), low, g.op("Where", g.op("Greater", x, high), high, x))

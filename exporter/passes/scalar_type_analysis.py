@@ -92,12 +92,13 @@ def scalar_type_analysis(graph: torch._C.Graph) -> None:
 
 
 def _corrected_output(node: torch._C.Node, recorded: torch.dtype, computed: torch.dtype) -> torch.dtype:
-    """The output dtype of an arithmetic node: the recorded one, unless it is an integer where
-    torch computes a float (``int_tensor / 3``, ``int_tensor % 2.5``). Tracing records the
-    dtype torch computed; TorchScript's shape propagation on scripted graphs keeps the integer
-    dtype of ``self`` for these, and no correct model computes a float into an integer (torch
-    refuses that even in place). The node's type is corrected, so later nodes promote from it."""
-    if not (computed.is_floating_point or computed.is_complex) or recorded.is_floating_point or recorded.is_complex:
+    """The output dtype of an arithmetic node: the recorded one, unless torch computes a wider
+    one (``int_tensor / 3`` recorded int64, ``where(c, half, float)`` recorded half). Tracing
+    records the dtype torch computed; TorchScript's shape propagation on scripted graphs keeps
+    the dtype of ``self`` for these, and an arithmetic result is never narrower than its
+    operands' promotion (in-place ops, whose result is, were made functional before). The
+    node's type is corrected, so later nodes promote from it."""
+    if computed == recorded or torch.promote_types(computed, recorded) != computed:
         return recorded
     output = node.output()
     output.setType(output.type().with_dtype(computed))
