@@ -302,6 +302,13 @@ def emission_target(
 ) -> torch.dtype:
     """The dtype the operands of ``node`` (emitted as ``inputs``) are computed in."""
     kind = node.kind()
+    if kind in _ARITHMETIC and node.outputsSize() == 1:
+        # arithmetic on Python numbers computes a Python float or int: double or int64
+        out_type = node.output().type()
+        if isinstance(out_type, torch._C.FloatType):
+            return torch.float64
+        if isinstance(out_type, torch._C.IntType):
+            return torch.int64
     computed = computed_dtype(kind, list(operands.values()), _is_true_division(kind, schema, inputs))
     if kind in _ARITHMETIC:
         out = output_dtype(node)

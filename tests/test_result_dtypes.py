@@ -123,3 +123,16 @@ def test_dtypes_shape_propagation_guesses_wrongly(mode: str, opset: int) -> None
         torch.tensor([1, 2, 4, 8]),
     )
     assert_matches_torch(model, args, opset=opset, rtol=1e-3, atol=1e-3)
+
+
+class _NumberArithmetic(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: float, n: int) -> torch.Tensor:
+        x = x * (y * 3)  # a Python float: double, not the default float dtype
+        x = x / (y * 4 - n)
+        return x + (n * 2 + 1)  # a Python int: int64
+
+
+@pytest.mark.parametrize("opset", [9, 17])
+def test_scripted_arithmetic_on_python_numbers(opset: int) -> None:
+    model = torch.jit.script(_NumberArithmetic())
+    assert_matches_torch(model, (torch.randn(2, 3), 2.5, 3), opset=opset, other_inputs=[(torch.randn(2, 3), 0.1, 7)])

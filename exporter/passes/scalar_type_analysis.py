@@ -80,7 +80,7 @@ def scalar_type_analysis(graph: torch._C.Graph) -> None:
                 node, target, computed_dtype(kind, list(operands.values()), ts_true_division(node))
             )
         if target is None:
-            target = promote(list(operands.values()))
+            target = _number_result(node) or promote(list(operands.values()))
         changed = False
         for position in operands:
             new_value = _converted(graph, node, inputs[position], target)
@@ -89,6 +89,19 @@ def scalar_type_analysis(graph: torch._C.Graph) -> None:
                 changed = True
         if changed:
             replace_node(graph, node, kind, inputs)
+
+
+def _number_result(node: torch._C.Node) -> torch.dtype | None:
+    """Arithmetic on Python numbers (``y * 3`` with ``y: float``) computes a Python float or int,
+    a double or int64 when it runs in the graph, not the default float dtype of tensors."""
+    if not is_arithmetic(node.kind()) or node.outputsSize() != 1:
+        return None
+    out_type = node.output().type()
+    if isinstance(out_type, torch._C.FloatType):
+        return torch.float64
+    if isinstance(out_type, torch._C.IntType):
+        return torch.int64
+    return None
 
 
 def _corrected_output(node: torch._C.Node, recorded: torch.dtype, computed: torch.dtype) -> torch.dtype:
