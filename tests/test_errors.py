@@ -159,3 +159,16 @@ def test_verify_catches_a_wrong_symbolic() -> None:
     report = exporter.verify(model, (x,), data.getvalue())
     assert not report.passed and report.max_abs_diff > 0.01
     assert exporter.verify(model, (x,), exporter.export(model, (x,), io.BytesIO())).passed
+
+
+def test_a_model_that_raises_on_the_example_inputs_is_a_runtime_error() -> None:
+    """As torch's exporter lets tracing's RuntimeError through (torch's suite expects one), and a
+    ValueError: the inputs do not fit the model."""
+
+    class NeedsTwoDims(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.stft(x, n_fft=16, center=False, return_complex=False)
+
+    with pytest.raises(exporter.errors.ModelRaisedError, match="the model raised on the example inputs") as info:
+        exporter.export(torch.jit.script(NeedsTwoDims()), (torch.randn(1, 1, 32),), io.BytesIO(), opset_version=17)
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)
