@@ -7,7 +7,7 @@ import torch
 
 from exporter import tensors
 from exporter.assemble import FLAT_INPUTS_META
-from exporter.emitter import READS_INPUTS
+from exporter.emitter import KEPT_INPUTS, READS_INPUTS
 
 __all__ = ["cleanup", "fuse_conv_batchnorm", "remove_unused_inputs", "INPUT_POSITIONS_KEY"]
 
@@ -131,7 +131,7 @@ def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
         live.update(v for v in node.inputs if v is not None)
         live.update(node.outputs)
     inputs = set(graph.inputs)
-    kept: set[ir.Value] = set()
+    kept: set[ir.Value] = set(graph.meta.get(KEPT_INPUTS, ())) & inputs
     known: dict[ir.Value, bool] = {}
     pending = [v for v in live if READS_INPUTS in v.meta]
     while pending:

@@ -24,7 +24,7 @@ from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_fu
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
-__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS"]
+__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
@@ -32,6 +32,8 @@ _IGNORABLE_ARGUMENTS = frozenset(
 )
 # ir.Value meta key: graph inputs the node computing this value read (see _note_inputs_read).
 READS_INPUTS = "exporter.reads_inputs"
+# ir.Graph meta key (main graph): inputs kept whether or not anything reads them.
+KEPT_INPUTS = "exporter.kept_inputs"
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
 
@@ -130,6 +132,22 @@ class _Emitter:
                 if obj is old:
                     emitter.env[key] = new
             emitter = emitter.parent
+
+    def keep_inputs_of(self, value: ir.Value) -> None:
+        """See GraphContext.keep_inputs_of: the graph inputs ``value`` is computed from join the
+        main graph's KEPT_INPUTS, which cleanup never drops."""
+        kept = self.builder.root.graph.meta.setdefault(KEPT_INPUTS, set())
+        seen: set[int] = set()
+        pending = [value]
+        while pending:
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if current.is_graph_input() and not current.is_initializer():
+                kept.add(current)
+            elif current.producer() is not None:
+                pending.extend(v for v in current.producer().inputs if v is not None)
 
     def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj

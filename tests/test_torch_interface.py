@@ -316,3 +316,22 @@ def test_scripted_list_of_tensors_none_bool_int() -> None:
     _check_runs(data, model, [args, (x, other_pads, None, False, 0), (x, other_pads, None, True, 5)])
     with pytest.raises(ValueError, match="no args may be None"):
         _torch_export(model, args)
+
+
+class _CheckedZeros(torch.nn.Module):
+    def forward(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if float(t) < 0:
+            raise Exception("Negative input")  # noqa: TRY002
+        return torch.zeros(5), torch.zeros(5)
+
+
+@torch.no_grad()
+def test_inputs_of_a_check_that_raises_stay_as_torch_keeps_them() -> None:
+    """The check is assumed to pass (ONNX cannot raise), so nothing reads t; it stays an input,
+    as torch's suite (test_tuple_output_from_if_with_raised_exception) feeds it: the model's
+    interface does not depend on whether a check could be expressed."""
+    model = torch.jit.script(_CheckedZeros())
+    args = (torch.zeros(1),)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["t"])
+    assert [v.name for v in onnx_model.graph.inputs] == ["t"]
+    assert_outputs_match(run_model(data, list(args)), model(*args))
