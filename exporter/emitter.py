@@ -268,7 +268,8 @@ class _Emitter:
             result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
-            _note_inputs_read(result, inputs)
+            if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
+                _note_inputs_read(result, inputs)
             if schema is not None and not has_blocks(node):
                 _correct_propagated_dtypes(node, schema, inputs, result)
             # Outputs of control flow depend on the branch or trip count: no static shapes.

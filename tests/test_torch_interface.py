@@ -335,3 +335,20 @@ def test_inputs_of_a_check_that_raises_stay_as_torch_keeps_them() -> None:
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["t"])
     assert [v.name for v in onnx_model.graph.inputs] == ["t"]
     assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
+class _PackUnpack(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        packed = [a, b]
+        c, _ = packed
+        return c
+
+
+@torch.no_grad()
+def test_an_input_only_packed_into_a_list_is_dropped() -> None:
+    """Building and unpacking a list reads nothing: b is unused, as in torch's exporter."""
+    model = torch.jit.script(_PackUnpack())
+    args = (torch.randn(2), torch.randn(3))
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["a", "b"])
+    assert [v.name for v in onnx_model.graph.inputs] == ["a"]
+    assert_outputs_match(run_model(data, list(args)), model(*args))
