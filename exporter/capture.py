@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from exporter import meta_trace
+from exporter.errors import ModelRaisedError
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
@@ -406,7 +407,7 @@ def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
         with torch.no_grad():
             model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
     except Exception as error:
-        raise ValueError(f"the model raised on the example inputs: {_short(error)}") from error
+        raise ModelRaisedError(f"the model raised on the example inputs: {_short(error)}") from error
 
 
 def _propagate_shapes(

@@ -7,6 +7,7 @@ import torch
 
 from exporter import tensors
 from exporter.assemble import FLAT_INPUTS_META
+from exporter.emitter import KEPT_INPUTS, READS_INPUTS
 
 __all__ = ["cleanup", "fuse_conv_batchnorm", "remove_unused_inputs", "INPUT_POSITIONS_KEY"]
 
@@ -119,6 +120,62 @@ def cleanup(model: ir.Model, *, fold_constants: bool = True) -> None:
     remove_unused_inputs(model)
 
 
+def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
+    """Graph inputs that a TorchScript node read to compute a value still in the graph, though
+    no ONNX node reads them (their shape folded away: ``x.view_as(y)``); torch's exporter keeps
+    these, except where the value is computed from constants alone (``zeros_like(y)``), which
+    torch folds too, unless ``y`` is 0-d. A kept input may itself name others (``x.view_as(y)``
+    returning ``x`` unchanged)."""
+    live: set[ir.Value] = set(graph.outputs)
+    for node in ir.traversal.RecursiveGraphIterator(graph):
+        live.update(v for v in node.inputs if v is not None)
+        live.update(node.outputs)
+    inputs = set(graph.inputs)
+    kept: set[ir.Value] = set(graph.meta.get(KEPT_INPUTS, ())) & inputs
+    known: dict[ir.Value, bool] = {}
+    pending = [v for v in live if READS_INPUTS in v.meta]
+    while pending:
+        value = pending.pop()
+        folds = _known_at_export(value, known)
+        for read in value.meta.get(READS_INPUTS, ()):
+            # torch never folds the shape of a 0-d tensor (Shape gives []), so what it computes
+            # from one (zeros_like of a 0-d input) keeps that input
+            if folds and not (read.shape is not None and len(read.shape) == 0):
+                continue
+            if read in inputs and read not in kept:
+                kept.add(read)
+                pending.append(read)
+    return kept
+
+
+# Ops whose outputs differ from run to run although their inputs are constants.
+_RANDOM_OPS = frozenset(
+    {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"}
+)
+
+
+def _known_at_export(value: ir.Value, known: dict[ir.Value, bool]) -> bool:
+    """Whether ``value`` is computed from constants alone (``ConstantOfShape`` of a folded
+    shape: ``zeros_like(y)`` with static shapes), so torch's exporter would have folded it."""
+    if value in known:
+        return known[value]
+    node = value.producer()
+    if value.const_value is not None or value.is_initializer():
+        result = True
+    elif (
+        node is None
+        or node.op_type in _RANDOM_OPS
+        or node.domain
+        or any(node.attributes[a].type == ir.AttributeType.GRAPH for a in node.attributes)
+    ):
+        result = False
+    else:
+        known[value] = False  # no cycles in a graph, but be safe
+        result = all(v is None or _known_at_export(v, known) for v in node.inputs)
+    known[value] = result
+    return result
+
+
 def remove_unused_inputs(model: ir.Model) -> list[int]:
     """Drop the graph inputs that no node (in any subgraph too) and no graph output uses, as
     torch's exporter does (weights fed as inputs too), and return the positions of the
@@ -127,7 +184,8 @@ def remove_unused_inputs(model: ir.Model) -> list[int]:
     given the file can pick the tensors to feed (exporter.verify does)."""
     graph = model.graph
     outputs = frozenset(graph.outputs)
-    for value in [v for v in graph.inputs if not v.uses() and v not in outputs]:
+    kept = _inputs_read_by_live_values(graph)
+    for value in [v for v in graph.inputs if not v.uses() and v not in outputs and v not in kept]:
         graph.inputs.remove(value)
         if value.is_initializer() and value.name is not None:  # keep_initializers_as_inputs
             graph.initializers.pop(value.name, None)

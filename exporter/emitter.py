@@ -24,12 +24,16 @@ from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_fu
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
-__all__ = ["emit_graph", "find_unsupported"]
+__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
     {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
 )
+# ir.Value meta key: graph inputs the node computing this value read (see _note_inputs_read).
+READS_INPUTS = "exporter.reads_inputs"
+# ir.Graph meta key (main graph): inputs kept whether or not anything reads them.
+KEPT_INPUTS = "exporter.kept_inputs"
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
 
@@ -39,11 +43,18 @@ def _overload(node: torch._C.Node) -> str:
     return schema.overload_name if schema is not None else ""
 
 
-def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> list[UnsupportedOp]:
-    """Every node kind without a symbolic at ``opset``, with counts and source lines."""
+def find_unsupported(
+    graph: torch._C.Graph, registry: Registry, opset: int, *, branches_only: list[bool] | None = None
+) -> list[UnsupportedOp]:
+    """Every node kind without a symbolic at ``opset``, with counts and source lines.
+
+    ``branches_only``, when given, gets one item: whether every such node sits inside a branch
+    of an ``if`` (which export may find decided, so the branch is never emitted).
+    """
     counts: dict[str, int] = collections.Counter()
     where: dict[str, list[str]] = collections.defaultdict(list)
     overloads: dict[str, str] = {}
+    in_branches = True
     for node in all_nodes([graph]):
         kind = node.kind()
         if kind == "prim::Constant":
@@ -58,11 +69,14 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
         else:
             overload = _overload(node)
         if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
+            in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
             overloads[kind] = overload
             location = source_location(node)
             if location not in where[kind]:
                 where[kind].append(location)
+    if branches_only is not None:
+        branches_only.append(in_branches)
     return [
         UnsupportedOp(
             name=kind,
@@ -72,6 +86,15 @@ def find_unsupported(graph: torch._C.Graph, registry: Registry, opset: int) -> l
         )
         for kind in sorted(counts)
     ]
+
+
+def _inside_if(node: torch._C.Node) -> bool:
+    owner = node.owningBlock().owningNode()
+    while owner is not None:
+        if owner.kind() == "prim::If":
+            return True
+        owner = owner.owningBlock().owningNode()
+    return False
 
 
 class _Emitter:
@@ -87,6 +110,8 @@ class _Emitter:
         self.static_shapes = static_shapes
         self.parent = parent
         self.env: dict[int, Any] = {}
+        # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
+        self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
 
     # -- values ----------------------------------------------------------------------------
     def lookup(self, value: torch._C.Value) -> Any:
@@ -107,6 +132,22 @@ class _Emitter:
                 if obj is old:
                     emitter.env[key] = new
             emitter = emitter.parent
+
+    def keep_inputs_of(self, value: ir.Value) -> None:
+        """See GraphContext.keep_inputs_of: the graph inputs ``value`` is computed from join the
+        main graph's KEPT_INPUTS, which cleanup never drops."""
+        kept = self.builder.root.graph.meta.setdefault(KEPT_INPUTS, set())
+        seen: set[int] = set()
+        pending = [value]
+        while pending:
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if current.is_graph_input() and not current.is_initializer():
+                kept.add(current)
+            elif current.producer() is not None:
+                pending.extend(v for v in current.producer().inputs if v is not None)
 
     def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj
@@ -243,9 +284,9 @@ class _Emitter:
         if schema is not None:
             inputs = self._harmonize(node, schema, inputs)
         symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
-        if symbolic is None:  # find_unsupported ran first; this is a sub-block added later
+        if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
+                self.unsupported or [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
                 self.builder.options.opset,
             )
         g = GraphContext(self.builder, node, emitter=self)
@@ -254,6 +295,10 @@ class _Emitter:
             result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
+            if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
+                _note_inputs_read(result, inputs)
+            if schema is not None and not has_blocks(node):
+                _correct_propagated_dtypes(node, schema, inputs, result)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -273,9 +318,9 @@ class _Emitter:
         the Python objects given), a :class:`TorchGraphContext` as ``g``."""
         cls = autograd_function(node)
         found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
-        if found is None:  # find_unsupported ran first; this is a sub-block added later
+        if found is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
+                self.unsupported or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
                 self.builder.options.opset,
             )
         tensor_inputs = iter(node.inputs())
@@ -431,6 +476,96 @@ class _Emitter:
         for ts_value, obj in zip(outputs, results):
             self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
         return True
+
+
+def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
+    """Record, on the run-time values a node computed, the graph inputs the node read.
+
+    Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
+    an ONNX reader; torch's exporter folds only the outputs of a TorchScript node whose values
+    are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
+    input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
+    matches torch's interface: an input dropped by torch is one no run-time result depends on.
+    """
+    read = [obj for obj in inputs if isinstance(obj, ir.Value) and obj.is_graph_input() and not obj.is_initializer()]
+    if not read:
+        return
+    for value in _run_time_values(result):
+        value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _correct_propagated_dtypes(
+    node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any], result: Any
+) -> None:
+    """Where the symbolic's dtype differs from the one TorchScript recorded, ask torch: run the
+    op on meta tensors of the emitted inputs' dtypes. If torch computes the symbolic's dtype,
+    the recorded one was a guess of shape propagation on a scripted graph (``cat`` of half and
+    float recorded half, ``sum(dtype=float)`` of half recorded half); the node's type is
+    corrected. Otherwise the mismatch stands and _stamp reports the symbolic."""
+    outputs = list(node.outputs())
+    results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
+    pairs = [
+        (ts_value, obj)
+        for ts_value, obj in zip(outputs, results)
+        if isinstance(obj, ir.Value)
+        and obj.dtype is not None
+        and isinstance(ts_value.type(), torch._C.TensorType)
+        and ts_value.type().dtype() is not None
+        and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(ts_value.type().dtype(), ts_value.type().dtype()))
+        != obj.dtype
+    ]
+    if not pairs:
+        return
+    computed = _meta_dtypes(schema, inputs)
+    if computed is None or len(computed) != len(outputs):
+        return
+    for ts_value, obj in pairs:
+        dtype = computed[outputs.index(ts_value)]
+        if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
+            ts_value.setType(ts_value.type().with_dtype(dtype))
+
+
+def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
+    """The output dtypes torch computes for the op on inputs of the emitted dtypes (meta
+    tensors: no data, no work), or None when the op cannot run so."""
+
+    def meta(obj: Any) -> Any:
+        if isinstance(obj, ir.Value):
+            if obj.dtype is None or obj.shape is None:
+                raise TypeError("untyped value")
+            shape = [d if isinstance(d, int) else 2 for d in obj.shape]
+            return torch.empty(shape, dtype=tensors.to_torch_dtype(obj.dtype), device="meta")
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(meta(o) for o in obj)
+        if isinstance(obj, (RuntimeList, ScanItem)):
+            raise TypeError("run-time list")
+        return obj
+
+    try:
+        packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
+        overload = getattr(packet, schema.overload_name or "default")
+        args, kwargs = [], {}
+        for arg, obj in zip(schema.arguments, inputs):
+            value = _to_eager(arg, meta(obj))
+            if arg.kwarg_only:
+                kwargs[arg.name] = value
+            else:
+                args.append(value)
+        with torch.no_grad():
+            out = overload(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
+        return None
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
+
+
+def _run_time_values(obj: Any) -> list[ir.Value]:
+    """The values of a symbolic's result not known at export time (constants excluded)."""
+    if isinstance(obj, ir.Value):
+        return [] if obj.const_value is not None else [obj]
+    if isinstance(obj, (list, tuple)):
+        return [value for item in obj for value in _run_time_values(item)]
+    return []
 
 
 def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
@@ -616,10 +751,15 @@ def emit_graph(
     static_shapes: bool,
 ) -> list[Any]:
     """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
-    unsupported = find_unsupported(ts_graph, registry, builder.options.opset)
-    if unsupported:
+    # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
+    # in branches of ifs, which export may find decided (torch.norm's scripted body holds
+    # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
+    branches_only: list[bool] = []
+    unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
+    if unsupported and not branches_only[0]:
         raise UnsupportedOperatorError(unsupported, builder.options.opset)
     emitter = _Emitter(builder, registry, static_shapes)
+    emitter.unsupported = unsupported
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)

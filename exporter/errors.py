@@ -14,11 +14,17 @@ __all__ = [
     "UnsupportedOperatorError",
     "SymbolicError",
     "UnsupportedOp",
+    "ModelRaisedError",
 ]
 
 
 class ExporterError(RuntimeError):
     """Base class of every error the exporter raises on purpose."""
+
+
+class ModelRaisedError(ExporterError, ValueError):
+    """The model itself raised on the example inputs (they do not fit it). A RuntimeError, as
+    the error torch's exporter lets through from tracing, and a ValueError: the inputs are wrong."""
 
 
 @dataclasses.dataclass(frozen=True)

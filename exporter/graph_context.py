@@ -322,6 +322,12 @@ class GraphContext:
         """Emit a block into the current graph; returns its outputs (Values or constants)."""
         return self._emitter.inline_block(block, inputs)
 
+    def keep_inputs_of(self, value: ir.Value) -> None:
+        """The graph inputs the run-time ``value`` is computed from stay graph inputs though no
+        node may read it (the condition of a check that raises, assumed to pass, which torch's
+        exporter keeps as an If)."""
+        self._emitter.keep_inputs_of(value)
+
     def list_to_value(self, items: Sequence[Any]) -> ir.Value:
         """A 1-D int64 tensor from a list of ints and 0-d/1-element values (dynamic shapes)."""
         if all(not isinstance(x, ir.Value) for x in items):

@@ -21,6 +21,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.ts_graph import schema_of
 
 __all__ = [
     "Operand",
@@ -35,6 +36,8 @@ __all__ = [
     "operand_positions",
     "emitted_operand",
     "emission_target",
+    "computed_dtype",
+    "ts_operand",
 ]
 
 # Ops computed in their output dtype: these operands are cast to it.
@@ -88,6 +91,8 @@ _COMPARISON: dict[str, tuple[str, ...]] = {
 _FOLLOWS_SELF = frozenset({"aten::masked_fill", "aten::index_put", "aten::fill"})
 # True division: integer operands divide as floats unless a rounding mode is given.
 _TRUE_DIVISION = frozenset({"aten::div", "aten::true_divide"})
+# Ops whose integer (or bool) operands give a result of the default float dtype.
+_FLOAT_RESULT = frozenset({"aten::atan2", "aten::xlogy", "aten::logaddexp", "aten::copysign"})
 
 TENSOR, ZERO_DIM, NUMBER = 2, 1, 0
 
@@ -149,6 +154,76 @@ def promote(operands: list[Operand]) -> torch.dtype:
     if result is None:
         raise ValueError("no operands to promote")
     return result
+
+
+def computed_dtype(kind: str, operands: list[Operand], true_division: bool) -> torch.dtype:
+    """The dtype torch computes ``kind`` in from its operands: their promotion, made the
+    default float dtype for true division and the float-valued ops (atan2 of ints...)."""
+    dtype = promote(operands)
+    if (true_division or kind in _FLOAT_RESULT) and not (dtype.is_floating_point or dtype.is_complex):
+        return torch.get_default_dtype()
+    return dtype
+
+
+def ts_operand(value: torch._C.Value) -> Operand | None:
+    """Promotion dtype and priority of a TorchScript value, from its type (None if unknown). A
+    0-d tensor constant is a Python number wrapped by tracing: it promotes as a number."""
+    value_type = value.type()
+    node = value.node()
+    if isinstance(value_type, torch._C.TensorType):
+        dtype = value_type.dtype()
+        if dtype is None:
+            return None
+        rank = value_type.dim()
+        if node.kind() == "prim::Constant" and rank == 0:
+            return Operand(dtype, NUMBER)
+        return Operand(dtype, ZERO_DIM if rank == 0 else TENSOR)
+    if isinstance(value_type, torch._C.BoolType):
+        return Operand(torch.bool, NUMBER)
+    if isinstance(value_type, torch._C.IntType):
+        return Operand(torch.int64, NUMBER)
+    if isinstance(value_type, torch._C.FloatType):
+        return Operand(torch.float64, NUMBER)
+    if isinstance(value_type, torch._C.NumberType) and node.kind() == "prim::Constant":
+        constant = value.toIValue()
+        if isinstance(constant, bool):
+            return Operand(torch.bool, NUMBER)
+        if isinstance(constant, int):
+            return Operand(torch.int64, NUMBER)
+        if isinstance(constant, float):
+            return Operand(torch.float64, NUMBER)
+    return None
+
+
+def ts_operands(node: torch._C.Node) -> dict[int, Operand] | None:
+    """The promoted operands of ``node`` by input position; None when one's dtype is unknown
+    or the op promotes none."""
+    names = operand_names(node.kind())
+    schema = schema_of(node)
+    if names is None or schema is None:
+        return None
+    arg_names = [a.name for a in schema.arguments]
+    inputs = list(node.inputs())
+    operands = {}
+    for position in [arg_names.index(n) for n in names if n in arg_names]:
+        if position >= len(inputs) or inputs[position].type().kind() == "NoneType":
+            continue
+        operand = ts_operand(inputs[position])
+        if operand is None:
+            return None
+        operands[position] = operand
+    return operands or None
+
+
+def ts_true_division(node: torch._C.Node) -> bool:
+    """div/true_divide without a rounding mode, in a TorchScript graph."""
+    schema = schema_of(node)
+    if node.kind() not in _TRUE_DIVISION or schema is None:
+        return False
+    arg_names = [a.name for a in schema.arguments]
+    if "rounding_mode" not in arg_names:
+        return True
+    return node.inputsAt(arg_names.index("rounding_mode")).toIValue() is None
 
 
 def _number_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -227,13 +302,23 @@ def emission_target(
 ) -> torch.dtype:
     """The dtype the operands of ``node`` (emitted as ``inputs``) are computed in."""
     kind = node.kind()
+    if kind in _ARITHMETIC and node.outputsSize() == 1:
+        # arithmetic on Python numbers computes a Python float or int: double or int64
+        out_type = node.output().type()
+        if isinstance(out_type, torch._C.FloatType):
+            return torch.float64
+        if isinstance(out_type, torch._C.IntType):
+            return torch.int64
+    computed = computed_dtype(kind, list(operands.values()), _is_true_division(kind, schema, inputs))
     if kind in _ARITHMETIC:
         out = output_dtype(node)
         if kind in _FOLLOWS_SELF and 0 in operands:
             return operands[0].dtype
-        if out is not None and kind not in _FOLLOWS_SELF:
+        # a dtype narrower than torch's computed one is shape propagation's guess
+        if (
+            out is not None
+            and kind not in _FOLLOWS_SELF
+            and (out == computed or torch.promote_types(computed, out) != computed)
+        ):
             return out
-    target = promote(list(operands.values()))
-    if _is_true_division(kind, schema, inputs) and not (target.is_floating_point or target.is_complex):
-        target = torch.get_default_dtype()
-    return target
+    return computed

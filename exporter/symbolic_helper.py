@@ -12,7 +12,7 @@ behaviour changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -582,6 +582,21 @@ def compute_dtype(dtype: ir.DataType) -> ir.DataType:
     if dtype not in BIT_WIDTHS:
         raise TypeError(f"bitwise operations need an integer or bool tensor, got {dtype}")
     return ir.DataType.INT64 if BIT_WIDTHS[dtype] == 64 or dtype == ir.DataType.UINT32 else ir.DataType.INT32
+
+
+# Integer dtypes ONNX's Add/Sub/Mul/Div take only from opset 14.
+NARROW_INTEGERS = (ir.DataType.INT8, ir.DataType.UINT8, ir.DataType.INT16, ir.DataType.UINT16)
+
+
+def widened_arithmetic(g: GraphContext, compute: Callable[..., Value], *operands: Value) -> Value:
+    """``compute(*operands)`` for 8/16-bit integer operands below opset 14, where Add/Sub/Mul/Div
+    have no kernels for them: in int32, cast back to the operands' dtype (wrapping around as
+    torch does: casting back truncates). Other dtypes and opsets call ``compute`` unchanged."""
+    dtype = operands[0].dtype
+    if g.opset >= 14 or dtype not in NARROW_INTEGERS:
+        return compute(*operands)
+    wide = [cast(g, x, ir.DataType.INT32) if x.dtype == dtype else x for x in operands]
+    return cast(g, compute(*wide), dtype)
 
 
 def known_rank(x: Value, what: str) -> int:

@@ -6,7 +6,9 @@ import dataclasses
 
 import pytest
 import torch
+from conftest import assert_matches_torch
 
+import exporter
 from exporter.capture import Captured, capture
 
 
@@ -47,3 +49,26 @@ def test_scripted_model_that_raises_on_the_example_is_reported() -> None:
 
     with pytest.raises(ValueError, match="raised on the example inputs"):
         capture(checks, (torch.ones(2),))
+
+
+class _ConvNoBiasNorm(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, kernel_size=1, bias=False)  # bias is a None parameter
+        self.norm = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.conv(x))
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "training"])
+@pytest.mark.parametrize("opset", [9, 17])
+def test_scripted_module_with_none_parameter_and_training_flag(opset: int, training: bool) -> None:
+    """A frozen scripted module keeps a None parameter (Conv2d(bias=False)) and, in training
+    mode, its bool ``training`` as attributes; both are read as constants, not graph inputs."""
+    module = _ConvNoBiasNorm().train(training)
+    mode = exporter.TrainingMode.TRAINING if training else exporter.TrainingMode.EVAL
+    model = torch.jit.script(module)
+    x = torch.randn(2, 3, 5, 5)
+    # training-mode batch norm uses the batch statistics, the same in torch and ONNX
+    assert_matches_torch(model, (x,), opset=opset, training=mode, rtol=1e-3, atol=1e-5)

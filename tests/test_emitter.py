@@ -57,7 +57,9 @@ def _node(fn: torch.jit.ScriptFunction, kind: str) -> torch._C.Node:
     return next(n for n in all_nodes([fn.graph]) if n.kind() == kind)
 
 
-def test_true_division_of_integers_computes_in_the_default_float() -> None:
+def test_true_division_of_integers_computes_in_a_float() -> None:
+    """Python ints divide into a Python float, a double; tensors of ints into the default float."""
+
     @torch.jit.script
     def divide(a: int, b: int) -> float:
         return a / b
@@ -67,7 +69,18 @@ def test_true_division_of_integers_computes_in_the_default_float() -> None:
         0: promotion.Operand(torch.int64, promotion.NUMBER),
         1: promotion.Operand(torch.int64, promotion.NUMBER),
     }
-    assert promotion.emission_target(node, schema_of(node), [7, 2], operands) == torch.get_default_dtype()
+    assert promotion.emission_target(node, schema_of(node), [7, 2], operands) == torch.float64
+
+    @torch.jit.script
+    def divide_tensors(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a / b
+
+    node = _node(divide_tensors, "aten::div")
+    operands = {
+        0: promotion.Operand(torch.int64, promotion.TENSOR),
+        1: promotion.Operand(torch.int64, promotion.TENSOR),
+    }
+    assert promotion.emission_target(node, schema_of(node), [None, None], operands) == torch.get_default_dtype()
 
 
 def test_floor_rounded_division_stays_integer() -> None:

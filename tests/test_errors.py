@@ -33,6 +33,41 @@ def test_every_unsupported_op_is_listed_once_with_counts_and_lines() -> None:
     assert {op.name for op in info.value.ops} == {"aten::special_bessel_j0", "aten::special_bessel_j1"}
 
 
+class UnsupportedInBranches(torch.nn.Module):
+    def forward(self, x: torch.Tensor, mode: str = "plain") -> torch.Tensor:
+        if x.dim() == 1:  # decided at export time: the branch with bessel_j1 is never emitted
+            y = x + 1
+        else:
+            y = torch.special.bessel_j1(x)
+        if mode == "plain":  # also decided
+            return y * 2
+        return torch.special.bessel_j0(y)
+
+
+class UnsupportedInRunTimeBranch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            return torch.special.bessel_j1(x)
+        return torch.special.bessel_j0(x) + torch.special.bessel_j1(x)
+
+
+def test_ops_without_symbolic_in_branches_decided_at_export_time_are_not_needed() -> None:
+    """Scripted library code (torch.norm) holds ops for other arguments in branches that export
+    finds decided; only a branch that is emitted needs its ops. One that is emitted reports
+    every op found in branches, in one error."""
+    from conftest import assert_matches_torch
+
+    assert_matches_torch(torch.jit.script(UnsupportedInBranches()), (torch.randn(3),), opset=17)
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(torch.jit.script(UnsupportedInBranches()), (torch.randn(2, 3),), io.BytesIO(), opset_version=17)
+    assert {op.name for op in info.value.ops} == {"aten::special_bessel_j0", "aten::special_bessel_j1"}
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(
+            torch.jit.script(UnsupportedInRunTimeBranch()), (torch.randn(3),), io.BytesIO(), opset_version=17
+        )
+    assert "aten::special_bessel_j1 (x2)" in str(info.value)
+
+
 def test_unsupported_below_first_opset_names_the_opset() -> None:
     def only_at_15(g: GraphContext, self: ir.Value) -> ir.Value:
         return g.op("Identity", self)
@@ -124,3 +159,16 @@ def test_verify_catches_a_wrong_symbolic() -> None:
     report = exporter.verify(model, (x,), data.getvalue())
     assert not report.passed and report.max_abs_diff > 0.01
     assert exporter.verify(model, (x,), exporter.export(model, (x,), io.BytesIO())).passed
+
+
+def test_a_model_that_raises_on_the_example_inputs_is_a_runtime_error() -> None:
+    """As torch's exporter lets tracing's RuntimeError through (torch's suite expects one), and a
+    ValueError: the inputs do not fit the model."""
+
+    class NeedsTwoDims(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.stft(x, n_fft=16, center=False, return_complex=False)
+
+    with pytest.raises(exporter.errors.ModelRaisedError, match="the model raised on the example inputs") as info:
+        exporter.export(torch.jit.script(NeedsTwoDims()), (torch.randn(1, 1, 32),), io.BytesIO(), opset_version=17)
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)

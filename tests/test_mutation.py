@@ -89,3 +89,58 @@ def test_mutated_input_is_visible_through_the_output() -> None:
     assert [n.op_type for n in model.graph if n.op_type != "Constant"] == ["Add"]
     # export itself leaves the caller's tensor alone (the eager check above mutated it once)
     assert torch.equal(x, before + 1)
+
+
+class _SetSource(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        before = x * 2
+        x.set_(y)  # x now reads y: its data, shape and dtype
+        return x + 1, before
+
+
+class _SetOnly(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.set_(y)
+        return x
+
+
+@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("mode", ["trace", "script"])
+@pytest.mark.filterwarnings("ignore:the model writes in place")
+def test_set_makes_the_target_read_the_source(mode: str, opset: int) -> None:
+    """x.set_(y): later reads of x read y, whatever its shape; an x read only before the set_
+    stays an input, one never read is dropped (as torch's exporter does)."""
+    for module, inputs in ((_SetSource(), ["x", "y"]), (_SetOnly(), ["y"])):
+        model = torch.jit.script(module) if mode == "script" else module
+        onnx_model = assert_matches_torch(
+            model,
+            (torch.ones(2, 3), torch.randn(4, 6)),
+            opset=opset,
+            input_names=["x", "y"],
+            dynamic_axes={"x": [0, 1], "y": [0, 1]},
+            other_inputs=[(torch.ones(2, 3), torch.randn(5, 2))],
+        )
+        assert [v.name for v in onnx_model.graph.inputs] == inputs
+
+
+class _BroadcastWrite(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x[:, x.size(0) :] = torch.tensor([1.0, 2.0, 3.0])  # traced as copy_(view, expand(v, [2, 3, 3]))
+        return x
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("mode", ["trace", "script"])
+@pytest.mark.filterwarnings("ignore:the model writes in place")
+def test_broadcast_write_with_dynamic_sizes(mode: str, opset: int) -> None:
+    """The sizes tracing bakes into the expand of a written value are the example's; the write
+    broadcasts the value itself, so other sizes work (from 11: run-time slice_scatter bounds)."""
+    model = torch.jit.script(_BroadcastWrite()) if mode == "script" else _BroadcastWrite()
+    assert_matches_torch(
+        model,
+        (torch.ones(2, 5, 3),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 1]},
+        other_inputs=[(torch.randn(3, 4, 3),)],
+    )

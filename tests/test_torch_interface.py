@@ -176,6 +176,56 @@ def test_inputs_used_only_in_a_subgraph_or_as_outputs_stay() -> None:
     _check_runs(data, model, [args, (-torch.ones(3), torch.randn(3), torch.randn(2), torch.randn(1))])
 
 
+# Inputs read only for their shape, each with what torch's exporter keeps (static shapes): it
+# folds a TorchScript node whose outputs are known at export time (y.size(0), zeros_like(y)),
+# but keeps the Shape(y) inside a node computing a run-time value (view_as, expand_as).
+_SHAPE_READERS: dict[str, tuple[Any, tuple[int, ...], list[str]]] = {
+    "view_as": (lambda x, y: x.view_as(y), (2, 3, 4), ["x", "y"]),
+    "expand_as": (lambda x, y: x[:1].expand_as(y), (1, 4), ["x", "y"]),
+    "reshape_as": (lambda x, y: x.reshape_as(y) * 2, (2, 3, 4), ["x", "y"]),
+    "size_view": (lambda x, y: x.view(y.size(0), -1), (2, 3, 4), ["x"]),
+    "shape_view": (lambda x, y: x.view(y.shape), (6, 4), ["x"]),
+    "zeros_like": (lambda x, y: x.view(6, 4) + torch.zeros_like(y), (2, 3, 4), ["x"]),
+    "ones_from_size": (lambda x, y: x.view(6, 4) + torch.ones(y.shape[0], 1), (2, 3, 4), ["x"]),
+    "view_as_then_size": (lambda x, y: x * x.view_as(y).size(0), (2, 3, 4), ["x"]),
+    "unused": (lambda x, y: x + 1, (2, 3, 4), ["x"]),
+    # torch never folds the shape of a 0-d tensor: a constant computed from one keeps it
+    "full_like_0d": (lambda x, y: torch.full_like(x, 1.3, dtype=torch.int), (), ["x"]),
+}
+
+
+class _ShapeReader(torch.nn.Module):
+    def __init__(self, fn: Any) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.fn(x, y)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("case", sorted(_SHAPE_READERS))
+@torch.no_grad()
+def test_inputs_read_for_their_shape_stay_as_torch_keeps_them(case: str, dynamic: bool) -> None:
+    """An input read only for its shape stays a graph input exactly where torch's exporter keeps
+    it (the suite feeds torch's inputs): when a run-time result was computed from it, though our
+    static shape arithmetic leaves it no ONNX reader; it is dropped where the node reading it
+    folds to a constant. With dynamic axes the shape is read at run time and both keep it."""
+    fn, x_shape, static_inputs = _SHAPE_READERS[case]
+    model = _ShapeReader(fn)
+    args = (torch.randn(x_shape), torch.randn(6, 4))
+    options: dict[str, Any] = {"input_names": ["x", "y"]}
+    if dynamic:
+        options["dynamic_axes"] = {"x": {0: "a"}, "y": {0: "b"}} if x_shape else {"y": {0: "b"}}
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, **options)
+    torch_data, _ = _torch_export(model, args, **options)
+    torch_inputs = [i.name for i in onnx.load_from_string(torch_data).graph.input]
+    assert [v.name for v in onnx_model.graph.inputs] == torch_inputs
+    if not dynamic:
+        assert torch_inputs == static_inputs  # the table says what torch does; it must not drift
+    assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
 class _TwoLinears(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -266,3 +316,39 @@ def test_scripted_list_of_tensors_none_bool_int() -> None:
     _check_runs(data, model, [args, (x, other_pads, None, False, 0), (x, other_pads, None, True, 5)])
     with pytest.raises(ValueError, match="no args may be None"):
         _torch_export(model, args)
+
+
+class _CheckedZeros(torch.nn.Module):
+    def forward(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if float(t) < 0:
+            raise Exception("Negative input")  # noqa: TRY002
+        return torch.zeros(5), torch.zeros(5)
+
+
+@torch.no_grad()
+def test_inputs_of_a_check_that_raises_stay_as_torch_keeps_them() -> None:
+    """The check is assumed to pass (ONNX cannot raise), so nothing reads t; it stays an input,
+    as torch's suite (test_tuple_output_from_if_with_raised_exception) feeds it: the model's
+    interface does not depend on whether a check could be expressed."""
+    model = torch.jit.script(_CheckedZeros())
+    args = (torch.zeros(1),)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["t"])
+    assert [v.name for v in onnx_model.graph.inputs] == ["t"]
+    assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
+class _PackUnpack(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        packed = [a, b]
+        c, _ = packed
+        return c
+
+
+@torch.no_grad()
+def test_an_input_only_packed_into_a_list_is_dropped() -> None:
+    """Building and unpacking a list reads nothing: b is unused, as in torch's exporter."""
+    model = torch.jit.script(_PackUnpack())
+    args = (torch.randn(2), torch.randn(3))
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["a", "b"])
+    assert [v.name for v in onnx_model.graph.inputs] == ["a"]
+    assert_outputs_match(run_model(data, list(args)), model(*args))

@@ -264,13 +264,15 @@ def aten_prelu(g: GraphContext, self: Value, weight: Value) -> Value:
     """prelu(Tensor self, Tensor weight) -> Tensor
 
     torch's weight runs along dim 1; PRelu broadcasts from the right, so a per-channel
-    weight gets trailing unit axes. onnxruntime has PRelu for float and half only: other
+    weight gets trailing unit axes, and a 0-d input's single weight becomes 0-d. onnxruntime has PRelu for float and half only: other
     dtypes select with Where.
     """
     rank = h.rank_of(self)
     w_rank = h.rank_of(weight)
     if rank is not None and rank >= 3 and w_rank == 1:
         weight = h.unsqueeze(g, weight, list(range(1, rank - 1)))
+    elif rank == 0 and w_rank == 1:  # one weight for a 0-d input: broadcasting must keep it 0-d
+        weight = h.squeeze(g, weight, [0])
     if self.dtype in (ir.DataType.FLOAT, ir.DataType.FLOAT16):
         return g.op("PRelu", self, weight)
     scaled = g.op("Mul", self, weight)

@@ -5,7 +5,9 @@ diff.
 ONNX idioms: integer Div truncates where torch floors, so floor division corrects the quotient
 by the remainder's sign (``h.floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
 onnxruntime lacks double kernels for Acos/Asin/Atan/Tan/Erf (``h.float_kernel``); unary math on
-integers takes torch's result dtype from the TorchScript node.
+integers takes torch's result dtype from the TorchScript node; 8/16-bit integer arithmetic
+below opset 14 (no Add/Sub/Mul/Div kernels) runs in int32 and casts back
+(``h.widened_arithmetic``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import math
 from collections.abc import Callable
 
 import onnx_ir as ir
+import torch
 
 from exporter import symbolic_helper as h
+from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.opset9 import bitwise
 from exporter.registry import onnx_symbolic
@@ -28,7 +32,7 @@ def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Va
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
         return g.op("Or", self, other)
-    return g.op("Add", self, h.scaled(g, other, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Add", a, h.scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::diff")
@@ -62,13 +66,13 @@ def aten_diff(
 @onnx_symbolic("aten::sub")
 def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return g.op("Sub", self, h.scaled(g, other, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, h.scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::rsub")
 def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
-    return g.op("Sub", other, h.scaled(g, self, alpha))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, h.scaled(g, a, alpha)), self, other)
 
 
 @onnx_symbolic("aten::mul")
@@ -76,7 +80,7 @@ def aten_mul(g: GraphContext, self: Value, other: Value) -> Value:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool * bool is logical and in torch
         return g.op("And", self, other)
-    return g.op("Mul", self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Mul", a, b), self, other)
 
 
 def _trunc(g: GraphContext, x: Value) -> Value:
@@ -90,6 +94,10 @@ def aten_div(g: GraphContext, self: Value, other: Value, rounding_mode: str | No
 
     Integer operands arrive cast to float by scalar type analysis for true division.
     """
+    return h.widened_arithmetic(g, lambda a, b: _div(g, a, b, rounding_mode), self, other)
+
+
+def _div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None) -> Value:
     if rounding_mode is None:
         return g.op("Div", self, other)
     if rounding_mode == "floor":
@@ -109,14 +117,14 @@ def aten_true_divide(g: GraphContext, self: Value, other: Value) -> Value:
 @onnx_symbolic("aten::floor_divide")
 def aten_floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
     """floor_divide(Tensor self, Tensor other) -> Tensor (floors, also for negative ints)"""
-    return h.floor_divide(g, self, other)
+    return h.widened_arithmetic(g, lambda a, b: h.floor_divide(g, a, b), self, other)
 
 
 @onnx_symbolic("aten::remainder")
 def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor: self - floor(self/other)*other,
     which takes the sign of the divisor like Python's %."""
-    return g.op("Sub", self, g.op("Mul", h.floor_divide(g, self, other), other))
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, g.op("Mul", h.floor_divide(g, a, b), b)), self, other)
 
 
 @onnx_symbolic("aten::neg")
@@ -166,7 +174,7 @@ def aten_rsqrt(g: GraphContext, self: Value) -> Value:
 def aten_reciprocal(g: GraphContext, self: Value) -> Value:
     """reciprocal(Tensor self) -> Tensor: integers and bools give torch's float result dtype
     (computed in it), as torch does."""
-    return g.op("Reciprocal", _as_result_dtype(g, self))
+    return g.op("Reciprocal", _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::exp")
@@ -211,9 +219,14 @@ def aten_cos(g: GraphContext, self: Value) -> Value:
     return g.op("Cos", self)
 
 
-def _as_result_dtype(g: GraphContext, x: Value) -> Value:
-    """``x`` cast to the node's result dtype: unary math on integers computes in float."""
-    return h.cast(g, x, bitwise.result_dtype(g, x.dtype) or x.dtype)
+def _as_result_dtype(g: GraphContext, x: Value, *, floating: bool = False) -> Value:
+    """``x`` cast to the node's result dtype: unary math on integers computes in float.
+    ``floating``: the op's result is always a float (reciprocal, log, acos...), which a
+    scripted graph's shape propagation may have recorded as the integer input dtype."""
+    dtype = bitwise.result_dtype(g, x.dtype) or x.dtype
+    if floating and not tensors.is_floating(dtype) and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128):
+        dtype = tensors.from_torch_dtype(torch.get_default_dtype())
+    return h.cast(g, x, dtype)
 
 
 def _constant_of(x: Value) -> float | int | bool | None:
@@ -244,7 +257,7 @@ def _round_half_even(g: GraphContext, x: Value) -> Value:
 
 
 def _unary_float(g: GraphContext, op_type: str, self: Value) -> Value:
-    return h.float_kernel(g, op_type, _as_result_dtype(g, self))
+    return h.float_kernel(g, op_type, _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::acos")
@@ -332,7 +345,7 @@ def aten_fix(g: GraphContext, self: Value) -> Value:
 
 
 def _log_base(g: GraphContext, self: Value, base: float) -> Value:
-    x = _as_result_dtype(g, self)
+    x = _as_result_dtype(g, self, floating=True)
     return g.op("Div", g.op("Log", x), h.scalar_like(g, math.log(base), x))
 
 
@@ -354,7 +367,7 @@ def aten_log1p(g: GraphContext, self: Value) -> Value:
 
     Log(1 + x) loses all precision for tiny x (torch's exporter does that); see h.log1p.
     """
-    return h.log1p(g, _as_result_dtype(g, self))
+    return h.log1p(g, _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::logit")
@@ -365,7 +378,7 @@ def aten_logit(g: GraphContext, self: Value, eps: float | None = None) -> Value:
     The clamp selects with Less/Greater + Where: NaN stays NaN as in torch, and double works
     below opset 11 (onnxruntime's attribute-form Clip is float32-only).
     """
-    x = _as_result_dtype(g, self)
+    x = _as_result_dtype(g, self, floating=True)
     if eps is not None:
         low, high = h.scalar_like(g, eps, x), h.scalar_like(g, 1.0 - eps, x)
         x = g.op("Where", g.op("Less", x, low), low, g.op("Where", g.op("Greater", x, high), high, x))

@@ -150,6 +150,8 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         result = g.inline_block(taken)
     elif _raises(then_block) or _raises(else_block):
         result = g.inline_block(else_block if _raises(then_block) else then_block)
+        if isinstance(condition, Value):  # torch keeps the check (an If), so its inputs stay
+            g.keep_inputs_of(condition)
     else:
         assert isinstance(condition, Value)
         changed = _outer_lists(g, [then_block, else_block])

@@ -80,14 +80,18 @@ def _pad_to(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fi
     return x
 
 
-def _scatter_reduce_onehot(g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str) -> Value:
+def _scatter_reduce_onehot(
+    g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str, covers: bool = False
+) -> Value:
     """Scatter with a reduction that combines repeated indices, without a reducing scatter.
 
     For self [.., N, ..] and index/src [.., M, ..], an [.., M, N, ..] match of each index
     against 0..N-1 selects src (Where, so an inf in src cannot leak into other positions as
     0*inf would) or the reduction's identity; reducing over M gives each target's combined
     update, which is folded into self. Index dims other than ``dim`` smaller than self's are
-    padded with -1, which matches no position. Memory is size(src) * N.
+    padded with -1, which matches no position; ``covers`` says the caller knows they are equal
+    (index_add: torch requires it), which sizes known only at run time cannot show. Memory is
+    size(src) * N.
     """
     rank = h.known_rank(self, "scatter with a reduction")
     index = h.cast(g, index, ir.DataType.INT64)
@@ -99,7 +103,7 @@ def _scatter_reduce_onehot(g: GraphContext, self: Value, dim: int, index: Value,
     ):
         index = _pad_to(g, index, self_shape, dim, -1)
         src = _pad_to(g, src, self_shape, dim, 0)
-    elif self.shape is not None and index.shape is not None:
+    elif self.shape is not None and index.shape is not None and not covers:
         for axis, (i, n) in enumerate(zip(index.shape, self.shape)):
             if axis != dim and i != n and (not isinstance(i, int) or not isinstance(n, int) or i == 1):
                 raise ValueError(
@@ -125,9 +129,12 @@ def scatter(g: GraphContext, data: Value, index: Value, updates: Value, axis: in
     return h.scatter_elements(g, data, h.cast(g, index, ir.DataType.INT64), updates, axis)
 
 
-def scatter_reduce(g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str) -> Value:
+def scatter_reduce(
+    g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str, covers: bool = False
+) -> Value:
     """Scatter combining repeated indices: ScatterElements' reduction where it exists (add/mul
-    from 16, max/min from 18), else the one-hot lowering."""
+    from 16, max/min from 18), else the one-hot lowering (``covers``: the index has self's
+    sizes on every dim but ``dim``, see _scatter_reduce_onehot)."""
     name, since = _SCATTER_REDUCTION[reduction]
     if g.opset >= since:
         # onnxruntime has no half kernels for reducing ScatterElements: reduce in float
@@ -141,7 +148,7 @@ def scatter_reduce(g: GraphContext, self: Value, dim: int, index: Value, src: Va
             reduction=name,
         )
         return h.cast(g, out, self.dtype)
-    return _scatter_reduce_onehot(g, self, dim, index, h.cast(g, src, self.dtype), reduction)
+    return _scatter_reduce_onehot(g, self, dim, index, h.cast(g, src, self.dtype), reduction, covers)
 
 
 def _fit_to_index(g: GraphContext, src: Value, index: Value) -> Value:
@@ -338,4 +345,5 @@ def aten_index_add(g: GraphContext, self: Value, dim: int, index: Value, source:
     if alpha != 1:
         source = g.op("Mul", source, h.scalar_like(g, alpha, source))
     positions = _along(g, index, dim, source)
-    return scatter_reduce(g, self, dim, positions, source, "sum")
+    # torch requires source to match self on every other dim, also when sizes are dynamic
+    return scatter_reduce(g, self, dim, positions, source, "sum", covers=True)

@@ -208,6 +208,11 @@ def repeat_interleave_with(
         index = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
         return h.gather_constant(g, x, index, dim)
     assert isinstance(repeats, Value)
+    size = h.dim_size(g, x, dim)
+    if not isinstance(size, int) or repeats.shape is None or len(repeats.shape) != 1 or repeats.shape[0] != size:
+        # a count tensor whose length is known only at run time may hold one count for every
+        # index (torch broadcasts a single count): Expand makes it one count per index
+        repeats = g.op("Expand", h.reshape(g, repeats, [-1]), h.sizes_to_shape(g, [size]))
     return g.op("Gather", x, interleave_indices(g, repeats), axis=dim)
 
 

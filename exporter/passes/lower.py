@@ -46,7 +46,43 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     frozen_graph = frozen._get_method("forward").graph
     substitute_interpolate(frozen_graph)
     _resolve_writes(frozen_graph, frozen)
+    _inline_plain_attributes(frozen_graph, frozen)
     return torch._C._jit_pass_lower_graph(frozen_graph, frozen)
+
+
+def _inline_plain_attributes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> None:
+    """Attributes that are not tensors can stay attributes of a frozen module (a parameter set
+    to None, ``Conv2d(bias=False)``; ``training`` of a module exported in training mode), and
+    cannot become graph inputs ("Unknown type NoneType"/"bool"): their reads become constants
+    of their values at export time (writes in forward were resolved before)."""
+    for node in list(graph.findAllNodes("prim::GetAttr", True)):
+        owner = _attribute_owner(node.inputsAt(0), graph, module)
+        name = node.s("name")
+        if owner is None or not owner.hasattr(name):
+            continue
+        value = owner.getattr(name)
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            continue
+        with graph.insert_point_guard(node):
+            constant = graph.insertConstant(value)
+        node.output().replaceAllUsesWith(constant)
+        node.destroy()
+
+
+def _attribute_owner(
+    value: torch._C.Value, graph: torch._C.Graph, module: torch._C.ScriptModule
+) -> torch._C.ScriptModule | None:
+    """The module ``value`` is, following GetAttr chains from the graph's ``self`` input."""
+    if value is next(graph.inputs()):
+        return module
+    node = value.node()
+    if node.kind() != "prim::GetAttr":
+        return None
+    owner = _attribute_owner(node.inputsAt(0), graph, module)
+    if owner is None or not owner.hasattr(node.s("name")):
+        return None
+    child = owner.getattr(node.s("name"))
+    return child if isinstance(child, torch._C.ScriptModule) else None
 
 
 def _resolve_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> None:

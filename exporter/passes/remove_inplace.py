@@ -14,6 +14,7 @@ import warnings
 
 import torch
 
+from exporter import promotion
 from exporter.errors import ExporterError
 from exporter.passes.common import schema_of, walk
 from exporter.ts_graph import source_location
@@ -34,6 +35,11 @@ _FUNCTIONAL_NAME = {
 }
 
 
+# In-place ops that make their target an alias of another input: ``x.set_(y)`` (the
+# source_Tensor overload) leaves x reading y's data, shape and dtype.
+_ALIASES_INPUT = {"aten::set_": 1}
+
+
 @functools.lru_cache(maxsize=1024)
 def _has_functional(kind: str) -> bool:
     return bool(torch._C._jit_get_schemas_for_operator(kind))
@@ -41,6 +47,10 @@ def _has_functional(kind: str) -> bool:
 
 def is_inplace(node: torch._C.Node) -> bool:
     kind = node.kind()
+    if kind in _ALIASES_INPUT:
+        return node.inputsSize() > _ALIASES_INPUT[kind] and isinstance(
+            node.inputsAt(_ALIASES_INPUT[kind]).type(), torch._C.TensorType
+        )
     if kind in _FUNCTIONAL_NAME:
         return _has_functional(_FUNCTIONAL_NAME[kind])
     if not kind.startswith("aten::") or not kind.endswith("_") or kind.endswith("__"):
@@ -308,6 +318,44 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
     _replace_reads_after(target, block, anchor, current)
 
 
+def _drop_traced_broadcast(copy: torch._C.Node) -> None:
+    """``y[...] = v`` traces as ``copy_(y_view, expand(v, sizes))`` with the view's sizes of the
+    example input baked in; copy_ broadcasts its source to the target anyway, so the expand is
+    redundant, and dropped it keeps the write valid for other sizes (dynamic axes). Whatever
+    the sizes, expand's result broadcasts to the target, so ``v`` does too, to the same values."""
+    source = copy.inputsAt(1)
+    producer = source.node()
+    if producer.kind() == "aten::expand" and len(source.uses()) == 1:
+        copy.replaceInput(1, producer.inputsAt(0))
+
+
+def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torch._C.Value) -> torch._C.Value:
+    """The result of an in-place arithmetic op, in the dtype of the tensor written into.
+
+    Torch computes ``half.add_(float32)`` in the promoted dtype (float32) and rounds once into
+    the half target; so does the functional node here, followed by a ``type_as`` into the
+    target's dtype. (Scripted graphs may record the promoted dtype as the in-place result.)
+    """
+    target_type = target.type()
+    operands = promotion.ts_operands(new)
+    if not isinstance(target_type, torch._C.TensorType) or target_type.dtype() is None or operands is None:
+        return new.output()
+    if not promotion.is_arithmetic(new.kind()) or promotion.follows_self(new.kind()):
+        return new.output()
+    out_type = new.output().type()
+    if not isinstance(out_type, torch._C.TensorType):
+        return new.output()
+    computed = promotion.computed_dtype(new.kind(), list(operands.values()), promotion.ts_true_division(new))
+    new.output().setType(out_type.with_dtype(computed))
+    if computed == target_type.dtype():
+        return new.output()
+    rounded = graph.create("aten::type_as", [new.output(), target], 1)
+    rounded.insertAfter(new)
+    rounded.copyMetadata(new)
+    rounded.output().setType(out_type.with_dtype(target_type.dtype()))
+    return rounded.output()
+
+
 def remove_inplace(graph: torch._C.Graph) -> None:
     mutated_inputs: list[str] = []
     written: set[int] = set()
@@ -316,14 +364,19 @@ def remove_inplace(graph: torch._C.Graph) -> None:
             continue
         target = node.inputsAt(0)
         kind = node.kind()
-        functional = _FUNCTIONAL_NAME.get(kind, kind[:-1])
-        new = graph.create(functional, list(node.inputs()), node.outputsSize())
+        if kind == "aten::copy_":
+            _drop_traced_broadcast(node)
+        if kind in _ALIASES_INPUT:
+            new = graph.create("aten::alias", [node.inputsAt(_ALIASES_INPUT[kind])], 1)
+        else:
+            new = graph.create(_FUNCTIONAL_NAME.get(kind, kind[:-1]), list(node.inputs()), node.outputsSize())
         new.insertBefore(node)
         new.copyMetadata(node)
         new.output().setType(node.output().type())
+        result = _rounded_into_target(graph, new, target)
         root = _view_chain(target, written)[1]
         # the in-place op's result aliases its target: later reads see the target's new value
-        node.output().replaceAllUsesWith(_functionalize_views(graph, target, new, new.output(), written))
+        node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
         if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
             mutated_inputs.append(root.debugName())
         node.destroy()

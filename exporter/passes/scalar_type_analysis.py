@@ -16,48 +16,19 @@ from __future__ import annotations
 import torch
 
 from exporter import tensors
-from exporter.passes.common import replace_node, schema_of, walk
+from exporter.passes.common import replace_node, walk
 from exporter.promotion import (
-    NUMBER,
-    TENSOR,
-    ZERO_DIM,
-    Operand,
+    computed_dtype,
     follows_self,
     is_arithmetic,
-    operand_names,
     output_dtype,
     promote,
+    ts_operand,
+    ts_operands,
+    ts_true_division,
 )
 
 __all__ = ["scalar_type_analysis"]
-
-
-def _operand(value: torch._C.Value) -> Operand | None:
-    value_type = value.type()
-    node = value.node()
-    if isinstance(value_type, torch._C.TensorType):
-        dtype = value_type.dtype()
-        if dtype is None:
-            return None
-        rank = value_type.dim()
-        if node.kind() == "prim::Constant" and rank == 0:
-            return Operand(dtype, NUMBER)
-        return Operand(dtype, ZERO_DIM if rank == 0 else TENSOR)
-    if isinstance(value_type, torch._C.BoolType):
-        return Operand(torch.bool, NUMBER)
-    if isinstance(value_type, torch._C.IntType):
-        return Operand(torch.int64, NUMBER)
-    if isinstance(value_type, torch._C.FloatType):
-        return Operand(torch.float64, NUMBER)
-    if isinstance(value_type, torch._C.NumberType) and node.kind() == "prim::Constant":
-        constant = value.toIValue()
-        if isinstance(constant, bool):
-            return Operand(torch.bool, NUMBER)
-        if isinstance(constant, int):
-            return Operand(torch.int64, NUMBER)
-        if isinstance(constant, float):
-            return Operand(torch.float64, NUMBER)
-    return None
 
 
 def _converted(graph: torch._C.Graph, node: torch._C.Node, value: torch._C.Value, dtype: torch.dtype) -> torch._C.Value:
@@ -97,36 +68,51 @@ def _converted(graph: torch._C.Graph, node: torch._C.Node, value: torch._C.Value
 def scalar_type_analysis(graph: torch._C.Graph) -> None:
     for node in walk(graph):
         kind = node.kind()
-        names = operand_names(kind)
-        if names is None:
+        operands = ts_operands(node)
+        if operands is None:
             continue
-        schema = schema_of(node)
-        if schema is None:
-            continue
-        arg_names = [a.name for a in schema.arguments]
-        positions = [arg_names.index(n) for n in names if n in arg_names]
         inputs = list(node.inputs())
-        operands = {}
-        for position in positions:
-            if position >= len(inputs) or inputs[position].type().kind() == "NoneType":
-                continue
-            operand = _operand(inputs[position])
-            if operand is None:
-                break
-            operands[position] = operand
-        else:
-            if not operands:
-                continue
-            target = output_dtype(node) if is_arithmetic(kind) else None
-            if follows_self(kind):
-                target = _operand(inputs[0]).dtype if _operand(inputs[0]) else target
-            if target is None:
-                target = promote(list(operands.values()))
-            changed = False
-            for position in operands:
-                new_value = _converted(graph, node, inputs[position], target)
-                if new_value is not inputs[position]:
-                    inputs[position] = new_value
-                    changed = True
-            if changed:
-                replace_node(graph, node, kind, inputs)
+        target = output_dtype(node) if is_arithmetic(kind) else None
+        if follows_self(kind):
+            target = ts_operand(inputs[0]).dtype if ts_operand(inputs[0]) else target
+        elif target is not None:
+            target = _corrected_output(
+                node, target, computed_dtype(kind, list(operands.values()), ts_true_division(node))
+            )
+        if target is None:
+            target = _number_result(node) or promote(list(operands.values()))
+        changed = False
+        for position in operands:
+            new_value = _converted(graph, node, inputs[position], target)
+            if new_value is not inputs[position]:
+                inputs[position] = new_value
+                changed = True
+        if changed:
+            replace_node(graph, node, kind, inputs)
+
+
+def _number_result(node: torch._C.Node) -> torch.dtype | None:
+    """Arithmetic on Python numbers (``y * 3`` with ``y: float``) computes a Python float or int,
+    a double or int64 when it runs in the graph, not the default float dtype of tensors."""
+    if not is_arithmetic(node.kind()) or node.outputsSize() != 1:
+        return None
+    out_type = node.output().type()
+    if isinstance(out_type, torch._C.FloatType):
+        return torch.float64
+    if isinstance(out_type, torch._C.IntType):
+        return torch.int64
+    return None
+
+
+def _corrected_output(node: torch._C.Node, recorded: torch.dtype, computed: torch.dtype) -> torch.dtype:
+    """The output dtype of an arithmetic node: the recorded one, unless torch computes a wider
+    one (``int_tensor / 3`` recorded int64, ``where(c, half, float)`` recorded half). Tracing
+    records the dtype torch computed; TorchScript's shape propagation on scripted graphs keeps
+    the dtype of ``self`` for these, and an arithmetic result is never narrower than its
+    operands' promotion (in-place ops, whose result is, were made functional before). The
+    node's type is corrected, so later nodes promote from it."""
+    if computed == recorded or torch.promote_types(computed, recorded) != computed:
+        return recorded
+    output = node.output()
+    output.setType(output.type().with_dtype(computed))
+    return computed

@@ -52,6 +52,8 @@ CASES = [
     Case("prelu_channels", lambda a, w: F.prelu(a, w), lambda: (torch.randn(2, 3, 4, 5), torch.rand(3))),
     Case("prelu_single", lambda a, w: F.prelu(a, w), lambda: (torch.randn(2, 3, 4), torch.rand(1))),
     Case("prelu_2d", lambda a, w: F.prelu(a, w), lambda: (torch.randn(4, 3), torch.rand(3))),
+    Case("prelu_0d", lambda a, w: F.prelu(a, w), lambda: (torch.tensor(-1.5), torch.rand(1))),
+    Case("prelu_1d", lambda a, w: F.prelu(a, w), lambda: (torch.randn(5), torch.rand(1))),
     Case(
         "prelu_double",
         lambda a, w: F.prelu(a, w),

@@ -167,6 +167,28 @@ CASES = [
             torch.tensor([2.0, 2.0, -3.0, 0.75], dtype=torch.float16),
         ),
     ),
+    # 8/16-bit integers: no Add/Sub/Mul/Div kernels below opset 14, computed in int32 and wrapped
+    *[
+        Case(
+            f"arithmetic_{str(dtype).split('.')[1]}",
+            lambda a, b: (
+                a + b,
+                a - b,
+                a * b,
+                3 - a,
+                a * 5,
+                torch.add(a, b, alpha=2),
+                a // b,
+                a % b,
+                a.div(b, rounding_mode="trunc"),
+            ),
+            lambda dtype=dtype, low=low: (
+                torch.tensor([low, -1 if low else 1, 7, 100, 127, 120, 9], dtype=dtype),
+                torch.tensor([3, -2 if low else 2, -4 if low else 4, 3, 2, 127, 1], dtype=dtype),
+            ),
+        )
+        for dtype, low in ((torch.int8, -128), (torch.uint8, 0), (torch.int16, -32768))
+    ],
     Case("round", torch.round, f32(20, scale=5)),
     Case("round_ties", torch.round, const(TIES)),
     Case("round_ties_double", torch.round, const(TIES + [4503599627370497.0, 2.5e15 + 0.5], dtype=torch.float64)),
@@ -188,8 +210,9 @@ CASES = [
 ]
 
 
-# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["logit_eps"]
+# run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper, and
+# narrow integer arithmetic below and above its opset-14 change
+HELPER_CASES = ["logit_eps", "arithmetic_int8", "arithmetic_uint8"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))

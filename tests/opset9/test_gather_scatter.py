@@ -265,3 +265,19 @@ def test_gather_dynamic_below_11_is_refused() -> None:
             input_names=["x", "i"],
             dynamic_axes={"x": {0: "n"}, "i": {0: "n"}},
         )
+
+
+@pytest.mark.parametrize("opset", [9, 11, 16, NEWEST])
+def test_index_add_with_every_size_dynamic(opset: int) -> None:
+    """torch requires index_add's source to match self on every dim but ``dim``, so the one-hot
+    lowering (below 16) needs no static sizes to know the index covers them."""
+    model = Wrap(lambda x, i, s: torch.index_add(x, 1, i, s, alpha=2))
+    args = (torch.ones(5, 4, 3), torch.tensor([0, 3, 3]), torch.randn(5, 3, 3))
+    assert_matches_torch(
+        model,
+        args,
+        opset=opset,
+        other_inputs=[(torch.ones(2, 6, 1), torch.tensor([5, 0]), torch.randn(2, 2, 1))],
+        input_names=["x", "i", "s"],
+        dynamic_axes={"x": [0, 1, 2], "i": [0], "s": [0, 1, 2]},
+    )

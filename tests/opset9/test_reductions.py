@@ -369,3 +369,19 @@ class ScriptedArgmax(torch.nn.Module):
 
 def test_scripted_argmax() -> None:
     assert_matches_torch(torch.jit.script(ScriptedArgmax()), (torch.randn(3, 4),), opset=NEWEST)
+
+
+class _ScriptedNorms(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return (
+            torch.norm(x, p="fro", dim=0, keepdim=False),
+            torch.norm(x, p="fro", dim=(0, 1), keepdim=True),
+            torch.norm(x, p=1, dim=-1),
+        )
+
+
+@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+def test_scripted_torch_norm(opset: int) -> None:
+    """torch.norm's scripted body holds nuclear_norm (no ONNX lowering) in branches for other
+    arguments; export decides them, so the norms asked for export."""
+    assert_matches_torch(torch.jit.script(_ScriptedNorms()), (torch.randn(4, 2, 3),), opset=opset)

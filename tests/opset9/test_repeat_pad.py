@@ -37,6 +37,26 @@ CASES = [
         others=lambda: [(torch.randn(4, 2), torch.tensor([0, 5, 1, 1]))],
     ),
     Case(
+        # counts of a length known only at run time: one count (broadcast by torch) or one per index
+        "repeat_interleave_runtime_count_length",
+        lambda a, r: a.repeat_interleave(r, 1),
+        lambda: (torch.tensor([[1, 2, 4], [3, 4, 7]]), torch.tensor([2])),
+        min_opset=11,
+        dynamic={"x1": [0]},
+        others=lambda: [
+            (torch.tensor([[1, 2, 4], [3, 4, 7]]), torch.tensor([4])),
+            (torch.tensor([[1, 2, 4], [3, 4, 7]]), torch.tensor([3, 0, 2])),
+        ],
+    ),
+    Case(
+        "repeat_interleave_runtime_count_length_dynamic_input",
+        lambda a, r: a.repeat_interleave(r, 0),
+        lambda: (torch.randn(3, 2), torch.tensor([2])),
+        min_opset=11,
+        dynamic={"x0": [0], "x1": [0]},
+        others=lambda: [(torch.randn(2, 2), torch.tensor([4])), (torch.randn(2, 2), torch.tensor([0, 3]))],
+    ),
+    Case(
         "repeat_interleave_counts_only",
         lambda r: torch.repeat_interleave(r) * 1,
         lambda: (torch.tensor([1, 3, 0, 2]),),
