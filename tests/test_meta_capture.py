@@ -153,6 +153,13 @@ class _ArangeToMax(torch.nn.Module):
         return torch.arange(x.max(), dtype=torch.int64) + torch.arange(x.max(), dtype=torch.int64)
 
 
+class _Quantize(torch.nn.Module):
+    """quantize_per_tensor's meta kernel returns a float tensor: traced types would be wrong."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.quantize_per_tensor(x, 0.1, 7, torch.quint8)
+
+
 class _Cache(torch.nn.Module):
     """Keeps a tensor computed in forward (a cache a later call reads)."""
 
@@ -174,8 +181,9 @@ class _Cache(torch.nn.Module):
         (_Cache(), "stores tensors on the module (_Cache.cached)"),
         # failed in the tracer's argument conversion: the real trace after it crashed the process
         (_ArangeToMax(), "item() cannot be called on meta tensors"),
+        (_Quantize(), "quantized results are float tensors on meta"),
     ],
-    ids=["item", "nonzero", "cache", "arange"],
+    ids=["item", "nonzero", "cache", "arange", "quantize"],
 )
 def test_models_that_need_values_fall_back_to_the_real_trace(mode: Any, model: Any, reason: str) -> None:
     x = torch.randn(3, 4).abs() * 3
