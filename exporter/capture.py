@@ -205,17 +205,18 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         flat_out, _ = flatten(out, "output")
         return tuple(flat_out)
 
-    why = meta_trace.why_not_meta(module, flat_inputs + params)
-    if why is None:
-        try:
-            graph = meta_trace.meta_trace(
-                module, traced, flat_inputs + params, lambda fn, tensors_: _trace_graph(module, fn, tensors_)
-            )
-        except meta_trace.Unfit as error:
-            why = f"the meta trace failed: {error}"
-        else:
-            return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
-    graph = _trace_graph(module, traced, flat_inputs + params)
+    with meta_trace.exclusive(module):
+        why = meta_trace.why_not_meta(module, flat_inputs + params)
+        if why is None:
+            try:
+                graph = meta_trace.meta_trace(
+                    module, traced, flat_inputs + params, lambda fn, tensors_: _trace_graph(module, fn, tensors_)
+                )
+            except meta_trace.Unfit as error:
+                why = f"the meta trace failed: {error}"
+            else:
+                return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+        graph = _trace_graph(module, traced, flat_inputs + params)
     return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
 
 

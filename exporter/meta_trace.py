@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ from torch.overrides import TorchFunctionMode
 
 from exporter.ts_graph import all_nodes
 
-__all__ = ["META_MIN_BYTES", "MODE", "Unfit", "meta_trace", "why_not_meta"]
+__all__ = ["META_MIN_BYTES", "MODE", "Unfit", "exclusive", "meta_trace", "why_not_meta"]
 
 # "auto": meta when it pays (below); "meta" / "real": always try meta / never (tests force both;
 # EXPORTER_META_TRACE=meta runs a whole test suite with every trace tried on meta first).
@@ -45,6 +46,29 @@ MODE = os.environ.get("EXPORTER_META_TRACE", "auto")
 # them torch._dynamo): about 1 s of CPU once. Below this many bytes of weights and inputs a
 # forward pass costs less than that, so "auto" traces for real unless the kernels are loaded.
 META_MIN_BYTES = 32 * 2**20
+
+
+_LOCKS: weakref.WeakKeyDictionary[torch.nn.Module, threading.RLock] = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def exclusive(module: Any) -> Iterator[None]:
+    """Hold ``module`` against the exporter's other threads while a trace may swap its weights.
+
+    A meta trace puts meta twins in the module's parameter tables for its duration, so another
+    thread exporting or verifying the same module at that moment would run it on meta weights.
+    Exports and verify runs of one module take turns; different modules still run in parallel.
+    (Code outside the exporter calling the module during an export is not covered, as with
+    torch's exporter, which switches the module's training mode while it exports.)
+    """
+    if not isinstance(module, torch.nn.Module):
+        yield
+        return
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(module, threading.RLock())
+    with lock:
+        yield
 
 
 class Unfit(Exception):

@@ -11,6 +11,7 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
+from exporter import meta_trace
 from exporter.capture import flatten, flatten_inputs, split_args
 from exporter.cleanup import INPUT_POSITIONS_KEY
 from exporter.tensors import quantized_output_parts
@@ -177,7 +178,7 @@ def _compare(
     comparisons: list[OutputComparison] = []
     for set_index, example in enumerate(examples):
         positional, kwargs = split_args(example)
-        with torch.no_grad():
+        with torch.no_grad(), meta_trace.exclusive(model):  # not while another thread meta-traces it
             expected = model(*positional, **kwargs)
         expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's

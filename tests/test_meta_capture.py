@@ -263,3 +263,22 @@ def test_a_module_with_scripted_parts_runs_once() -> None:
     _, report = _export(model, (torch.randn(2, 3),))
     assert report.capture == "trace + script"
     assert model.child.calls.item() == 1
+
+
+def test_one_module_exported_and_verified_from_several_threads(mode: Any) -> None:
+    """A meta trace swaps the module's weights for meta twins while it runs: other threads
+    exporting or verifying the same module must wait for it, not run on meta weights."""
+    import concurrent.futures
+
+    mode("meta")
+    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).eval()
+    x = torch.randn(4, 16)
+
+    def run(_: int) -> bool:
+        buffer = io.BytesIO()
+        exporter.export(model, (x,), buffer, opset_version=17)
+        return exporter.verify(model, (x,), buffer.getvalue()).passed
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(pool.map(run, range(24)))
+    assert all(not p.is_meta for p in model.parameters())
