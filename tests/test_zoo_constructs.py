@@ -195,3 +195,19 @@ def test_deepseek_v3_tracing_error_names_the_attention_line() -> None:
     ids = torch.randint(3, 100, (2, 8))
     with pytest.raises(TracingError, match=r"sdpa_attention\.py:\d+ .*\n  the same inputs run eagerly"):
         exporter.export(FirstOutput(model), (ids, torch.ones_like(ids)), io.BytesIO())
+
+
+# -- a run-time value where a lowering needs a constant -------------------------------------------
+
+
+def test_run_time_value_for_a_constant_argument_says_what_would_work() -> None:
+    @torch.jit.script
+    def shifted(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x.roll(n)
+
+    with pytest.raises(SymbolicError) as info:
+        exporter.export(shifted, (torch.randn(4), 1), io.BytesIO(), opset_version=17)
+    message = str(info.value)
+    assert "aten::roll" in message and "argument 'shifts'" in message
+    assert "test_zoo_constructs.py:" in info.value.location
+    assert "make it a Python constant in the model" in message
