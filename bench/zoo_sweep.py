@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -504,10 +505,21 @@ def build(name: str):
 # ------------------------------------------------------------------ the worker
 
 
-def _first_line(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(exc: BaseException, *, cause: bool = False) -> str:
+    """``Type: first line`` of the error; with ``cause``, also of its innermost cause (torch's
+    exporters wrap the real error in a generic one, "Failed to convert the exported program")."""
+    text = _ANSI.sub("", f"{type(exc).__name__}: {exc}").strip()
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:400]
+    line = (lines[0] if lines else type(exc).__name__)[:400]
+    root = exc
+    while cause and root.__cause__ is not None:
+        root = root.__cause__
+    if root is not exc:
+        line += " <- " + _first_line(root)
+    return line
 
 
 def worker(name: str, exporter: str) -> dict[str, Any]:
@@ -539,7 +551,11 @@ def worker(name: str, exporter: str) -> dict[str, Any]:
             else:
                 torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names, dynamo=True)
         except Exception as exc:  # noqa: BLE001 - reported
-            result.update(status="export", error=_first_line(exc), traceback=traceback.format_exc()[-3000:])
+            result.update(
+                status="export",
+                error=_first_line(exc, cause=exporter != "ours"),
+                traceback=traceback.format_exc()[-3000:],
+            )
             result["export_seconds"] = round(time.perf_counter() - t0, 2)
             return result
         result["export_seconds"] = round(time.perf_counter() - t0, 2)
@@ -641,6 +657,7 @@ def render(data: dict[str, Any]) -> str:
         "(|diff| <= 1e-3 + 1e-3 |ref|).",
         "",
     ]
+    lines += [f"{note}" for note in data.get("notes", [])] + ([""] if data.get("notes") else [])
     commits = sorted({r["ours"]["commit"] for r in res.values() if "commit" in r.get("ours", {})})
     if commits:
         lines += [f"Ours measured at commit(s): {', '.join(commits)} (per row in the JSON).", ""]
@@ -668,7 +685,7 @@ def render(data: dict[str, Any]) -> str:
             if row.get(e, {}).get("status") not in (None, "pass"):
                 err = f"{e}: {row[e].get('error', '')}"
                 break
-        err = err.replace("|", "\\|").replace("\n", " ")[:220]
+        err = _ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:220]
         lines.append(f"| {n} | {' | '.join(cells)} | {err} |")
     return "\n".join(lines) + "\n"
 
