@@ -73,7 +73,7 @@ from exporter import (  # noqa: F401 - registration, once, in opset order
     symbolic_opset26,
 )
 from exporter.api import TrainingMode, VerificationError, export
-from exporter.errors import ExporterError, SymbolicError, UnsupportedOperatorError
+from exporter.errors import ExporterError, SymbolicError, TracingError, UnsupportedOperatorError
 from exporter.graph_context import GraphContext
 from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
 from exporter.registry import onnx_symbolic, register_custom_op_symbolic, unregister_custom_op_symbolic
@@ -94,6 +94,7 @@ __all__ = [
     "ExporterError",
     "UnsupportedOperatorError",
     "SymbolicError",
+    "TracingError",
     "DEFAULT_OPSET",
     "MIN_OPSET",
     "max_opset",

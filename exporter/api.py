@@ -6,6 +6,7 @@ import contextlib
 import enum
 import logging
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, BinaryIO
 
@@ -16,7 +17,7 @@ from exporter import passes, serialization
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
 from exporter.cleanup import cleanup
-from exporter.errors import ExporterError
+from exporter.errors import ExporterError, SymbolicError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
 from exporter.report import ExportReport, PhaseTimer
@@ -98,23 +99,40 @@ def export(
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
-    with timer.phase("capture"), _model_mode(model, mode) as is_training:
-        captured = capture(model, args)
-    with timer.phase("passes"):
-        passes.run_all(captured.graph)
-    with timer.phase("emission"):
-        onnx_model = assemble(
-            captured,
-            REGISTRY,
-            opset=opset,
-            input_names=input_names,
-            output_names=output_names,
-            dynamic_axes=axes,
-            export_params=export_params,
-            keep_initializers_as_inputs=keep_initializers_as_inputs,
-            training=is_training,
-            custom_opsets=custom_opsets,
-        )
+    inline: set[type] = set()
+    while True:
+        with timer.phase("capture"), _model_mode(model, mode) as is_training:
+            captured = capture(model, args, inline)
+        with timer.phase("passes"):
+            passes.run_all(captured.graph)
+        try:
+            with timer.phase("emission"):
+                onnx_model = assemble(
+                    captured,
+                    REGISTRY,
+                    opset=opset,
+                    input_names=input_names,
+                    output_names=output_names,
+                    dynamic_axes=axes,
+                    export_params=export_params,
+                    keep_initializers_as_inputs=keep_initializers_as_inputs,
+                    training=is_training,
+                    custom_opsets=custom_opsets,
+                )
+            break
+        except SymbolicError as error:
+            # A Function's own symbolic written for torch's exporter (calling torch.onnx's helpers,
+            # reading torch._C.Value methods) cannot run on this exporter's values: its forward
+            # is traced instead, which computes what eager torch computes.
+            if error.function is None or error.function in inline:
+                raise
+            inline.add(error.function)
+            warnings.warn(
+                f"{error.op} at {error.location}: its symbolic staticmethod failed on this exporter "
+                f"({type(error.__cause__).__name__}: {error.__cause__}); exporting the ops its forward "
+                "traces instead",
+                stacklevel=2,
+            )
     with timer.phase("cleanup"):
         # Shape arithmetic on constants is always folded during emission; this folds weights.
         cleanup(onnx_model, fold_constants=do_constant_folding and not is_training)

@@ -243,7 +243,24 @@ def convert(g: GraphContext, obj: Any, spec: ParamSpec) -> Any:
             return _convert_one(g, obj, kind)
         except ArgumentError as error:
             errors.append(str(error))
-    raise ArgumentError(f"argument {spec.name!r}: " + "; ".join(errors))
+    message = f"argument {spec.name!r}: " + "; ".join(errors)
+    if _is_run_time(obj) and any(kind in _CONSTANT_KINDS for kind in spec.kinds):
+        message += (
+            ". This lowering needs it at export time: make it a Python constant in the model (a "
+            "literal or a module attribute; tracing bakes in Python numbers computed from sizes), "
+            "not a value computed from tensors or a scripted function's argument"
+        )
+    raise ArgumentError(message)
+
+
+_CONSTANT_KINDS = frozenset({Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.STR, Kind.INTS, Kind.FLOATS, Kind.DTYPE})
+
+
+def _is_run_time(obj: Any) -> bool:
+    """A value (or a list holding one) only known when the model runs."""
+    if isinstance(obj, (list, tuple)):
+        return any(_is_run_time(item) for item in obj)
+    return isinstance(obj, (ir.Value, RuntimeList)) and _as_python(obj) is obj
 
 
 def _describe(obj: Any) -> str:

@@ -12,14 +12,16 @@ import contextlib
 import copy
 import dataclasses
 import inspect
+import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import traceback
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from exporter import meta_trace
-from exporter.errors import ModelRaisedError
+from exporter.errors import ExporterError, ModelRaisedError, TracingError
 from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
@@ -216,7 +218,8 @@ def _trace(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
                 why = f"the meta trace failed: {error}"
             else:
                 return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
-        graph = _trace_graph(module, traced, flat_inputs + params)
+        with _tracing_errors(model, args, kwargs):
+            graph = _trace_graph(module, traced, flat_inputs + params)
     return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
 
 
@@ -229,6 +232,45 @@ def _trace_graph(
     with scopes, torch.no_grad(), _no_attention_fastpath():
         graph, _ = torch._C._create_graph_by_tracing(fn, tensors_, _create_interpreter_name_lookup_fn(), False, False)
     return graph
+
+
+@contextlib.contextmanager
+def _tracing_errors(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[None]:
+    """An error the model's forward raises while traced, as a :class:`TracingError` naming the
+    model's source line (the innermost frame outside torch) and whether eager runs the inputs."""
+    try:
+        yield
+    except ExporterError:
+        raise
+    except Exception as error:  # noqa: BLE001 - re-raised with context
+        raise TracingError(
+            error, location=_raising_line(error), runs_eagerly=_runs_eagerly(model, args, kwargs)
+        ) from error
+
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _raising_line(error: BaseException) -> str:
+    """``file:line (in function)`` of the innermost frame of ``error`` in the user's code."""
+    found = "unknown location"
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith((_TORCH_DIR, _PACKAGE_DIR)) and not path.startswith("<"):
+            found = f"{path}:{line} (in {frame.f_code.co_name})"
+    return found
+
+
+def _runs_eagerly(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the model runs on (copies of) the inputs outside tracing."""
+    try:
+        copied_args, copied_kwargs = copy.deepcopy((args, kwargs))
+        with torch.no_grad():
+            model(*copied_args, **copied_kwargs)
+    except Exception:  # noqa: BLE001 - only the fact matters
+        return False
+    return True
 
 
 def _script(
@@ -450,11 +492,16 @@ def _has_script_objects(model: torch.nn.Module) -> bool:
 _CAPTURE_LOCK = threading.Lock()
 
 
-def capture(model: Any, args: Any) -> Captured:
-    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export)."""
+def capture(model: Any, args: Any, inline: Collection[type] = ()) -> Captured:
+    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export).
+
+    The autograd Functions in ``inline`` are traced through their forward even when they have
+    a symbolic (export() passes those whose symbolic failed).
+    """
     with _CAPTURE_LOCK:
-        captured = _capture(model, args)
-        inlined: set[type] = set()
+        inlined: set[type] = set(inline)
+        with _inlined_functions(inlined):
+            captured = _capture(model, args)
         # custom autograd Functions without a symbolic: traced again through their forward (one
         # more round per level of Functions calling Functions), as torch's exporter inlines them
         for _ in range(8):
@@ -539,7 +586,7 @@ def _capture(model: Any, args: Any) -> Captured:
         # its control flow) is then inlined like any scripted model.
         # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
         positional = wrap_numbers(positional)
-        with torch.no_grad(), _no_attention_fastpath():
+        with _tracing_errors(model, positional, {}), torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
         captured = _script(traced, positional, kwargs, example_run=False)  # tracing just ran it
         captured.method = "trace + script"

@@ -10,6 +10,7 @@ types onto what the symbolic returned so later symbolics can read ``x.dtype``/``
 from __future__ import annotations
 
 import collections
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -363,6 +364,7 @@ class _Emitter:
                 opset=self.builder.options.opset,
                 location=source_location(node),
                 arguments=", ".join(arguments.describe(a) for a in args),
+                function=cls if _torch_only_symbolic(found.function, cls, error) else None,
             ) from error
 
     def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:
@@ -566,6 +568,22 @@ def _run_time_values(obj: Any) -> list[ir.Value]:
     if isinstance(obj, (list, tuple)):
         return [value for item in obj for value in _run_time_values(item)]
     return []
+
+
+def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool:
+    """Whether a Function's own ``symbolic`` failed in its own or torch's code, not in ours: it
+    is written against torch's exporter (``value.type().dtype()``, ``torch.onnx.symbolic_opset9``
+    helpers taking ``torch._C.Value``), so its forward is traced instead. A request this exporter
+    refused (say an attribute without its type suffix) is the symbolic's error and is reported."""
+    if function is not getattr(cls, "symbolic", None):
+        return False
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:

@@ -13,6 +13,7 @@ __all__ = [
     "ExporterError",
     "UnsupportedOperatorError",
     "SymbolicError",
+    "TracingError",
     "UnsupportedOp",
     "ModelRaisedError",
 ]
@@ -78,12 +79,40 @@ class SymbolicError(ExporterError):
         opset: int,
         location: str,
         arguments: str = "",
+        function: type | None = None,
     ) -> None:
         self.op = op
         self.opset = opset
         self.location = location
         self.arguments = arguments
+        # the autograd Function whose own ``symbolic`` staticmethod failed: export() then traces
+        # its forward instead (a symbolic written against torch's exporter internals cannot run here)
+        self.function = function
         text = f"{op} at opset {opset} ({location}): {message}"
         if arguments:
             text += f"\n  arguments: {arguments}"
+        super().__init__(text)
+
+
+class TracingError(ExporterError):
+    """The model's forward raised while it was being traced (before any op was exported).
+
+    torch's message alone names a tensor size or a type, not where; this names the model's
+    source line that raised and says whether the forward runs eagerly, since code paths that
+    differ under tracing (``torch.jit.is_tracing()``, sizes read as tensors) are the usual cause.
+    """
+
+    def __init__(self, error: BaseException, *, location: str, runs_eagerly: bool) -> None:
+        self.location = location
+        self.runs_eagerly = runs_eagerly
+        text = f"tracing the model failed at {location}: {type(error).__name__}: {error}"
+        if runs_eagerly:
+            text += (
+                "\n  the same inputs run eagerly: the model takes another code path while traced "
+                "(torch.jit.is_tracing() checks, sizes read as tensors, Python values computed from "
+                "tensors); torch.jit.trace(model, args) shows the same error. Make that path trace, or "
+                "export a torch.jit.script'ed model"
+            )
+        else:
+            text += "\n  the model raises the same way when run eagerly on these inputs: check the inputs"
         super().__init__(text)

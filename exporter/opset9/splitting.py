@@ -42,6 +42,11 @@ def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int =
     if isinstance(tensors, RuntimeList):
         return runtime_list.cat(g, tensors, dim)
     tensors = promoted(g, tensors)
+    # torch skips 1-D empty tensors (``torch.tensor([])``, an empty cache's start) whatever the
+    # rank of the others; Concat would reject the rank mismatch
+    kept = [t for t in tensors if h.static_shape(t) != [0]]
+    if kept and len(kept) < len(tensors):
+        tensors = kept
     if len(tensors) == 1:
         return tensors[0]
     return g.op("Concat", *tensors, axis=dim)
