@@ -9,7 +9,13 @@ from exporter import tensors
 from exporter.assemble import FLAT_INPUTS_META
 from exporter.emitter import KEPT_INPUTS, READS_INPUTS
 
-__all__ = ["cleanup", "fuse_conv_batchnorm", "remove_unused_inputs", "INPUT_POSITIONS_KEY"]
+__all__ = [
+    "cleanup",
+    "deduplicate_equal_initializers",
+    "fuse_conv_batchnorm",
+    "remove_unused_inputs",
+    "INPUT_POSITIONS_KEY",
+]
 
 # metadata_props key, set when unused inputs were dropped: the positions, among the flattened
 # model inputs (exporter.capture.flatten_inputs), of the graph inputs that remain, e.g. "0,2"
@@ -118,6 +124,65 @@ def cleanup(model: ir.Model, *, fold_constants: bool = True) -> None:
         fuse_conv_batchnorm(model)
     common_passes.RemoveUnusedNodesPass()(model)
     remove_unused_inputs(model)
+    if fold_constants:
+        deduplicate_equal_initializers(model)
+
+
+def _unravel(positions: torch.Tensor, shape: torch.Size) -> tuple[torch.Tensor, ...]:
+    """Row-major indices of flat ``positions`` (torch.unravel_index imports sympy: not on the
+    path of a first export)."""
+    indices = []
+    for size in reversed(shape):
+        indices.append(positions % size)
+        positions = positions // size
+    return tuple(reversed(indices))
+
+
+# Elements read from each weight to sort weights into buckets before comparing them whole.
+_FINGERPRINT_ELEMENTS = 64
+
+
+def deduplicate_equal_initializers(model: ir.Model) -> int:
+    """Make initializers holding equal values one initializer, as torch's exporter does in eval
+    mode, and return how many were removed.
+
+    Deep-copied layers (``nn.TransformerEncoder`` clones its layer) or norms still at their
+    initial ones and zeros hold equal tensors under different ``state_dict`` keys; writing each
+    would make the file up to N times larger than torch's. The first key in the graph's order
+    names the one kept. Weights are sorted into buckets by dtype, shape and a strided sample of
+    their elements, so only weights that agree on the sample are compared whole: distinct
+    trained weights cost a few reads each. Initializers that are graph inputs
+    (``keep_initializers_as_inputs``) keep their interface; weights computed at write time
+    (folded Conv+BN) are left alone: comparing them would compute them.
+    """
+    graph = model.graph
+    inputs = set(graph.inputs)
+    buckets: dict[tuple, list[tuple[ir.Value, torch.Tensor]]] = {}
+    removed = 0
+    for value in list(graph.initializers.values()):
+        tensor = value.const_value
+        if (
+            value in inputs
+            or not isinstance(tensor, tensors.TorchTensor)
+            or isinstance(tensor, tensors.DeferredTorchTensor)
+        ):
+            continue
+        raw = tensor.raw.detach()
+        if raw.numel() == 0 or raw.is_quantized or raw.layout != torch.strided:
+            continue
+        # sampled in logical order by index, so a transposed view is not copied whole
+        positions = torch.arange(0, raw.numel(), max(1, raw.numel() // _FINGERPRINT_ELEMENTS))[:_FINGERPRINT_ELEMENTS]
+        sample = raw[_unravel(positions, raw.shape)] if raw.dim() else raw.reshape(1)
+        key = (raw.dtype, tuple(raw.shape), sample.contiguous().view(torch.uint8).numpy().tobytes())
+        bucket = buckets.setdefault(key, [])
+        twin = next((kept for kept, kept_raw in bucket if torch.equal(kept_raw, raw)), None)
+        if twin is None:
+            bucket.append((value, raw))
+            continue
+        ir.convenience.replace_all_uses_with(value, twin)
+        graph.initializers.pop(value.name)
+        removed += 1
+    return removed
 
 
 def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
