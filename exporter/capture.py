@@ -63,15 +63,20 @@ def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 
 def flatten(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
-    """Tensors of a nested structure in order (tuples, lists, dict values), with leaf names."""
+    """Tensors of a nested structure in order (tuples, lists, dicts), with leaf names. A dict
+    gives each key then its value, as ``torch.jit._flatten`` does: a tensor key is an input too."""
     if isinstance(obj, torch.Tensor):
         return [obj], [name]
     tensors_: list[torch.Tensor] = []
     names: list[str] = []
     if isinstance(obj, (list, tuple)):
-        items: Iterator[tuple[str, Any]] = ((f"{name}_{i}", v) for i, v in enumerate(obj))
+        items: list[tuple[str, Any]] = [(f"{name}_{i}", v) for i, v in enumerate(obj)]
     elif isinstance(obj, Mapping):
-        items = ((f"{name}_{k}", v) for k, v in obj.items())
+        items = []
+        for i, (k, v) in enumerate(obj.items()):
+            if isinstance(k, torch.Tensor):
+                items.append((f"{name}_key{i}", k))
+            items.append((f"{name}_{k}" if isinstance(k, (str, int)) else f"{name}_{i}", v))
     else:
         return [], []
     for sub_name, value in items:
@@ -97,8 +102,24 @@ def number_tensor(value: bool | int | float) -> torch.Tensor:
 
 
 def wrap_numbers(positional: Sequence[Any]) -> tuple[Any, ...]:
-    """Positional Python numbers as 0-d tensors (nested numbers and keyword arguments stay)."""
-    return tuple(number_tensor(v) if is_number(v) else v for v in positional)
+    """Positional Python numbers, also those nested in positional tuples, lists and dict values,
+    as 0-d tensors: torch's exporter flattens the positional arguments with ``torch.jit._flatten``,
+    which makes every such number a graph input. Keyword arguments are not wrapped (their
+    numbers are baked in); dict keys that are numbers stay keys."""
+    return tuple(_wrap_nested(v) for v in positional)
+
+
+def _wrap_nested(value: Any) -> Any:
+    if is_number(value):
+        return number_tensor(value)
+    if isinstance(value, tuple):
+        items = [_wrap_nested(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, list):
+        return [_wrap_nested(v) for v in value]
+    if isinstance(value, dict):
+        return type(value)((k, _wrap_nested(v)) for k, v in value.items())
+    return value
 
 
 def flatten_inputs(args: Any) -> list[torch.Tensor]:
@@ -121,7 +142,11 @@ def _rebuild(obj: Any, flat: Iterator[torch.Tensor]) -> Any:
     if isinstance(obj, list):
         return [_rebuild(v, flat) for v in obj]
     if isinstance(obj, Mapping):
-        return type(obj)((k, _rebuild(v, flat)) for k, v in obj.items())
+        rebuilt = []
+        for k, v in obj.items():
+            key = next(flat) if isinstance(k, torch.Tensor) else k
+            rebuilt.append((key, _rebuild(v, flat)))
+        return type(obj)(rebuilt)
     return obj
 
 
@@ -300,10 +325,14 @@ def _script(
         index < len(args) and is_number(value) and _takes_number(param.type)
         for index, (param, value) in enumerate(zip(schema_params, call))
     ]
-    _bind_arguments(graph, call[:user_count], schema_params, live_numbers)
+    _bind_arguments(graph, call[:user_count], schema_params, live_numbers, len(args))
     input_names, flat_inputs = [], []
-    for param, value, live in zip(schema_params, call, live_numbers):
-        leaves, names = flatten(number_tensor(value) if live else value, param.name)
+    for index, (param, value, live) in enumerate(zip(schema_params, call, live_numbers)):
+        if live:
+            value = number_tensor(value)
+        elif index < len(args) and isinstance(value, (tuple, list)):
+            value = _wrap_nested(value)  # numbers in positional containers are inputs (_construct)
+        leaves, names = flatten(value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
     if example_run:
@@ -377,11 +406,16 @@ def _takes_number(schema_type: torch._C.JitType) -> bool:
 
 
 def _bind_arguments(
-    graph: torch._C.Graph, call: Sequence[Any], schema_params: Sequence[torch._C.Argument], live: Sequence[bool]
+    graph: torch._C.Graph,
+    call: Sequence[Any],
+    schema_params: Sequence[torch._C.Argument],
+    live: Sequence[bool],
+    positional: int,
 ) -> None:
-    """Tensors and live numbers stay graph inputs; a tuple or list holding tensors becomes one
-    graph input per tensor, rebuilt by prim::TupleConstruct/ListConstruct; other arguments
-    (None, strings, lists of numbers, keyword numbers) become constants, like tracing does."""
+    """Tensors and live numbers stay graph inputs; a positional tuple or list holding tensors
+    or numbers becomes one graph input per tensor and number, rebuilt by
+    prim::TupleConstruct/ListConstruct (the interface tracing gives, see :func:`wrap_numbers`);
+    other arguments (None, strings, keyword containers and numbers) become constants."""
     graph_inputs = list(graph.inputs())
     order: list[list[torch._C.Value]] = [[v] for v in graph_inputs]  # the inputs each call argument ends up as
     for index in reversed(range(len(call))):
@@ -391,9 +425,10 @@ def _bind_arguments(
         if isinstance(value, dict) and flatten(value, "")[0]:
             raise TypeError(f"scripted input {schema_params[index].name!r}: dicts of tensors are not supported yet")
         leaves: list[torch._C.Value] = []
+        numbers_live = index < positional
         with graph.insert_point_guard(_first_node(graph)):
-            if isinstance(value, (list, tuple)) and flatten(value, "")[0]:
-                replacement = _construct(graph, value, graph_inputs[index].type(), leaves)
+            if isinstance(value, (list, tuple)) and flatten(_wrap_nested(value) if numbers_live else value, "")[0]:
+                replacement = _construct(graph, value, graph_inputs[index].type(), leaves, numbers_live)
             else:
                 replacement = graph.insertConstant(value)
         graph_inputs[index].replaceAllUsesWith(replacement)
@@ -408,25 +443,35 @@ def _first_node(graph: torch._C.Graph) -> torch._C.Node:
     return next(iter(graph.nodes()), graph.return_node())
 
 
-def _construct(graph: torch._C.Graph, value: Any, ts_type: torch._C.JitType, leaves: list[torch._C.Value]) -> Any:
-    """``value`` rebuilt in the graph: each tensor a new graph input (added to ``leaves``),
+def _number_type(value: bool | int | float) -> torch._C.JitType:
+    """The TorchScript type of the input a Python number becomes (its 0-d tensor's dtype, number_tensor)."""
+    if isinstance(value, bool):
+        return torch._C.BoolType.get()
+    return torch._C.IntType.get() if isinstance(value, int) else torch._C.FloatType.get()
+
+
+def _construct(
+    graph: torch._C.Graph, value: Any, ts_type: torch._C.JitType, leaves: list[torch._C.Value], numbers_live: bool
+) -> Any:
+    """``value`` rebuilt in the graph: each tensor (and, with ``numbers_live``, each Python
+    number, as an int/float/bool input fed a 0-d tensor) a new graph input added to ``leaves``,
     tuples and lists constructed from their items, anything else a constant."""
     if isinstance(ts_type, torch._C.OptionalType):
         ts_type = ts_type.getElementType()
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) or (numbers_live and is_number(value)):
         graph_input = graph.addInput()
-        graph_input.setType(torch._C.TensorType.get())
+        graph_input.setType(_number_type(value) if is_number(value) else torch._C.TensorType.get())
         leaves.append(graph_input)
         return graph_input
     if isinstance(value, tuple):
         item_types = ts_type.elements() if isinstance(ts_type, torch._C.TupleType) else [None] * len(value)
-        items = [_construct(graph, v, t, leaves) for v, t in zip(value, item_types)]
+        items = [_construct(graph, v, t, leaves, numbers_live) for v, t in zip(value, item_types)]
         node = graph.insertNode(graph.create("prim::TupleConstruct", items))
         node.output().setType(torch._C.TupleType([item.type() for item in items]))
         return node.output()
     if isinstance(value, list):
         item_type = ts_type.getElementType() if isinstance(ts_type, torch._C.ListType) else torch._C.TensorType.get()
-        items = [_construct(graph, v, item_type, leaves) for v in value]
+        items = [_construct(graph, v, item_type, leaves, numbers_live) for v in value]
         node = graph.insertNode(graph.create("prim::ListConstruct", items))
         node.output().setType(torch._C.ListType(item_type))
         return node.output()

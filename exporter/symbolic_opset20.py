@@ -59,10 +59,12 @@ def aten_affine_grid_generator_20(
 ) -> Value:
     """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 
-    AffineGrid-20 takes the size as an input, so it may be computed at run time.
+    AffineGrid-20 takes the size as an input, so it may be computed at run time. With
+    align_corners, AffineGrid puts the single sample of a size-1 axis at -1 where torch puts
+    it at 0: then a static size with a 1 and any run-time size (which may be 1) take the base
+    grid lowering, exact for both.
     """
-    if not isinstance(size, Value) and any(d == 1 for d in size[2:]):
-        # onnxruntime puts a single sample at -1 with align_corners; torch puts it at 0
+    if align_corners and (isinstance(size, Value) or any(d == 1 for d in size[2:])):
         return interpolation.aten_affine_grid_generator(g, theta, size, align_corners)
     size_value = size if isinstance(size, Value) else g.constant(list(size))
     return g.op("AffineGrid", theta, size_value, align_corners=int(align_corners))

@@ -1,5 +1,6 @@
 """Interface compatibility with torch.onnx.export(dynamo=False) (issue #17 item 2): unknown
-dynamic_axes keys warn, Python numbers in ``args`` become 0-d graph inputs, unused inputs are
+dynamic_axes keys warn, Python numbers in ``args`` (also inside positional tuples, lists and dicts)
+become 0-d graph inputs, unused inputs are
 dropped as torch drops them, scripted models take tuples and lists of tensors and None/bool/int arguments."""
 
 from __future__ import annotations
@@ -352,3 +353,117 @@ def test_an_input_only_packed_into_a_list_is_dropped() -> None:
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET, input_names=["a", "b"])
     assert [v.name for v in onnx_model.graph.inputs] == ["a"]
     assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
+class NestedNumbers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pair: tuple[int, torch.Tensor], pad: list[int], d: dict[str, Any]) -> Any:
+        return torch.nn.functional.pad(x, pad) * pair[0] + d["scale"], pair[1] * d["shift"]
+
+
+@torch.no_grad()
+def test_traced_nested_numbers_become_inputs_like_torch() -> None:
+    """torch.jit._flatten makes every Python number in the positional arguments a 0-d input,
+    also inside tuples, lists and dict values; the model is traced on those tensors."""
+    model = NestedNumbers().eval()
+    x, y = torch.randn(2, 3), torch.randn(4)
+    args = (x, (3, y), [1, 2], {"scale": 0.5, "shift": 2}, {})
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    names = ["x", "pair_0", "pair_1", "pad_0", "pad_1", "d_scale", "d_shift"]
+    assert [v.name for v in onnx_model.graph.inputs] == names
+    torch_data, _ = _torch_export(model, args)
+    expected = [("FLOAT", 2), ("INT64", 0), ("FLOAT", 1), ("INT64", 0), ("INT64", 0), ("DOUBLE", 0), ("INT64", 0)]
+    assert _signature(data) == _signature(torch_data) == expected
+    assert [t.shape for t in flatten_inputs(args)] == [(2, 3), (), (4,), (), (), (), ()]
+    # the numbers are read at run time: other values give torch's results
+    _check_runs(data, model, [args, (x, (-2, y), [0, 3], {"scale": 1.5, "shift": -1}, {})])
+
+
+@torch.no_grad()
+def test_tensor_dict_keys_are_inputs_like_torch() -> None:
+    """torch.jit._flatten flattens a dict as key, value, key, value: a tensor key is an input."""
+
+    class KeyPlusValue(torch.nn.Module):
+        def forward(self, d: dict[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+            key = next(iter(d))
+            return d[key] + key
+
+    args = ({torch.tensor(1.5): torch.randn(2, 3)}, {})
+    data, _ = export_to_bytes(KeyPlusValue(), args, opset_version=OPSET)
+    torch_data, _ = _torch_export(KeyPlusValue(), args)
+    assert _signature(data) == _signature(torch_data) == [("FLOAT", 0), ("FLOAT", 2)]
+    _check_runs(data, KeyPlusValue(), [args, ({torch.tensor(-4.0): torch.randn(2, 3)}, {})])
+
+
+class ScriptedTuple(torch.nn.Module):
+    def forward(self, a: tuple[int, torch.Tensor], b: torch.Tensor) -> torch.Tensor:
+        return a[1] + b * a[0]
+
+
+@torch.no_grad()
+def test_scripted_tuple_numbers_become_inputs_like_torch() -> None:
+    """torch lowers a scripted model's tuple arguments to one input per item, numbers included."""
+    model = torch.jit.script(ScriptedTuple().eval())
+    x, y = torch.randn(4, 3), torch.randn(4, 3)
+    args = ((3, x), y)
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["a_0", "a_1", "b"]
+    torch_data, _ = _torch_export(model, args)
+    assert _signature(data) == _signature(torch_data) == [("INT64", 0), ("FLOAT", 2), ("FLOAT", 2)]
+    _check_runs(data, model, [args, ((-5, x), y)])
+
+
+class ScriptedPad(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pad: list[int]) -> torch.Tensor:
+        return torch.nn.functional.pad(x, pad)
+
+
+@torch.no_grad()
+def test_scripted_list_numbers_become_inputs_as_traced() -> None:
+    """A deviation from torch, which makes a scripted List[int] argument one ONNX sequence
+    input: its numbers become 0-d inputs as tracing makes them, so flatten_inputs feeds both."""
+    model = torch.jit.script(ScriptedPad().eval())
+    x = torch.randn(2, 2, 4, 4)
+    data, onnx_model = export_to_bytes(model, (x, [2, 4]), opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pad_0", "pad_1"]
+    assert _signature(data) == [("FLOAT", 4), ("INT64", 0), ("INT64", 0)]
+    _check_runs(data, model, [(x, [2, 4]), (x, [0, 1])])
+
+
+@torch.no_grad()
+def test_numbers_in_keyword_containers_stay_constants() -> None:
+    model = NestedNumbers().eval()
+    x, y = torch.randn(2, 3), torch.randn(4)
+    args = (x, {"pair": (3, y), "pad": [1, 2], "d": {"scale": 0.5, "shift": 2}})
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pair_1"]
+    assert_outputs_match(run_model(data, [x, y]), model(*split_args(args)[0], **split_args(args)[1]))
+
+
+class AffineGrid(torch.nn.Module):
+    def __init__(self, align_corners: bool) -> None:
+        super().__init__()
+        self.align_corners = align_corners
+
+    def forward(self, theta: torch.Tensor, size: list[int]) -> torch.Tensor:
+        return torch.nn.functional.affine_grid(theta, size, self.align_corners)
+
+
+@pytest.mark.parametrize("opset", [9, 13, 20])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+@torch.no_grad()
+def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: bool) -> None:
+    """affine_grid's size list is model inputs: AffineGrid at opset 20, below it a base grid
+    built from the sizes at run time; sizes of 1 (one sample at 0 in torch; AffineGrid puts it
+    at -1 with align_corners, so the base grid is used then) and 3-D grids included."""
+    model: Any = AffineGrid(align_corners).eval()
+    if script:
+        model = torch.jit.script(model)
+    theta2, theta3 = torch.randn(2, 2, 3), torch.randn(2, 3, 4)
+    for theta, sizes in [
+        (theta2, [[2, 3, 4, 5], [2, 1, 1, 3], [2, 3, 6, 1]]),
+        (theta3, [[2, 1, 3, 4, 2], [2, 2, 1, 2, 1]]),
+    ]:
+        data, onnx_model = export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
+        assert len(onnx_model.graph.inputs) == 1 + len(sizes[0])
+        _check_runs(data, model, [(theta, size) for size in sizes])

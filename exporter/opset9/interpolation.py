@@ -422,12 +422,17 @@ def aten_upsample_bicubic2d_vec(
 
 
 @onnx_symbolic("aten::affine_grid_generator")
-def aten_affine_grid_generator(g: GraphContext, theta: Value, size: Sequence[int], align_corners: bool) -> Value:
+def aten_affine_grid_generator(
+    g: GraphContext, theta: Value, size: Sequence[int] | Value, align_corners: bool
+) -> Value:
     """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 
-    Before AffineGrid (opset 20) the grid is a constant base grid of homogeneous pixel
-    coordinates times theta^T, one MatMul; the size must be static.
+    Before AffineGrid (opset 20) the grid is a base grid of homogeneous pixel coordinates
+    times theta^T, one MatMul: a constant for a static size, built from the sizes at run time
+    otherwise (a size passed as model inputs, as torch's exporter makes a list of Python ints).
     """
+    if isinstance(size, Value):
+        return _affine_grid_runtime(g, theta, size, align_corners)
     spatial = len(size) - 2
     if spatial not in (2, 3):
         raise ValueError(f"affine_grid_generator needs a 4-D or 5-D size, got {list(size)}")
@@ -439,3 +444,44 @@ def aten_affine_grid_generator(g: GraphContext, theta: Value, size: Sequence[int
     base = base.reshape(-1, spatial + 1).to(tensors.to_torch_dtype(theta.dtype))
     rows = g.op("MatMul", g.constant(base), g.op("Transpose", theta, perm=[0, 2, 1]))
     return g.op("Reshape", rows, g.constant([size[0]] + dims + [spatial]))
+
+
+def _affine_grid_runtime(g: GraphContext, theta: Value, size: Value, align_corners: bool) -> Value:
+    """The base grid of :func:`aten_affine_grid_generator` for sizes known at run time: each
+    axis's normalized pixel centers (:func:`_linspace_coords`, as arithmetic on its size n:
+    (2i - (n - 1)) / max(n - 1, 1) with align_corners, else (2i + 1 - n) / n, both 0 for
+    n = 1), expanded over the grid and stacked with ones."""
+    theta_shape = h.static_shape(theta)
+    size_shape = h.static_shape(size)
+    if size_shape is not None and len(size_shape) == 1:
+        spatial = size_shape[0] - 2
+    elif theta_shape is not None and len(theta_shape) == 3:
+        spatial = theta_shape[1]
+    else:
+        raise ValueError("affine_grid_generator: the number of sizes must be known at export time")
+    if spatial not in (2, 3):
+        raise ValueError(f"affine_grid_generator needs a 4-D or 5-D size, got {spatial + 2} sizes")
+    double = ir.DataType.DOUBLE
+    size = h.cast(g, size, ir.DataType.INT64)
+    dims = [h.gather_constant(g, size, torch.tensor([i]), 0) for i in range(2, 2 + spatial)]  # (D,) H, W
+    grid_shape = g.op("Concat", *dims, axis=0)
+    one = g.constant(1.0, double)
+    columns = []
+    for axis in reversed(range(spatial)):  # x (W) first
+        n = h.cast(g, dims[axis], double)
+        i = h.cast(g, h.iota(g, dims[axis]), double)
+        twice = g.op("Add", i, i)
+        if align_corners:
+            n_less = g.op("Sub", n, one)
+            coords = g.op("Div", g.op("Sub", twice, n_less), g.op("Max", n_less, one))
+        else:
+            coords = g.op("Div", g.op("Sub", g.op("Add", twice, one), n), n)
+        shape = [1] * spatial
+        shape[axis] = -1
+        columns.append(g.op("Expand", h.reshape(g, coords, shape), grid_shape))
+    columns.append(g.op("Expand", g.constant(torch.ones([1] * spatial, dtype=torch.float64)), grid_shape))
+    base = g.op("Concat", *[h.unsqueeze(g, c, [spatial]) for c in columns], axis=spatial)
+    base = h.cast(g, h.reshape(g, base, [-1, spatial + 1]), theta.dtype or ir.DataType.FLOAT)
+    rows = g.op("MatMul", base, g.op("Transpose", theta, perm=[0, 2, 1]))
+    batch = h.gather_constant(g, size, torch.tensor([0]), 0)
+    return g.op("Reshape", rows, g.op("Concat", batch, *dims, g.constant([spatial]), axis=0))
