@@ -265,10 +265,21 @@ def _mark_dynamic_outputs(graph: ir.Graph, dynamic_axes: dict[str, dict[int, str
         )
     for value in graph.outputs:
         for axis, dim_name in dynamic_axes.get(value.name, {}).items():
-            if value.shape is not None:
-                dims = list(value.shape)
-                dims[axis] = ir.SymbolicDim(dim_name)
-                value.shape = ir.Shape(dims)
+            if value.shape is None:
+                continue
+            dims = list(value.shape)
+            if not -len(dims) <= axis < len(dims):
+                # torch's exporter names only the axes the output has; an axis beyond its rank
+                # (a dynamic_axes dict shared by outputs of different ranks) is skipped, not fatal.
+                warnings.warn(
+                    f"dynamic_axes names axis {axis} of output {value.name!r}, which has rank "
+                    f"{len(dims)}; the axis is ignored",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            dims[axis] = ir.SymbolicDim(dim_name)
+            value.shape = ir.Shape(dims)
 
 
 def _claim_name(graph: ir.Graph, value: ir.Value, name: str) -> None:
