@@ -54,3 +54,33 @@ def test_arange_with_an_int_start_and_run_time_end_is_int64(opset: int, script: 
         other_inputs=[(torch.randint(5, (2, 3, 4, 5)),)],
     )
     assert onnx_model.graph.outputs[0].dtype.name == "INT64"
+
+
+class FloatOfOneElement(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.tensor([float(x)]), torch.tensor([x.shape[0], int(x)]), torch.tensor([bool(x > 0)])
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_scripted_number_of_a_one_element_tensor_is_0d(opset: int) -> None:
+    """float(x)/int(x)/bool(x) of a [1] tensor is a Python number: torch.tensor([float(x)]) has
+    shape [1], so the aten::Float/Int/Bool value must be 0-d before the list stacks it."""
+    model = torch.jit.script(FloatOfOneElement())
+    onnx_model = assert_matches_torch(
+        model, (torch.tensor([2.5]),), opset=opset, other_inputs=[(torch.tensor([-3.0]),)]
+    )
+    assert [list(o.shape) for o in onnx_model.graph.outputs] == [[1], [2], [1]]
+
+
+class LogSoftmaxDouble(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_scripted_if_output_dtype_comes_from_the_taken_branch(opset: int) -> None:
+    """functional.log_softmax(dtype=float64) scripted is an If on `dtype is None`; shape
+    propagation types its output Float (the other branch), but the branch taken is double."""
+    model = torch.jit.script(LogSoftmaxDouble())
+    onnx_model = assert_matches_torch(model, (torch.randn(3, 4, 5),), opset=opset)
+    assert onnx_model.graph.outputs[0].dtype.name == "DOUBLE"
