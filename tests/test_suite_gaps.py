@@ -84,3 +84,24 @@ def test_scripted_if_output_dtype_comes_from_the_taken_branch(opset: int) -> Non
     model = torch.jit.script(LogSoftmaxDouble())
     onnx_model = assert_matches_torch(model, (torch.randn(3, 4, 5),), opset=opset)
     assert onnx_model.graph.outputs[0].dtype.name == "DOUBLE"
+
+
+class ReshapeBySizesThenTranspose(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        shape = x.size()[:3] + (-1,)
+        return y.reshape(shape).transpose(1, 2)
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_reshape_to_a_run_time_shape_keeps_its_rank(opset: int) -> None:
+    """The rank of a reshape to a shape computed at run time is the shape's length, which a
+    following transpose needs for its perm (scripted, all axes dynamic)."""
+    model = torch.jit.script(ReshapeBySizesThenTranspose())
+    assert_matches_torch(
+        model,
+        (torch.ones(2, 3, 4, 5), torch.randn(3, 4, 5, 2)),
+        opset=opset,
+        input_names=["x", "y"],
+        dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1, 2, 3]},
+        other_inputs=[(torch.ones(4, 2, 3, 1), torch.randn(2, 3, 4, 4))],
+    )
