@@ -4,9 +4,10 @@ small model of the same kind, compared with eager torch."""
 
 from __future__ import annotations
 
+import onnx
 import pytest
 import torch
-from conftest import assert_matches_torch
+from conftest import assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
 
 
 class SliceToEnd(torch.nn.Module):
@@ -124,3 +125,26 @@ def test_bitwise_ops_promote_their_operands(opset: int, script: bool) -> None:
     b = torch.randint(-128, 127, (3, 4, 2), dtype=torch.int8)
     onnx_model = assert_matches_torch(model, (a, b), opset=opset)
     assert [o.dtype.name for o in onnx_model.graph.outputs] == ["UINT8", "INT16", "INT16", "INT16", "INT32"]
+
+
+class NestedNones(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, None, tuple[torch.Tensor, None]]]:
+        return x, (x + 1, None, (x * 2, None))
+
+
+@pytest.mark.parametrize("opset", [13, 15, 17])
+def test_scripted_none_results_are_empty_optional_outputs(opset: int) -> None:
+    """torch's exporter keeps a scripted model's None results as outputs from opset 15 (empty
+    optionals, which onnxruntime returns as None) and drops them below, as traces always do."""
+    model = torch.jit.script(NestedNones())
+    x = torch.randn(3, 4)
+    data, onnx_model = export_to_bytes(model, (x,), opset_version=opset)
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    actual = run_model(data, [x])
+    if opset >= 15:
+        assert [a is None for a in actual] == [False, False, True, False, True]
+    else:
+        assert len(actual) == 3
+    assert_outputs_match(actual, model(x))
+    _, traced = export_to_bytes(NestedNones(), (x,), opset_version=opset)
+    assert len(traced.graph.outputs) == 3
