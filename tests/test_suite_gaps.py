@@ -9,6 +9,8 @@ import pytest
 import torch
 from conftest import assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
 
+from exporter.errors import SymbolicError
+
 
 class SliceToEnd(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -171,3 +173,50 @@ def test_scripted_interpolate_to_a_run_time_size(opset: int) -> None:
         dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1]},
         other_inputs=[(torch.randn(2, 3, 5, 3), torch.randn(7, 9))],
     )
+
+
+class ChunkReturned(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, 3, dim=1)
+
+
+class ChunkByRunTimeCount(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, x.size(0), dim=1)
+
+
+class SplitReturned(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.split(x, 4, dim=1)
+
+
+class ChunkIterated(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = torch.zeros(x.size(0))
+        for piece in torch.chunk(x, x.size(0), dim=1):
+            total = total + piece.sum(1)
+        return total
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("module", [ChunkReturned, ChunkByRunTimeCount, SplitReturned, ChunkIterated])
+def test_pieces_of_a_run_time_count_are_a_sequence(opset: int, module: type[torch.nn.Module]) -> None:
+    """chunk/split pieces that are returned or iterated, not unpacked, of a dim known only at
+    run time (or a chunk count computed at run time): their count is only known at run time,
+    so they are an ONNX sequence (SplitToSequence, opset 11+) cut as torch cuts them."""
+    model = torch.jit.script(module())
+    x = torch.randn(3, 18)
+    assert_matches_torch(
+        model,
+        (x,),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "batch", 1: "dims"}},
+        other_inputs=[(torch.randn(3, n),) for n in (13, 14, 15)] + [(torch.randn(2, 7),)],
+    )
+
+
+def test_pieces_of_a_run_time_count_need_opset_11() -> None:
+    model = torch.jit.script(ChunkReturned())
+    with pytest.raises(SymbolicError, match="needs its pieces unpacked below opset 11"):
+        export_to_bytes(model, (torch.randn(3, 18),), opset_version=10, dynamic_axes={"x": {1: "dims"}})
