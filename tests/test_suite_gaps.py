@@ -220,3 +220,27 @@ def test_pieces_of_a_run_time_count_need_opset_11() -> None:
     model = torch.jit.script(ChunkReturned())
     with pytest.raises(SymbolicError, match="needs its pieces unpacked below opset 11"):
         export_to_bytes(model, (torch.randn(3, 18),), opset_version=10, dynamic_axes={"x": {1: "dims"}})
+
+
+class ChunkLastDim(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dim = -1
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, 3, dim=self.dim)
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_scripted_chunk_of_a_negative_dim_does_not_crash_shape_propagation(opset: int) -> None:
+    """torch's shape propagation aborts the process on aten::chunk with a negative constant
+    dim; such a graph is captured with its input types only, and still exports."""
+    model = torch.jit.script(ChunkLastDim())
+    assert_matches_torch(
+        model,
+        (torch.randn(1, 18),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "batch", 1: "dims"}},
+        other_inputs=[(torch.randn(1, 14),)],
+    )
