@@ -75,6 +75,11 @@ def _kind_of(annotation: Any, fn_name: str, param: str) -> tuple[list[Kind], boo
             sub, sub_optional = _kind_of(member, fn_name, param)
             kinds.extend(sub)
             optional = optional or sub_optional
+        if Kind.INT in kinds and Kind.FLOAT in kinds and kinds.index(Kind.FLOAT) < kinds.index(Kind.INT):
+            # FLOAT accepts ints too: `float | int` must keep an int an int (arange(0, n) is an
+            # int64 arange only while its start stays 0, not 0.0), so INT is tried first
+            kinds.remove(Kind.INT)
+            kinds.insert(kinds.index(Kind.FLOAT), Kind.INT)
         return kinds, optional
     if annotation is ir.Value:
         return [Kind.VALUE], False

@@ -64,14 +64,19 @@ def _input_value(name: str, tensor: torch.Tensor, axes: Mapping[int, str]) -> ir
     )
 
 
-def _flatten_outputs(obj: Any) -> list[Any]:
+def _flatten_outputs(obj: Any, *, keep_none: bool = False) -> list[Any]:
+    """The leaves of the results; a None is left out unless ``keep_none``."""
     if isinstance(obj, dict):  # Dict[str, Tensor] outputs: the values in insertion order
-        return [leaf for item in obj.values() for leaf in _flatten_outputs(item)]
+        return [leaf for item in obj.values() for leaf in _flatten_outputs(item, keep_none=keep_none)]
     if isinstance(obj, (list, tuple)):
-        return [leaf for item in obj for leaf in _flatten_outputs(item)]
+        return [leaf for item in obj for leaf in _flatten_outputs(item, keep_none=keep_none)]
     if obj is None:
-        return []
+        return [None] if keep_none else []
     return [obj]
+
+
+# ONNX's Optional op, which makes an empty optional output
+_NONE_OUTPUT_OPSET = 15
 
 
 def assemble(
@@ -93,7 +98,10 @@ def assemble(
     bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
     bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
-    outputs = _output_values(builder, results)
+    # a scripted model's None results stay outputs (empty optionals) where ONNX has them, as in
+    # torch's exporter; a trace has no None in its graph, and torch's drops them
+    keep_none = captured.method == "script" and opset >= _NONE_OUTPUT_OPSET
+    outputs = _output_values(builder, results, keep_none=keep_none)
     _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
     _mark_dynamic_outputs(graph, dynamic_axes)
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
@@ -184,7 +192,7 @@ def _bind_weights(
     return bound
 
 
-def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
+def _output_values(builder: GraphBuilder, results: Any, *, keep_none: bool = False) -> list[ir.Value]:
     """Flattened results as graph outputs: run-time lists become one sequence output, Python
     values constants, a quantized tensor three (its integer values, scale and zero point), and
     an input, initializer, constant or repeated value gets an Identity (an ONNX graph output
@@ -192,7 +200,15 @@ def _output_values(builder: GraphBuilder, results: Any) -> list[ir.Value]:
     outputs: list[ir.Value] = []
     g = GraphContext(builder, None)
     leaves: list[Any] = []
-    for obj in _flatten_outputs(results):
+    for obj in _flatten_outputs(results, keep_none=keep_none):
+        if obj is None:
+            # an empty optional of float, the element type torch's exporter gives it
+            tensor_type = ir.TensorType(ir.DataType.FLOAT)
+            attr = ir.AttrTypeProto("type", ir.TypeAndShape(tensor_type, None))
+            (obj,) = builder.add_node("Optional", [], {"type": attr}, infer_types=False)
+            obj.type = ir.OptionalType(tensor_type)
+            leaves.append(obj)
+            continue
         if isinstance(obj, RuntimeList):
             obj = runtime_list.sequence_of(g, obj)
         elif not isinstance(obj, ir.Value):
@@ -265,10 +281,21 @@ def _mark_dynamic_outputs(graph: ir.Graph, dynamic_axes: dict[str, dict[int, str
         )
     for value in graph.outputs:
         for axis, dim_name in dynamic_axes.get(value.name, {}).items():
-            if value.shape is not None:
-                dims = list(value.shape)
-                dims[axis] = ir.SymbolicDim(dim_name)
-                value.shape = ir.Shape(dims)
+            if value.shape is None:
+                continue
+            dims = list(value.shape)
+            if not -len(dims) <= axis < len(dims):
+                # torch's exporter names only the axes the output has; an axis beyond its rank
+                # (a dynamic_axes dict shared by outputs of different ranks) is skipped, not fatal.
+                warnings.warn(
+                    f"dynamic_axes names axis {axis} of output {value.name!r}, which has rank "
+                    f"{len(dims)}; the axis is ignored",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            dims[axis] = ir.SymbolicDim(dim_name)
+            value.shape = ir.Shape(dims)
 
 
 def _claim_name(graph: ir.Graph, value: ir.Value, name: str) -> None:

@@ -509,8 +509,20 @@ def _propagate_shapes(
     if not all(isinstance(p, torch.Tensor) for p in params):
         return graph
     return torch._C._propagate_and_assign_input_shapes(
-        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, True
+        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, _propagates(graph)
     )
+
+
+def _propagates(graph: torch._C.Graph) -> bool:
+    """Whether torch's shape propagation can run on ``graph``: it aborts the whole process
+    (munmap_chunk: invalid pointer) on aten::chunk with a negative constant dim. Such a graph
+    only gets its input types, as torch's own exporter gives every scripted graph."""
+    for node in all_nodes([graph]):
+        if node.kind() == "aten::chunk" and node.inputsSize() == 3:
+            dim = node.inputsAt(2).node()
+            if dim.kind() == "prim::Constant" and dim.hasAttribute("value") and dim.i("value") < 0:
+                return False
+    return True
 
 
 def _short(error: BaseException) -> str:

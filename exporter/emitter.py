@@ -689,9 +689,13 @@ def _flat_tuples(results: list[Any], kinds: list[Any], *, spread_lists: bool = F
 def _complete(ts_value: torch._C.Value) -> bool:
     """Whether the value's tensor type is complete (sizes and strides known) and outside any
     block: what tracing and shape propagation on straight-line code give. Types inside scripted
-    If/Loop blocks are guesses of the propagation (a select of an int64 tensor typed Float)."""
+    If/Loop blocks are guesses of the propagation (a select of an int64 tensor typed Float), and
+    so are the outputs of an If or Loop, which merge their blocks' guesses (functional.py's
+    ``log_softmax(dtype=float64)`` If is typed Float from the branch without the dtype)."""
     ts_type = ts_value.type()
     if ts_type.varyingSizes() is None or ts_type.strides() is None:
+        return False
+    if ts_value.node().kind() in ("prim::If", "prim::Loop"):
         return False
     return ts_value.node().owningBlock().owningNode() is None
 

@@ -76,6 +76,14 @@ _ARITHMETIC: dict[str, tuple[str, ...]] = {
     "aten::xlogy": ("self", "other"),
     "aten::outer": ("self", "vec2"),
     "aten::ger": ("self", "vec2"),
+    # bitwise ops promote too (uint8 & int8 is int16), and scripted graphs' shape propagation
+    # records the first operand's dtype for them
+    "aten::bitwise_and": ("self", "other"),
+    "aten::bitwise_or": ("self", "other"),
+    "aten::bitwise_xor": ("self", "other"),
+    "aten::__and__": ("self", "other"),
+    "aten::__or__": ("self", "other"),
+    "aten::__xor__": ("self", "other"),
 }
 # Ops that return bool but compare in the promoted dtype of their operands.
 _COMPARISON: dict[str, tuple[str, ...]] = {

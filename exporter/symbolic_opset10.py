@@ -37,6 +37,7 @@ from exporter.quantization import (
     scalar_value,
 )
 from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList
 from exporter.symbolic_opset9 import (
     activations,
     convolution,
@@ -1029,14 +1030,14 @@ def _slice_piece_10(g: GraphContext, x: Value, start: Value, end: Value, size: V
 
 
 @onnx_symbolic("aten::chunk", opset=10)
-def aten_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
+def aten_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]: a dim of run-time
     size is cut by Slices with run-time bounds."""
     return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
 
 
 @onnx_symbolic("aten::unsafe_chunk", opset=10)
-def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
+def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
 

@@ -330,7 +330,7 @@ def aten_upsample_bicubic2d_vec(
 def aten___interpolate_11(
     g: GraphContext,
     input: Value,  # noqa: A002
-    size: Sequence[int] | None = None,
+    size: Sequence[int] | Value | None = None,
     scale_factor: Sequence[float] | None = None,
     mode: str = "nearest",
     align_corners: bool | None = None,
@@ -339,12 +339,41 @@ def aten___interpolate_11(
 ) -> Value:
     """__interpolate(Tensor input, int? size=None, float? scale_factor=None, str mode="nearest", bool? align_corners=None, bool? recompute_scale_factor=None, bool antialias=False) -> Tensor
 
-    Every mode through Resize-11 (align_corners=None means False, as in torch).
+    Every mode through Resize-11 (align_corners=None means False, as in torch). A size known
+    only at run time (``size=(int(y.size(0)), int(y.size(1)))`` scripted) is Resize's sizes
+    input, completed with the input's N and C.
     """
+    if isinstance(size, Value):
+        onnx_mode, _, _ = interpolation.interpolate_args(input, None, None, mode, None, antialias)
+        return _resize_to_run_time_size(g, input, onnx_mode, size, bool(align_corners))
     onnx_mode, size, scale_factor = interpolation.interpolate_args(
         input, size, scale_factor, mode, recompute_scale_factor, antialias
     )
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
+
+
+def _resize_to_run_time_size(g: GraphContext, x: Value, mode: str, size: Value, align_corners: bool) -> Value:
+    """Resize to spatial sizes computed at run time: one size for every spatial axis (a 0-d or
+    one-item ``size``) or one per axis, after N and C of ``x``; sampling as in ``_resize``."""
+    spatial = h.known_rank(x, "interpolate") - 2
+    size = h.cast(g, g.op("Reshape", size, g.constant([-1])), ir.DataType.INT64)
+    if size.shape is not None and size.shape[0] == 1 and spatial > 1:
+        size = g.op("Expand", size, g.constant([spatial]))
+    leading = h.slice_static(g, g.op("Shape", x), [0], [0], [2])
+    sizes = g.op("Concat", leading, size, axis=0)
+    attrs: dict[str, object] = {}
+    if mode == "nearest":
+        attrs.update(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    else:
+        attrs["mode"] = mode
+        attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
+        if mode == "cubic":
+            attrs["cubic_coeff_a"] = -0.75
+    empty = g.constant(torch.empty(0, dtype=torch.float32))
+    out = g.op("Resize", x, empty, empty, sizes, **attrs)
+    if out.shape is None:
+        out.shape = ir.Shape([None] * (spatial + 2))
+    return out
 
 
 @onnx_symbolic("aten::cumsum", opset=11)

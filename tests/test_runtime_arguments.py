@@ -69,9 +69,15 @@ def test_split_runtime_size(opset: int) -> None:
     assert_matches_torch(m, (torch.randn(6, 4), 2), opset=opset, other_inputs=[(torch.randn(8, 4), 3)], **DYNAMIC_ROWS)
 
 
-def test_split_runtime_size_needs_unpacked_pieces() -> None:
+def test_split_runtime_size_needs_unpacked_pieces_below_opset_11() -> None:
     with pytest.raises(exporter.SymbolicError, match="split_size"):
-        export_to_bytes(torch.jit.script(SplitList()), (torch.randn(6, 4), 2), opset_version=13)
+        export_to_bytes(torch.jit.script(SplitList()), (torch.randn(6, 4), 2), opset_version=10)
+
+
+def test_split_runtime_size_pieces_not_unpacked_are_a_sequence() -> None:
+    """From opset 11 the pieces of a run-time count are a sequence (SplitToSequence)."""
+    m = torch.jit.script(SplitList())
+    assert_matches_torch(m, (torch.randn(6, 4), 2), opset=13, other_inputs=[(torch.randn(7, 4), 3)], **DYNAMIC_ROWS)
 
 
 @pytest.mark.parametrize("opset", OPSETS)

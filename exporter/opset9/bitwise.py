@@ -92,8 +92,10 @@ def _bitwise_decomposed(g: GraphContext, op: str, a: Value, b: Value) -> Value:
 
 def bitwise_binary(g: GraphContext, op: str, self: Value, other: Value, *, native: bool) -> Value:
     """and/or/xor in torch's result dtype: logical on bool; on integers Bitwise* when
-    ``native`` (opset 18), else the arithmetic decomposition."""
-    dtype = result_dtype(g, self.dtype) or self.dtype
+    ``native`` (opset 18), else the arithmetic decomposition. Promotion has unified the
+    operands' dtypes (promotion._ARITHMETIC), which then is torch's result dtype."""
+    dtype = self.dtype if self.dtype is not None and self.dtype == other.dtype else result_dtype(g, self.dtype)
+    dtype = dtype or self.dtype
     a, b = h.cast(g, self, dtype), h.cast(g, other, dtype)
     if dtype == ir.DataType.BOOL:
         return g.op(op, a, b)

@@ -23,28 +23,35 @@ Value = ir.Value
 @onnx_symbolic("aten::Int")
 def aten_int(g: GraphContext, a: Value) -> Value:
     """Int.Tensor(Tensor a) -> int: a 0-d int64 value when only known at run time"""
-    return h.cast(g, a, ir.DataType.INT64)
+    return h.cast(g, _scalar(g, a), ir.DataType.INT64)
+
+
+def _scalar(g: GraphContext, a: Value) -> Value:
+    """The 0-d value of a one-element tensor: Int/Float/Bool(x) of a [1] tensor is a Python
+    number in torch, so ``torch.tensor([float(x)])`` has shape [1], not [1, 1]."""
+    if h.rank_of(a) != 0:
+        a = g.op("Reshape", a, g.constant(torch.tensor([], dtype=torch.int64)))
+        a.shape = ir.Shape([])
+    return a
 
 
 @onnx_symbolic("aten::IntImplicit")
 def aten_int_implicit(g: GraphContext, a: Value) -> Value:
     """IntImplicit(Tensor a) -> int: a 0-d tensor used where scripted code expects an int
     (`x.view(n, -1)` with a tensor `n`): a 0-d int64 value, as aten::Int gives."""
-    if h.rank_of(a) not in (0, None):
-        a = g.op("Reshape", a, g.constant(torch.tensor([], dtype=torch.int64)))
-    return h.cast(g, a, ir.DataType.INT64)
+    return h.cast(g, _scalar(g, a), ir.DataType.INT64)
 
 
 @onnx_symbolic("aten::Float")
 def aten_float(g: GraphContext, a: Value) -> Value:
     """Float.Tensor(Tensor a) -> float"""
-    return h.cast(g, a, ir.DataType.DOUBLE)
+    return h.cast(g, _scalar(g, a), ir.DataType.DOUBLE)
 
 
 @onnx_symbolic("aten::Bool")
 def aten_bool(g: GraphContext, a: Value) -> Value:
     """Bool.Tensor(Tensor a) -> bool"""
-    return h.cast(g, a, ir.DataType.BOOL)
+    return h.cast(g, _scalar(g, a), ir.DataType.BOOL)
 
 
 @onnx_symbolic("aten::ScalarImplicit")

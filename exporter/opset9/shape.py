@@ -24,13 +24,23 @@ Value = ir.Value
 @onnx_symbolic("aten::view")
 def aten_view(g: GraphContext, self: Value, size: Sequence[int] | Value) -> Value:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-    return g.op("Reshape", self, h.shape_value(g, size))
+    return _reshape(g, self, h.shape_value(g, size))
 
 
 @onnx_symbolic("aten::reshape")
 def aten_reshape(g: GraphContext, self: Value, shape: Sequence[int] | Value) -> Value:
     """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
-    return g.op("Reshape", self, h.shape_value(g, shape))
+    return _reshape(g, self, h.shape_value(g, shape))
+
+
+def _reshape(g: GraphContext, self: Value, shape: Value) -> Value:
+    """Reshape, whose output rank is the length of ``shape`` even when its entries are only
+    known at run time (``y.reshape(x.size()[:3] + (-1,))``): a later transpose or flatten
+    needs that rank, and ONNX's per-node inference does not always give it."""
+    out = g.op("Reshape", self, shape)
+    if out.shape is None and shape.shape is not None and len(shape.shape) == 1 and isinstance(shape.shape[0], int):
+        out.shape = ir.Shape([None] * shape.shape[0])
+    return out
 
 
 @onnx_symbolic("aten::view_as")

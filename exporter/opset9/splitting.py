@@ -119,9 +119,23 @@ def _output_count(g: GraphContext) -> int | None:
     return None
 
 
+def _pieces_sequence(g: GraphContext, x: Value, piece: int | Value, dim: int) -> RuntimeList | None:
+    """Pieces of ``piece`` items along ``dim`` (the last one shorter), as a list whose length
+    is only known at run time: one SplitToSequence with a scalar split, which cuts exactly as
+    torch's split and chunk do. Used where the pieces are not unpacked (returned or iterated),
+    so ONNX cannot fix their count; None below opset 11, which has no sequences."""
+    if g.opset < runtime_list.SEQUENCE_OPSET:
+        return None
+    split = g.constant(piece) if isinstance(piece, int) else h.cast(g, piece, ir.DataType.INT64)
+    pieces = RuntimeList(item_dtype=x.dtype)
+    pieces.item_rank = h.rank_of(x)
+    pieces._set_sequence(g.op("SplitToSequence", x, split, axis=dim))
+    return pieces
+
+
 def _split_by(
     g: GraphContext, self: Value, split: int | Sequence[int] | Value, dim: int, count: int | None = None
-) -> list[Value]:
+) -> list[Value] | RuntimeList:
     """split by a size or by sizes. By a size along a dim known only at run time, piece i is
     the constant slice [i*size, (i+1)*size) (Slice clamps the last one); how many pieces
     there are is read from the ListUnpack (or the node's outputs) since ONNX needs it fixed.
@@ -131,9 +145,12 @@ def _split_by(
     if isinstance(split, Value):
         count = _output_count(g) if count is None else count
         if count is None:
+            sequence = _pieces_sequence(g, self, split, dim)
+            if sequence is not None:
+                return sequence
             raise ValueError(
-                "argument 'split_size' computed at run time needs the pieces unpacked (a, b = x.split(n)): "
-                "ONNX fixes the number of outputs"
+                "argument 'split_size' computed at run time needs the pieces unpacked (a, b = x.split(n)) "
+                "below opset 11: ONNX fixes the number of outputs"
             )
         piece = h.cast(g, split, ir.DataType.INT64)
         return _cut_pieces(g, self, piece, dim, _dim_size_value(g, self, dim), count, _gather_piece)
@@ -146,7 +163,10 @@ def _split_by(
         return _split_static(g, self, _split_sizes(size, split), dim)
     count = _output_count(g) if count is None else count
     if count is None:
-        raise ValueError("split of a dynamic dim needs its pieces unpacked (the count must be static)")
+        sequence = _pieces_sequence(g, self, split, dim)
+        if sequence is not None:
+            return sequence
+        raise ValueError("split of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)")
     # the last piece is open-ended: it takes whatever the run-time dim leaves
     ends = [(i + 1) * split for i in range(count - 1)] + [h.INT64_MAX]
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
@@ -159,7 +179,7 @@ def aten_split(
     split_size: int | Sequence[int] | Sequence[int | Value] | Value | None = None,
     split_sizes: Sequence[int] | Sequence[int | Value] | None = None,
     dim: int = 0,
-) -> list[Value]:
+) -> list[Value] | RuntimeList:
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]; split.sizes; split(self, int[] split_sizes, dim)
 
     Sizes must be known at export time: the number of ONNX outputs is fixed in the graph.
@@ -174,7 +194,7 @@ def aten_split(
 @onnx_symbolic("aten::split_with_sizes")
 def aten_split_with_sizes(
     g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value], dim: int = 0
-) -> list[Value]:
+) -> list[Value] | RuntimeList:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
     Sizes computed at run time (``[n // 2, n - n // 2]``) cut slices at their running sums.
@@ -183,7 +203,7 @@ def aten_split_with_sizes(
 
 
 @onnx_symbolic("aten::unsafe_split")
-def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim: int = 0) -> list[Value]:
+def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[] (split
     without view tracking; the values are the same)"""
     return _split_by(g, self, split_size, dim)
@@ -192,7 +212,7 @@ def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim
 @onnx_symbolic("aten::unsafe_split_with_sizes")
 def aten_unsafe_split_with_sizes(
     g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value], dim: int = 0
-) -> list[Value]:
+) -> list[Value] | RuntimeList:
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
     return _split_by(g, self, list(split_sizes), dim)
 
@@ -247,21 +267,26 @@ def _cut_pieces(
     return pieces
 
 
-def chunk_with(g: GraphContext, self: Value, chunks: int | Value, dim: int, cut: ChunkPiece) -> list[Value]:
+def chunk_with(
+    g: GraphContext, self: Value, chunks: int | Value, dim: int, cut: ChunkPiece
+) -> list[Value] | RuntimeList:
     """aten::chunk; the pieces of a dim of run-time size are cut with ``cut``. A ``chunks``
     computed at run time gives pieces of ceil(size/chunks) computed in the graph."""
     rank = h.known_rank(self, "chunk")
     dim = h.normalize_dim(dim, rank)
     if isinstance(chunks, Value):
         count = _output_count(g)
-        if count is None:
-            raise ValueError(
-                "argument 'chunks' computed at run time needs the pieces unpacked (a, b = x.chunk(n)): "
-                "ONNX fixes the number of outputs"
-            )
         size = _dim_size_value(g, self, dim)
         n = h.cast(g, chunks, ir.DataType.INT64)
         piece = g.op("Div", g.op("Sub", g.op("Add", size, n), g.constant(1)), n)
+        if count is None:
+            sequence = _pieces_sequence(g, self, piece, dim)
+            if sequence is not None:
+                return sequence
+            raise ValueError(
+                "argument 'chunks' computed at run time needs the pieces unpacked (a, b = x.chunk(n)) "
+                "below opset 11: ONNX fixes the number of outputs"
+            )
         return _cut_pieces(g, self, piece, dim, size, count, cut)
     size = h.dim_size(g, self, dim)
     if isinstance(size, int):
@@ -271,14 +296,17 @@ def chunk_with(g: GraphContext, self: Value, chunks: int | Value, dim: int, cut:
 
 def _chunk_dynamic(
     g: GraphContext, x: Value, chunks: int, dim: int, size: Value, count: int | None, cut: ChunkPiece
-) -> list[Value]:
+) -> list[Value] | RuntimeList:
     """chunk of a dim known only at run time: the piece size ceil(size/chunks) is computed
     in the graph and each piece cut out (gathered at opset 9, whose Slice has no run-time
     bounds; sliced from opset 10). How many pieces come out must still be fixed: it is read
     from the ListUnpack that consumes them."""
-    if count is None:
-        raise ValueError("chunk of a dynamic dim needs its pieces unpacked (the count must be static)")
     piece = g.op("Div", g.op("Add", size, g.constant(chunks - 1)), g.constant(chunks))
+    if count is None:
+        sequence = _pieces_sequence(g, x, piece, dim)
+        if sequence is not None:
+            return sequence
+        raise ValueError("chunk of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)")
     pieces = []
     for i in range(count):
         start = g.op("Mul", piece, g.constant(i))
@@ -288,7 +316,7 @@ def _chunk_dynamic(
 
 
 @onnx_symbolic("aten::chunk")
-def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
+def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 
     torch makes pieces of ceil(size/chunks), so fewer than ``chunks`` may come out (chunk(5)
@@ -299,7 +327,7 @@ def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) 
 
 
 @onnx_symbolic("aten::unsafe_chunk")
-def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value]:
+def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return chunk_with(g, self, chunks, dim, _gather_piece)
 
