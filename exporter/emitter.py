@@ -455,17 +455,7 @@ class _Emitter:
         ):
             return False
         try:
-            packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
-            overload = getattr(packet, schema.overload_name or "default")
-            args, kwargs = [], {}
-            for arg, obj in zip(schema.arguments, inputs):
-                value = _to_eager(arg, obj)
-                if arg.kwarg_only:
-                    kwargs[arg.name] = value
-                else:
-                    args.append(value)
-            with torch.no_grad():
-                result = overload(*args, **kwargs)
+            result = _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
         except Exception:  # noqa: BLE001 - the symbolic handles what torch cannot fold
             return False
         results = list(result) if isinstance(result, tuple) else [result]
@@ -544,21 +534,26 @@ def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list
         return obj
 
     try:
-        packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
-        overload = getattr(packet, schema.overload_name or "default")
-        args, kwargs = [], {}
-        for arg, obj in zip(schema.arguments, inputs):
-            value = _to_eager(arg, meta(obj))
-            if arg.kwarg_only:
-                kwargs[arg.name] = value
-            else:
-                args.append(value)
-        with torch.no_grad():
-            out = overload(*args, **kwargs)
+        out = _run_aten(schema, [_to_eager(arg, meta(obj)) for arg, obj in zip(schema.arguments, inputs)])
     except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
         return None
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
+
+
+def _run_aten(schema: torch._C.FunctionSchema, values: Sequence[Any]) -> Any:
+    """Call the aten overload of ``schema`` in torch on eager ``values`` bound by position
+    (keyword-only arguments by name), without autograd."""
+    packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
+    overload = getattr(packet, schema.overload_name or "default")
+    args, kwargs = [], {}
+    for arg, value in zip(schema.arguments, values):
+        if arg.kwarg_only:
+            kwargs[arg.name] = value
+        else:
+            args.append(value)
+    with torch.no_grad():
+        return overload(*args, **kwargs)
 
 
 def _run_time_values(obj: Any) -> list[ir.Value]:

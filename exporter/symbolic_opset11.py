@@ -78,14 +78,7 @@ def _resize(
     of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
     """
     out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)
-    attrs: dict[str, object] = {}
-    if mode == "nearest":
-        attrs.update(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-    else:
-        attrs["mode"] = mode
-        attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
-        if mode == "cubic":
-            attrs["cubic_coeff_a"] = -0.75
+    attrs = _resize_attributes(mode, align_corners)
     if out_sizes is not None and scale_list is not None:
         # both given (the non-vec overloads): torch samples with the scales, so keep them
         # when they produce the requested size, which is the usual case
@@ -352,6 +345,19 @@ def aten___interpolate_11(
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
 
 
+def _resize_attributes(mode: str, align_corners: bool) -> dict[str, object]:
+    """Resize attributes that sample as torch's interpolate does (see ``_resize``)."""
+    if mode == "nearest":
+        return {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+    attrs: dict[str, object] = {
+        "mode": mode,
+        "coordinate_transformation_mode": "align_corners" if align_corners else "half_pixel",
+    }
+    if mode == "cubic":
+        attrs["cubic_coeff_a"] = -0.75
+    return attrs
+
+
 def _resize_to_run_time_size(g: GraphContext, x: Value, mode: str, size: Value, align_corners: bool) -> Value:
     """Resize to spatial sizes computed at run time: one size for every spatial axis (a 0-d or
     one-item ``size``) or one per axis, after N and C of ``x``; sampling as in ``_resize``."""
@@ -361,14 +367,7 @@ def _resize_to_run_time_size(g: GraphContext, x: Value, mode: str, size: Value, 
         size = g.op("Expand", size, g.constant([spatial]))
     leading = h.slice_static(g, g.op("Shape", x), [0], [0], [2])
     sizes = g.op("Concat", leading, size, axis=0)
-    attrs: dict[str, object] = {}
-    if mode == "nearest":
-        attrs.update(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
-    else:
-        attrs["mode"] = mode
-        attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "half_pixel"
-        if mode == "cubic":
-            attrs["cubic_coeff_a"] = -0.75
+    attrs = _resize_attributes(mode, align_corners)
     empty = g.constant(torch.empty(0, dtype=torch.float32))
     out = g.op("Resize", x, empty, empty, sizes, **attrs)
     if out.shape is None:
