@@ -121,7 +121,7 @@ def export(
                 )
             break
         except SymbolicError as error:
-            # A Function's own symbolic written for torch's exporter (calling torch.onnx's helpers,
+            # A Function's own symbolic written for torch's exporter (calling its exporter's helpers,
             # reading torch._C.Value methods) cannot run on this exporter's values: its forward
             # is traced instead, which computes what eager torch computes.
             if error.function is None or error.function in inline:

@@ -567,8 +567,8 @@ def _run_time_values(obj: Any) -> list[ir.Value]:
 
 def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool:
     """Whether a Function's own ``symbolic`` failed in its own or torch's code, not in ours: it
-    is written against torch's exporter (``value.type().dtype()``, ``torch.onnx.symbolic_opset9``
-    helpers taking ``torch._C.Value``), so its forward is traced instead. A request this exporter
+    is written against torch's exporter (``value.type().dtype()``, that exporter's helpers taking
+    ``torch._C.Value``), so its forward is traced instead. A request this exporter
     refused (say an attribute without its type suffix) is the symbolic's error and is reported."""
     if function is not getattr(cls, "symbolic", None):
         return False
