@@ -12,7 +12,7 @@ import torch
 from exporter import quantization, runtime_list, tensors
 from exporter.capture import Captured, name_inputs
 from exporter.emitter import emit_graph
-from exporter.errors import UnsupportedOp, UnsupportedOperatorError
+from exporter.errors import ExporterError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
 from exporter.registry import Registry
 from exporter.runtime_list import RuntimeList
@@ -51,6 +51,14 @@ def normalize_dynamic_axes(
 
 
 def _input_value(name: str, tensor: torch.Tensor, axes: Mapping[int, str]) -> ir.Value:
+    if tensor.is_complex():
+        # ONNX has complex types, but runtimes cannot load models that take them: refuse here,
+        # naming what works, instead of writing a model that onnxruntime rejects at load
+        raise ExporterError(
+            f"input {name!r} is a {tensor.dtype} tensor: ONNX runtimes have no complex inputs; pass "
+            "torch.view_as_real(x) (a float tensor with a trailing dim of 2) and rebuild it in forward "
+            "with torch.view_as_complex"
+        )
     dims: list[int | str] = list(tensor.shape)
     for axis, dim_name in axes.items():
         position = axis + tensor.dim() if axis < 0 else axis

@@ -172,3 +172,18 @@ def test_a_model_that_raises_on_the_example_inputs_is_a_runtime_error() -> None:
     with pytest.raises(exporter.errors.ModelRaisedError, match="the model raised on the example inputs") as info:
         exporter.export(torch.jit.script(NeedsTwoDims()), (torch.randn(1, 1, 32),), io.BytesIO(), opset_version=17)
     assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["trace", "script"])
+def test_a_complex_input_is_refused_by_name_with_what_works(scripted: bool, tmp_path) -> None:  # noqa: ANN001
+    """onnxruntime cannot load a model taking complex64; the export says so before writing."""
+
+    class FirstColumn(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x[:, 0]
+
+    model = torch.jit.script(FirstColumn()) if scripted else FirstColumn()
+    target = tmp_path / "m.onnx"
+    with pytest.raises(exporter.ExporterError, match=r"input 'x' is a torch.complex64 tensor.*view_as_real"):
+        exporter.export(model, (torch.randn(4, 3, dtype=torch.cfloat),), str(target))
+    assert not target.exists()
