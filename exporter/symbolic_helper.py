@@ -174,15 +174,6 @@ def slice_dynamic(g: GraphContext, x: Value, axis: int, start: int | Value, end:
     return g.op("Slice", x, *bounds)
 
 
-def _minimum(g: GraphContext, a: Value, b: Value) -> Value:
-    """Elementwise min of int64 values: Min takes integers only from opset 12."""
-    return g.op("Where", g.op("Less", a, b), a, b)
-
-
-def _maximum(g: GraphContext, a: Value, b: Value) -> Value:
-    return g.op("Where", g.op("Less", a, b), b, a)
-
-
 def slice_gather(
     g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int | Value = 1
 ) -> Value:
@@ -204,7 +195,7 @@ def slice_gather(
     def bound(b: int | Value) -> Value:
         b = scalar(b)
         b = g.op("Where", g.op("Less", b, zero), g.op("Add", b, size), b)
-        return _minimum(g, _maximum(g, b, zero), size)
+        return max_min(g, max_min(g, b, zero, larger=True), size, larger=False)
 
     lo, hi = bound(start), bound(end)
     if isinstance(step, int):
@@ -213,7 +204,7 @@ def slice_gather(
         step_v = g.constant(step)
     else:
         step_v = scalar(step)
-    span = _maximum(g, g.op("Sub", hi, lo), zero)
+    span = max_min(g, g.op("Sub", hi, lo), zero, larger=True)
     count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.constant(1)), step_v)
     positions = g.op("Add", lo, g.op("Mul", iota(g, count), step_v))
     positions.shape = ir.Shape([None])
