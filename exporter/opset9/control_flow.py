@@ -35,6 +35,16 @@ def _raises(block: torch._C.Block) -> bool:
     return any(node.kind() == "prim::RaiseException" for node in block.nodes())
 
 
+class ExampleRaises(ValueError):
+    """prim::RaiseException reached where every condition before it was decided at export time."""
+
+
+def _raised_here(error: SymbolicError) -> bool:
+    """Whether emitting a block failed only because it raises for every input consistent with
+    what is known at export time (a nested argument check decided by static shapes)."""
+    return isinstance(error.__cause__, ExampleRaises)
+
+
 def _as_bool_value(g: GraphContext, condition: Value) -> Value:
     if h.rank_of(condition) not in (0, None):
         condition = g.op("Reshape", condition, g.constant(torch.tensor([], dtype=torch.int64)))
@@ -139,8 +149,10 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
 
     A condition known at export time emits only the taken branch. A branch that only raises
     (a scripted argument check) cannot be expressed in ONNX; the other branch is taken, as
-    it is for every input the model accepts. Lists a branch changes become sequences that
-    the If returns (opset 13).
+    it is for every input the model accepts. So is a branch on a run-time condition that
+    turns out to raise once its own static conditions are decided (``if len(size) == 5:``
+    on a run-time list, then a check of the input's static shape that fails). Lists a branch
+    changes become sequences that the If returns (opset 13).
     """
     (condition,) = inputs
     then_block, else_block = list(g.node.blocks())
@@ -163,7 +175,18 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
             for items, value in zip(lists, before):
                 items.sequence = value
-            branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+            try:
+                branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+            except SymbolicError as error:
+                if not _raised_here(error):
+                    raise
+                for items, value in zip(lists, before):
+                    items.sequence = value
+                result = g.inline_block(else_block if block is then_block else then_block)
+                g.keep_inputs_of(condition)  # torch keeps the check (an If), so its inputs stay
+                if outputs == 0:
+                    return None
+                return result[0] if outputs == 1 else tuple(result)
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
         _shaped_placeholders(g, branches)
@@ -641,7 +664,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
 def prim_raise_exception(g: GraphContext, *inputs: object) -> object:
     """prim::RaiseException(str msg, str? cls): only reached in a branch decided at export
     time to raise, which means the example input itself would have raised."""
-    raise ValueError(f"the scripted model raises here for the example inputs: {inputs[0]!r}")
+    raise ExampleRaises(f"the scripted model raises here for the example inputs: {inputs[0]!r}")
 
 
 @onnx_symbolic("prim::Uninitialized")
