@@ -125,7 +125,11 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
         [
             leaf
             for name, tensor in zip(captured.input_names, captured.inputs)
-            for leaf in ([name, f"{name}_scale", f"{name}_zero_point"] if tensor.is_quantized else [name])
+            for leaf in (
+                [name, f"{name}_scale", f"{name}_zero_point"]
+                if isinstance(tensor, torch.Tensor) and tensor.is_quantized
+                else [name]
+            )
         ]
     )
     if input_names is None:
@@ -150,6 +154,11 @@ def _bind_inputs(
     names_iter = iter(names)
     for ts_value, tensor in zip(captured.ts_inputs, captured.inputs):
         name = next(names_iter)
+        if isinstance(tensor, list):
+            sequence = _sequence_input(builder, name, ts_value, tensor)
+            graph.inputs.append(sequence.sequence)
+            bound.append((ts_value, sequence))
+            continue
         if not tensor.is_quantized:
             value = _input_value(name, tensor, dynamic_axes.get(name, {}))
             graph.inputs.append(value)
@@ -167,6 +176,51 @@ def _bind_inputs(
         graph.inputs.extend([value, scale, zero_point])
         bound.append((ts_value, quantization.quantized_input(GraphContext(builder, None), value, scale, zero_point)))
     return bound, list(graph.inputs)
+
+
+# TorchScript list item types -> the ONNX item dtype of the sequence input (a float is a double)
+_SEQUENCE_ITEM_DTYPES = {
+    torch._C.IntType: ir.DataType.INT64,
+    torch._C.FloatType: ir.DataType.DOUBLE,
+    torch._C.BoolType: ir.DataType.BOOL,
+}
+
+
+def _sequence_input(
+    builder: GraphBuilder, name: str, ts_value: torch._C.Value, items: list[torch.Tensor]
+) -> RuntimeList:
+    """A scripted model's list argument as one ``seq(tensor)`` graph input, the interface torch's
+    exporter gives it (capture.sequence_arguments): a list of numbers is a sequence of 0-d
+    tensors, a list of tensors a sequence of tensors of the example items' dtype and rank (any
+    shape and count at run time). Sequences exist from opset 11; below it the export is refused,
+    naming what works, rather than writing the model torch's exporter writes there (a sequence
+    input that no runtime loads at that opset)."""
+    what = f"argument {name!r} ({ts_value.type()})"
+    if builder.options.opset < runtime_list.SEQUENCE_OPSET:
+        why = (
+            f"a scripted model's {what} is one ONNX sequence input, as in torch's exporter, and "
+            f"sequences need opset {runtime_list.SEQUENCE_OPSET}; export at opset "
+            f"{runtime_list.SEQUENCE_OPSET} or higher, or trace the model (a trace makes each item its own input)"
+        )
+        raise UnsupportedOperatorError(
+            [UnsupportedOp("list input", 1, (f"input {name!r}",), (runtime_list.SEQUENCE_OPSET,), why)],
+            builder.options.opset,
+        )
+    element = ts_value.type().getElementType()
+    dtype = next((d for kind, d in _SEQUENCE_ITEM_DTYPES.items() if isinstance(element, kind)), None)
+    if dtype is None:  # a list of tensors: its items' dtype, which ONNX makes the same for all
+        dtypes = {item.dtype for item in items}
+        if len(dtypes) != 1:
+            found = "no items" if not dtypes else f"items of dtypes {sorted(map(str, dtypes))}"
+            raise ExporterError(
+                f"input {name!r}: a scripted model's {what} is one ONNX sequence input, whose items share "
+                f"one dtype known at export time; the example has {found}: pass at least one item, all of one dtype"
+            )
+        dtype = tensors.from_torch_dtype(dtypes.pop())
+    value = ir.Value(name=name, type=ir.SequenceType(ir.TensorType(dtype)))
+    sequence = RuntimeList(sequence=value, item_dtype=dtype)
+    sequence.item_rank = items[0].dim() if items else 0
+    return sequence
 
 
 def _bind_weights(

@@ -28,16 +28,30 @@ from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.tensors import quantized_input_parts
 from exporter.ts_graph import all_nodes
 
-__all__ = ["Captured", "capture", "flatten", "flatten_inputs", "number_tensor", "split_args"]
+__all__ = [
+    "Captured",
+    "capture",
+    "flatten",
+    "flatten_inputs",
+    "number_tensor",
+    "sequence_arguments",
+    "split_args",
+]
+
+# What a flattened model input is: a tensor, or the items of a scripted model's list argument,
+# which is one ONNX sequence input (see sequence_arguments).
+ModelInput = torch.Tensor | list[torch.Tensor]
 
 
 @dataclasses.dataclass
 class Captured:
-    """A captured graph: leading inputs are the user's tensors, trailing ones the weights."""
+    """A captured graph: leading inputs are the user's tensors, trailing ones the weights. An
+    input that is a list (of 0-d tensors for a list of numbers) is a scripted model's list
+    argument, one ONNX sequence input (see :func:`sequence_arguments`)."""
 
     graph: torch._C.Graph
     input_names: list[str]
-    inputs: list[torch.Tensor]
+    inputs: list[ModelInput]
     param_names: list[str]
     params: list[torch.Tensor]
     # how the graph was captured ("meta trace", "trace", "script") and why not on meta tensors
@@ -122,16 +136,69 @@ def _wrap_nested(value: Any) -> Any:
     return value
 
 
-def flatten_inputs(args: Any) -> list[torch.Tensor]:
-    """The tensors an exported model takes for ``args``, in graph-input order: positional
-    arguments (a Python number as its 0-d tensor) then keyword arguments, flattened; a
-    quantized tensor as its integer values, scale and zero point (tensors.quantized_input_parts)."""
+def flatten_inputs(args: Any, model: Any = None) -> list[ModelInput]:
+    """What an exported model takes for ``args``, in graph-input order: positional arguments
+    (a Python number as its 0-d tensor) then keyword arguments, flattened; a quantized tensor
+    as its integer values, scale and zero point (tensors.quantized_input_parts). Given the
+    ``model``, a scripted model's list argument is one entry, the list of its items as tensors,
+    fed to its sequence input (:func:`sequence_arguments`); without it every list is flattened,
+    which is what a traced model takes."""
     positional, kwargs = split_args(args)
-    flat: list[torch.Tensor] = []
-    for value in list(wrap_numbers(positional)) + list(kwargs.values()):
+    sequences = sequence_arguments(model, positional)
+    flat: list[ModelInput] = []
+    for index, value in enumerate(list(wrap_numbers(positional)) + list(kwargs.values())):
+        if index in sequences:
+            flat.append(sequences[index])
+            continue
         for tensor in flatten(value, "")[0]:
             flat.extend(quantized_input_parts(tensor))  # a quantized tensor is three inputs
     return flat
+
+
+# List element types a scripted list argument may have to be one ONNX sequence input, and the
+# dtype its number items are fed as (a TorchScript float is a double, as number_tensor gives).
+_SEQUENCE_NUMBER_DTYPES = {
+    torch._C.IntType: torch.int64,
+    torch._C.FloatType: torch.float64,
+    torch._C.BoolType: torch.bool,
+}
+
+
+def sequence_arguments(model: Any, positional: Sequence[Any]) -> dict[int, list[torch.Tensor]]:
+    """The positional arguments a scripted model takes as one ONNX sequence input each, by
+    position, with their items as tensors.
+
+    torch's exporter declares a scripted ``List[int]``, ``List[float]``, ``List[bool]`` or
+    ``List[Tensor]`` argument as one ``seq(tensor)`` input (numbers as 0-d tensors), so the
+    list's length, not only its values, is chosen when the model runs; its suite feeds such an
+    argument as one Python list. A traced model flattens lists instead (one input per item),
+    and so do tuples and keyword arguments of scripted models, as torch's exporter does.
+    Number items given as tensors (``[torch.tensor(2), torch.tensor(4)]`` for a ``List[int]``)
+    are fed in the list's item dtype."""
+    if not isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return {}
+    found: dict[int, list[torch.Tensor]] = {}
+    for index, (param, value) in enumerate(zip(_schema_params(model), positional)):
+        items = _sequence_items(param.type, value)
+        if items is not None:
+            found[index] = items
+    return found
+
+
+def _sequence_items(schema_type: torch._C.JitType, value: Any) -> list[torch.Tensor] | None:
+    """``value``'s items as the tensors its sequence input is fed, or None when the argument
+    is not one sequence input (not a list, or a list of other things than numbers or tensors)."""
+    if not isinstance(value, list) or not isinstance(schema_type, torch._C.ListType):
+        return None
+    element = schema_type.getElementType()
+    if isinstance(element, torch._C.TensorType):
+        if not all(isinstance(item, torch.Tensor) for item in value):
+            return None
+        return [item.detach() for item in value]
+    dtype = next((d for kind, d in _SEQUENCE_NUMBER_DTYPES.items() if isinstance(element, kind)), None)
+    if dtype is None or not all(is_number(item) or isinstance(item, torch.Tensor) for item in value):
+        return None
+    return [torch.as_tensor(item).detach().to(dtype).reshape(()) for item in value]
 
 
 def _rebuild(obj: Any, flat: Iterator[torch.Tensor]) -> Any:
@@ -303,11 +370,15 @@ def _script(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     example_run: bool = True,
+    sequences: bool = True,
 ) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
-    0-d tensors; tuples and lists of tensors flattened) and bake the other arguments in as
-    constants, run the model once on the example inputs, and propagate their shapes.
+    0-d tensors; with ``sequences``, positional lists of numbers or tensors as one sequence
+    input each (:func:`sequence_arguments`); other tuples and lists of tensors flattened)
+    and bake the other arguments in as constants, run the model once on the example inputs,
+    and propagate their shapes. ``sequences=False`` flattens lists too: the convention of
+    a trace, for a model traced by torch.jit.trace because of scripted parts.
 
     The example run computes nothing the export uses: shapes are propagated from the inputs'
     types without running anything. It is there to refuse inputs that do not fit with the
@@ -325,9 +396,16 @@ def _script(
         index < len(args) and is_number(value) and _takes_number(param.type)
         for index, (param, value) in enumerate(zip(schema_params, call))
     ]
-    _bind_arguments(graph, call[:user_count], schema_params, live_numbers, len(args))
-    input_names, flat_inputs = [], []
+    lists = sequence_arguments(model, args) if sequences else {}
+    kept = [live or index in lists for index, live in enumerate(live_numbers)]
+    _bind_arguments(graph, call[:user_count], schema_params, kept, len(args))
+    input_names: list[str] = []
+    flat_inputs: list[ModelInput] = []
     for index, (param, value, live) in enumerate(zip(schema_params, call, live_numbers)):
+        if index in lists:
+            flat_inputs.append(lists[index])
+            input_names.append(param.name)
+            continue
         if live:
             value = number_tensor(value)
         elif index < len(args) and isinstance(value, (tuple, list)):
@@ -409,10 +487,10 @@ def _bind_arguments(
     graph: torch._C.Graph,
     call: Sequence[Any],
     schema_params: Sequence[torch._C.Argument],
-    live: Sequence[bool],
+    kept: Sequence[bool],
     positional: int,
 ) -> None:
-    """Tensors and live numbers stay graph inputs; a positional tuple or list holding tensors
+    """Tensors, live numbers and sequence arguments (``kept``) stay graph inputs; another positional tuple or list holding tensors
     or numbers becomes one graph input per tensor and number, rebuilt by
     prim::TupleConstruct/ListConstruct (the interface tracing gives, see :func:`wrap_numbers`);
     other arguments (None, strings, keyword containers and numbers) become constants."""
@@ -420,7 +498,7 @@ def _bind_arguments(
     order: list[list[torch._C.Value]] = [[v] for v in graph_inputs]  # the inputs each call argument ends up as
     for index in reversed(range(len(call))):
         value = call[index]
-        if isinstance(value, torch.Tensor) or live[index]:
+        if isinstance(value, torch.Tensor) or kept[index]:
             continue
         if isinstance(value, dict) and flatten(value, "")[0]:
             raise TypeError(f"scripted input {schema_params[index].name!r}: dicts of tensors are not supported yet")
@@ -499,18 +577,42 @@ def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
 
 
 def _propagate_shapes(
-    graph: torch._C.Graph, flat_inputs: Sequence[torch.Tensor], params: Sequence[Any]
+    graph: torch._C.Graph, flat_inputs: Sequence[ModelInput], params: Sequence[Any]
 ) -> torch._C.Graph:
     """The example inputs' shapes and dtypes, propagated through the graph.
 
     Skipped with packed quantized weights: a traced module that has them already carries its
-    shapes, and this pass only accepts tensors.
+    shapes, and this pass only accepts tensors. A list input takes one tensor: torch types a
+    ``Tensor[]`` input's items after it (its first item) and skips one for a list of numbers.
+
+    A ``Tensor[]`` input (a sequence input) keeps its plain type and the graph only gets its
+    input types, as torch's exporter gives every scripted graph: typed after one item, the list
+    would be a ``List[Float(2, 3)]``, which matches no op's ``Tensor[]`` argument (lists are
+    invariant), and torch's propagation aborts on it (alias analysis: no op for aten::cat).
     """
     if not all(isinstance(p, torch.Tensor) for p in params):
         return graph
-    return torch._C._propagate_and_assign_input_shapes(
-        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, _propagates(graph)
+    stack = [(value[0] if value else torch.zeros(())) if isinstance(value, list) else value for value in flat_inputs]
+    tensor_lists = [
+        index
+        for index, (value, ts_input) in enumerate(zip(flat_inputs, graph.inputs()))
+        if isinstance(value, list) and _is_tensor_list(ts_input.type())
+    ]
+    propagated = torch._C._propagate_and_assign_input_shapes(
+        graph,
+        tuple(stack) + tuple(params),
+        [0] * (len(stack) + len(params)),
+        False,
+        _propagates(graph) and not tensor_lists,
     )
+    ts_inputs = list(propagated.inputs())
+    for index in tensor_lists:
+        ts_inputs[index].setType(torch._C.ListType(torch._C.TensorType.get()))
+    return propagated
+
+
+def _is_tensor_list(ts_type: torch._C.JitType) -> bool:
+    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
 
 
 def _propagates(graph: torch._C.Graph) -> bool:
@@ -645,7 +747,8 @@ def _capture(model: Any, args: Any) -> Captured:
         positional = wrap_numbers(positional)
         with _tracing_errors(model, positional, {}), torch.no_grad(), _no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
-        captured = _script(traced, positional, kwargs, example_run=False)  # tracing just ran it
+        # tracing just ran it; lists are flattened as a trace's are
+        captured = _script(traced, positional, kwargs, example_run=False, sequences=False)
         captured.method = "trace + script"
         captured.reason = "scripted submodules or packed weights: torch.jit.trace enters them, on real tensors"
         return captured

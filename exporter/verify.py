@@ -75,6 +75,14 @@ def kept_inputs(metadata: Mapping[str, str], inputs: Sequence[T]) -> list[T]:
     return [inputs[p] for p in positions]
 
 
+def _feed(value: torch.Tensor | Sequence[torch.Tensor]) -> np.ndarray | list[np.ndarray]:
+    """One model input as onnxruntime takes it: an array, or for a sequence input (a scripted
+    model's list argument, capture.sequence_arguments) a list of arrays."""
+    if isinstance(value, (list, tuple)):
+        return [_to_numpy(item) for item in value]
+    return _to_numpy(value)
+
+
 def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
@@ -84,13 +92,14 @@ def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
 
 def run_onnxruntime(
     model: ir.Model | str | os.PathLike[str] | bytes,
-    inputs: Sequence[torch.Tensor],
+    inputs: Sequence[torch.Tensor | Sequence[torch.Tensor]],
     *,
     optimize: bool = True,
 ) -> list[np.ndarray]:
     """Run a model in onnxruntime on the CPU, feeding its inputs in order: ``inputs`` are the
-    flattened model inputs (``exporter.capture.flatten_inputs(args)``); those the export dropped
-    as unused are left out (see :func:`kept_inputs`), or may be left out by the caller.
+    flattened model inputs (``exporter.capture.flatten_inputs(args, model)``: a list of tensors
+    feeds a sequence input); those the export dropped as unused are left out (see
+    :func:`kept_inputs`), or may be left out by the caller.
 
     ``optimize=False`` turns onnxruntime's graph optimizations off: every node then runs as
     the kernel of its own ONNX operator, so the result shows what the model means rather than
@@ -113,7 +122,7 @@ def run_onnxruntime(
     inputs = kept_inputs(session.get_modelmeta().custom_metadata_map, inputs)
     if len(names) != len(inputs):
         raise ValueError(f"the ONNX model takes {len(names)} inputs, {len(inputs)} were given")
-    feed = {name: _to_numpy(tensor) for name, tensor in zip(names, inputs)}
+    feed = {name: _feed(tensor) for name, tensor in zip(names, inputs)}
     return session.run(None, feed)
 
 
@@ -182,7 +191,7 @@ def _compare(
             expected = model(*positional, **kwargs)
         expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
-        outputs = run_onnxruntime(onnx_model, flatten_inputs(example), optimize=optimize)
+        outputs = run_onnxruntime(onnx_model, flatten_inputs(example, model), optimize=optimize)
         actual = [leaf for out in outputs for leaf in (out if isinstance(out, list) else [out])]
         if len(actual) != len(expected_flat):
             raise AssertionError(f"torch returns {len(expected_flat)} outputs, onnxruntime {len(actual)}")

@@ -36,7 +36,7 @@ def export_to_bytes(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, ir.Mod
     return buffer.getvalue(), onnx_model
 
 
-def run_model(model: bytes | ir.Model, inputs: Sequence[torch.Tensor]) -> list[Any]:
+def run_model(model: bytes | ir.Model, inputs: Sequence[Any]) -> list[Any]:
     """Run in onnxruntime on the flattened model inputs (those the export dropped as unused are
     left out: exporter.verify.kept_inputs), with its graph optimizations off, so the result is
     what the model means, not what this CPU's fused kernels compute (integer QDQ fusions saturate on CPUs
@@ -52,7 +52,7 @@ def run_model(model: bytes | ir.Model, inputs: Sequence[torch.Tensor]) -> list[A
     return run_reference(data, inputs)
 
 
-def run_reference(data: bytes, inputs: Sequence[torch.Tensor]) -> list[Any]:
+def run_reference(data: bytes, inputs: Sequence[Any]) -> list[Any]:
     """Run in onnx's reference evaluator, after the full model check: the semantics of the
     ONNX spec, for the few cases where onnxruntime has no kernel or a bug of its own."""
     import onnx
@@ -61,7 +61,10 @@ def run_reference(data: bytes, inputs: Sequence[torch.Tensor]) -> list[Any]:
     proto = onnx.load_from_string(data)
     onnx.checker.check_model(proto, full_check=True)
     inputs = kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
-    feed = {i.name: t.numpy() for i, t in zip(proto.graph.input, inputs)}
+    feed = {
+        i.name: [item.numpy() for item in t] if isinstance(t, list) else t.numpy()
+        for i, t in zip(proto.graph.input, inputs)
+    }
     return list(ReferenceEvaluator(proto).run(None, feed))
 
 
@@ -103,7 +106,9 @@ def assert_matches_torch(
         positional, kwargs = split_args(example)
         # what the exported graph takes (a Python number as its 0-d tensor), cloned before eager
         # may mutate the inputs
-        flat_inputs = [t.clone() for t in flatten_inputs(example)]
+        flat_inputs = [
+            [t.clone() for t in x] if isinstance(x, list) else x.clone() for x in flatten_inputs(example, model)
+        ]
         with torch.no_grad():
             expected = model(*positional, **kwargs)
         actual = run_reference(data, flat_inputs) if reference_evaluator else run_model(data, flat_inputs)

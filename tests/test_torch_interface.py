@@ -22,12 +22,18 @@ OPSET = 17
 
 
 def _signature(data: bytes) -> list[tuple[str, int]]:
-    """(element type, rank) of each graph input."""
+    """(element type, rank) of each graph input; a sequence input is ("seq(<item type>)", -1)."""
     proto = onnx.load_from_string(data)
-    return [
-        (onnx.TensorProto.DataType.Name(i.type.tensor_type.elem_type), len(i.type.tensor_type.shape.dim))
-        for i in proto.graph.input
-    ]
+    found = []
+    for i in proto.graph.input:
+        if i.type.HasField("sequence_type"):
+            item = onnx.TensorProto.DataType.Name(i.type.sequence_type.elem_type.tensor_type.elem_type)
+            found.append((f"seq({item})", -1))
+        else:
+            found.append(
+                (onnx.TensorProto.DataType.Name(i.type.tensor_type.elem_type), len(i.type.tensor_type.shape.dim))
+            )
+    return found
 
 
 def _torch_export(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, list[str]]:
@@ -46,7 +52,7 @@ def _check_runs(data: bytes, model: Any, examples: list[Any]) -> None:
         positional, kwargs = split_args(example)
         with torch.no_grad():
             expected = model(*positional, **kwargs)
-        assert_outputs_match(run_model(data, flatten_inputs(example)), expected)
+        assert_outputs_match(run_model(data, flatten_inputs(example, model)), expected)
 
 
 class Numbers(torch.nn.Module):
@@ -304,17 +310,17 @@ class Mixed(torch.nn.Module):
 
 @torch.no_grad()
 def test_scripted_list_of_tensors_none_bool_int() -> None:
-    """torch refuses None arguments of scripted models and passes list[Tensor] as one sequence
-    input; ours bakes None in and flattens the list like any other."""
+    """torch refuses None arguments of scripted models; ours bakes None in. A list[Tensor] is
+    one sequence input, as in torch: other counts and shapes of tensors run too."""
     model = torch.jit.script(Mixed().eval())
     x = torch.randn(2, 3)
     pads = [torch.randn(1, 3), torch.randn(2, 3)]
     args = (x, pads, None, True, 2)
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
-    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pads_0", "pads_1", "negate", "repeat"]
-    assert _signature(data)[-2:] == [("BOOL", 0), ("INT64", 0)]
-    other_pads = [torch.randn(1, 3), torch.randn(2, 3)]
-    _check_runs(data, model, [args, (x, other_pads, None, False, 0), (x, other_pads, None, True, 5)])
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pads", "negate", "repeat"]
+    assert _signature(data)[1:] == [("seq(FLOAT)", -1), ("BOOL", 0), ("INT64", 0)]
+    other_pads = [torch.randn(3, 3), torch.randn(1, 3), torch.randn(4, 3)]
+    _check_runs(data, model, [args, (x, other_pads, None, False, 0), (x, other_pads[:1], None, True, 5)])
     with pytest.raises(ValueError, match="no args may be None"):
         _torch_export(model, args)
 
@@ -418,15 +424,22 @@ class ScriptedPad(torch.nn.Module):
 
 
 @torch.no_grad()
-def test_scripted_list_numbers_become_inputs_as_traced() -> None:
-    """A deviation from torch, which makes a scripted List[int] argument one ONNX sequence
-    input: its numbers become 0-d inputs as tracing makes them, so flatten_inputs feeds both."""
+def test_scripted_list_of_numbers_is_one_sequence_input_like_torch() -> None:
+    """torch makes a scripted List[int] argument one ONNX sequence input of int64 items (its
+    suite feeds the list as one Python list); so does ours, and the list's length is chosen at
+    run time: pad takes any even number of amounts up to twice the rank. Traced, each number
+    is its own 0-d input, as in torch."""
     model = torch.jit.script(ScriptedPad().eval())
     x = torch.randn(2, 2, 4, 4)
     data, onnx_model = export_to_bytes(model, (x, [2, 4]), opset_version=OPSET)
-    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pad_0", "pad_1"]
-    assert _signature(data) == [("FLOAT", 4), ("INT64", 0), ("INT64", 0)]
-    _check_runs(data, model, [(x, [2, 4]), (x, [0, 1])])
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "pad"]
+    torch_data, _ = _torch_export(model, (x, [2, 4]))
+    assert _signature(data) == _signature(torch_data) == [("FLOAT", 4), ("seq(INT64)", -1)]
+    _check_runs(data, model, [(x, [2, 4]), (x, [0, 1]), (x, [1, 0, 2, 3]), (x, [1, 1, 0, 2, 3, 0, 1, 2])])
+    traced, traced_model = export_to_bytes(ScriptedPad().eval(), (x, [2, 4]), opset_version=OPSET)
+    assert [v.name for v in traced_model.graph.inputs] == ["x", "pad_0", "pad_1"]
+    assert _signature(traced) == [("FLOAT", 4), ("INT64", 0), ("INT64", 0)]
+    _check_runs(traced, ScriptedPad().eval(), [(x, [2, 4]), (x, [0, 1])])
 
 
 @torch.no_grad()
@@ -455,7 +468,9 @@ class AffineGrid(torch.nn.Module):
 def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: bool) -> None:
     """affine_grid's size list is model inputs: AffineGrid at opset 20, below it a base grid
     built from the sizes at run time; sizes of 1 (one sample at 0 in torch; AffineGrid puts it
-    at -1 with align_corners, so the base grid is used then) and 3-D grids included."""
+    at -1 with align_corners, so the base grid is used then) and 3-D grids included. Traced,
+    each size is an input; scripted, the list is one sequence input (opset 11 up), and
+    affine_grid's checks of len(size) become run-time branches whose raising ones are pruned."""
     model: Any = AffineGrid(align_corners).eval()
     if script:
         model = torch.jit.script(model)
@@ -464,6 +479,10 @@ def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: 
         (theta2, [[2, 3, 4, 5], [2, 1, 1, 3], [2, 3, 6, 1]]),
         (theta3, [[2, 1, 3, 4, 2], [2, 2, 1, 2, 1]]),
     ]:
+        if script and opset < 11:
+            with pytest.raises(exporter.UnsupportedOperatorError, match="argument 'size'.*sequences need opset 11"):
+                export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
+            continue
         data, onnx_model = export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
-        assert len(onnx_model.graph.inputs) == 1 + len(sizes[0])
+        assert len(onnx_model.graph.inputs) == (2 if script else 1 + len(sizes[0]))
         _check_runs(data, model, [(theta, size) for size in sizes])

@@ -53,34 +53,60 @@ def _circular_pad(g: GraphContext, x: Value, begins: Sequence[int], ends: Sequen
     return out
 
 
-def _runtime_pad(g: GraphContext, x: Value, pad: Sequence[int | Value], mode: str, value: float | int | bool) -> Value:
+def _runtime_pad(
+    g: GraphContext, x: Value, pad: Sequence[int | Value] | Value, mode: str, value: float | int | bool
+) -> Value:
     """Pad amounts computed at run time: Pad-11 takes them as an input (begins, then ends,
-    full rank), assembled with Concat; Pad-2 takes them as an attribute only."""
+    full rank), assembled with Concat; Pad-2 takes them as an attribute only. A 1-D tensor of
+    amounts (a scripted ``List[int]`` argument, fed as an ONNX sequence) may have any even
+    length up to twice the rank at run time (:func:`_onnx_pads`)."""
     if g.opset < 11:
         raise ValueError(
             f"argument 'pad' computed at run time needs opset 11 or higher (Pad takes its amounts as an "
             f"attribute at opset {g.opset})"
         )
     rank = h.known_rank(x, f"{mode} padding")
-    if len(pad) % 2 or len(pad) // 2 > rank:
-        raise ValueError(f"pad needs at most {rank} begin/end pairs, got {len(pad)} amounts")
     onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
     if onnx_mode is None:
         raise ValueError(f"padding mode {mode!r} with amounts computed at run time is not supported")
-    begins: list[int | Value] = [0] * rank
-    ends: list[int | Value] = [0] * rank
-    for i in range(len(pad) // 2):
-        begins[rank - 1 - i] = pad[2 * i]
-        ends[rank - 1 - i] = pad[2 * i + 1]
+    if isinstance(pad, Value):
+        pads = _onnx_pads(g, pad, rank)
+    else:
+        if len(pad) % 2 or len(pad) // 2 > rank:
+            raise ValueError(f"pad needs at most {rank} begin/end pairs, got {len(pad)} amounts")
+        begins: list[int | Value] = [0] * rank
+        ends: list[int | Value] = [0] * rank
+        for i in range(len(pad) // 2):
+            begins[rank - 1 - i] = pad[2 * i]
+            ends[rank - 1 - i] = pad[2 * i + 1]
+        pads = g.list_to_value(begins + ends)
     work = h.cast(g, x, ir.DataType.INT32) if g.opset < 13 and x.dtype == ir.DataType.BOOL else x
     fill = h.scalar_like(g, value, work) if onnx_mode == "constant" else None
-    out = g.op("Pad", work, g.list_to_value(begins + ends), fill, mode=onnx_mode)
+    out = g.op("Pad", work, pads, fill, mode=onnx_mode)
     return h.cast(g, out, x.dtype) if work is not x else out
 
 
+def _onnx_pads(g: GraphContext, pad: Value, rank: int) -> Value:
+    """torch's amounts (last dim first, begin/end pairs) in a 1-D tensor whose length is only
+    known at run time, as ONNX's (begins of every dim, then ends): zeros appended up to
+    ``2 * rank`` amounts (ConstantOfShape; a longer list fails there, as torch refuses it),
+    then rows of (begin, end) transposed and their dim order reversed with a constant Gather."""
+    amounts = h.cast(g, pad, ir.DataType.INT64)
+    missing = g.op("Sub", g.constant([2 * rank]), g.op("Shape", amounts))
+    zeros = g.op("ConstantOfShape", missing, value=torch.tensor([0], dtype=torch.int64))
+    pairs = g.op("Transpose", h.reshape(g, g.op("Concat", amounts, zeros, axis=0), [rank, 2]), perm=[1, 0])
+    return h.reshape(g, h.gather_constant(g, pairs, torch.arange(rank - 1, -1, -1), 1), [2 * rank])
+
+
 def _torch_pad(
-    g: GraphContext, x: Value, pad: Sequence[int] | Sequence[int | Value], mode: str, value: float | int | bool = 0
+    g: GraphContext,
+    x: Value,
+    pad: Sequence[int] | Sequence[int | Value] | Value,
+    mode: str,
+    value: float | int | bool = 0,
 ) -> Value:
+    if isinstance(pad, Value):
+        return _runtime_pad(g, x, pad, mode, value)
     if any(isinstance(p, Value) for p in pad):
         return _runtime_pad(g, x, pad, mode, value)
     rank = h.known_rank(x, f"{mode} padding")
@@ -365,7 +391,7 @@ def aten_unfold(g: GraphContext, self: Value, dimension: int, size: int, step: i
 
 @onnx_symbolic("aten::constant_pad_nd")
 def aten_constant_pad_nd(
-    g: GraphContext, self: Value, pad: Sequence[int] | Sequence[int | Value], value: float | int | bool = 0
+    g: GraphContext, self: Value, pad: Sequence[int] | Sequence[int | Value] | Value, value: float | int | bool = 0
 ) -> Value:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor (negative pads crop; amounts
     computed at run time from opset 11)"""
@@ -376,14 +402,16 @@ def aten_constant_pad_nd(
 def aten_pad(
     g: GraphContext,
     self: Value,
-    pad: Sequence[int] | Sequence[int | Value],
+    pad: Sequence[int] | Sequence[int | Value] | Value,
     mode: str = "constant",
     value: float | None = None,
 ) -> Value:
     """pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
 
     ONNX calls replicate 'edge'; circular has no ONNX mode and is sliced and concatenated.
-    Amounts computed at run time need Pad-11 (an input, not an attribute).
+    Amounts computed at run time need Pad-11 (an input, not an attribute); a list of them
+    whose length is only known at run time (a scripted ``List[int]`` argument) arrives as
+    one 1-D tensor (its Value form).
     """
     return _torch_pad(g, self, pad, mode, 0 if value is None else value)
 
