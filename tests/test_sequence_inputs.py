@@ -199,3 +199,19 @@ def test_keyword_lists_stay_constants() -> None:
     data, _ = export_to_bytes(model, (x, {"pad": [1, 2]}), opset_version=17)
     assert _inputs(data) == [("x", "FLOAT")]
     assert_outputs_match(run_model(data, [x]), model(x, pad=[1, 2]))
+
+
+class Flags(torch.nn.Module):
+    def forward(self, x: torch.Tensor, flags: list[bool]) -> torch.Tensor:
+        if flags[0]:
+            return x + len(flags)
+        return -x
+
+
+@torch.no_grad()
+def test_list_of_bools_decides_a_branch_at_run_time() -> None:
+    model = torch.jit.script(Flags().eval())
+    x = torch.randn(2, 3)
+    data, _ = export_to_bytes(model, (x, [True, False]), opset_version=17)
+    assert _inputs(data) == [("x", "FLOAT"), ("flags", "seq(BOOL)")]
+    _check_runs(data, model, [(x, [True, False]), (x, [False]), (x, [True, True, True])])
