@@ -297,7 +297,7 @@ class _Emitter:
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
             if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
-                _note_inputs_read(result, inputs)
+                _note_inputs_read(result, inputs, node)
             if schema is not None and not has_blocks(node):
                 _correct_propagated_dtypes(node, schema, inputs, result)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
@@ -470,7 +470,7 @@ class _Emitter:
         return True
 
 
-def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
+def _note_inputs_read(result: Any, inputs: Sequence[Any], node: torch._C.Node) -> None:
     """Record, on the run-time values a node computed, the graph inputs the node read.
 
     Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
@@ -478,12 +478,31 @@ def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
     are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
     input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
     matches torch's interface: an input dropped by torch is one no run-time result depends on.
+
+    Run-time arguments that are not graph inputs are recorded too, and so are the run-time
+    items of a list of numbers: a lowering may leave one unread where torch's reads it
+    (``split`` with sizes ``(x.size(1), y.size(1))`` computes the last size from the total,
+    torch's Split takes both), and cleanup then follows such an unread argument to the
+    inputs it was computed from. A list of tensors is not looked into: reading one item of a
+    list literal (``pair[0]``) reads nothing else, in torch's exporter too.
     """
-    read = [obj for obj in inputs if isinstance(obj, ir.Value) and obj.is_graph_input() and not obj.is_initializer()]
+    read = [
+        item
+        for ts_value, obj in zip(node.inputs(), inputs)
+        for item in (_run_time_values(obj) if _is_number_list(ts_value) else [obj])
+        if isinstance(item, ir.Value) and item.const_value is None and not item.is_initializer()
+    ]
     if not read:
         return
     for value in _run_time_values(result):
         value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _is_number_list(value: torch._C.Value) -> bool:
+    ts_type = value.type()
+    return isinstance(ts_type, torch._C.ListType) and isinstance(
+        ts_type.getElementType(), (torch._C.IntType, torch._C.FloatType, torch._C.NumberType)
+    )
 
 
 def _correct_propagated_dtypes(

@@ -467,3 +467,79 @@ def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: 
         data, onnx_model = export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
         assert len(onnx_model.graph.inputs) == 1 + len(sizes[0])
         _check_runs(data, model, [(theta, size) for size in sizes])
+
+
+# Inputs torch's exporter reads where this exporter knows the value at export time: each case
+# is exported by both, the declared inputs compared, then the model is run on all of them.
+
+
+def _graph_inputs(data: bytes) -> list[str]:
+    return [i.name for i in onnx.load_from_string(data).graph.input]
+
+
+def _torch_inputs(model: Any, args: Any, opset: int, **kwargs: Any) -> list[str]:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export = torch.onnx.export  # noqa: TID251 - only to compare with torch's behaviour
+        export(model, args, buffer, dynamo=False, opset_version=opset, **kwargs)
+    return _graph_inputs(buffer.getvalue())
+
+
+class _SplitBySizesOf(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        first, second = torch.split(t, (x.size(1), y.size(1)), dim=1)
+        return first, second
+
+
+class _SplitByTensors(torch.nn.Module):
+    def forward(self, x: torch.Tensor, sizes: list[torch.Tensor]) -> torch.Tensor:
+        return torch.cat(list(x.split(sizes)), dim=0) * 2  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+@torch.no_grad()
+def test_an_implied_last_split_size_keeps_the_input_it_reads(opset: int, script: bool) -> None:
+    """The last of split's sizes is implied by the others (this lowering slices to the end),
+    but torch's Split takes every size, so ``y`` (read for ``y.size(1)`` at run time) stays
+    an input; with static shapes both fold the sizes and keep only ``t``."""
+    model = torch.jit.script(_SplitBySizesOf()) if script else _SplitBySizesOf()
+    args = (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 7))
+    names = ["x", "y", "t"]
+    dynamic = {"x": [0, 1], "y": [0, 1], "t": [0, 1]}
+    data, _ = export_to_bytes(model, args, opset_version=opset, input_names=names, dynamic_axes=dynamic)
+    assert _graph_inputs(data) == _torch_inputs(model, args, opset, input_names=names, dynamic_axes=dynamic) == names
+    other = (torch.randn(3, 2), torch.randn(3, 5), torch.randn(3, 7))
+    for example in (args, other):
+        assert_outputs_match(run_model(data, list(example)), model(*example))
+    static, _ = export_to_bytes(model, args, opset_version=opset, input_names=names)
+    assert _graph_inputs(static) == ["t"]
+    assert_outputs_match(run_model(static, [args[2]]), model(*args))
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@torch.no_grad()
+def test_traced_split_sizes_given_as_tensors_are_all_inputs(opset: int) -> None:
+    model = _SplitByTensors()
+    args = (torch.randn(6, 4), [torch.tensor(2), torch.tensor(4)])
+    data, _ = export_to_bytes(model, args, opset_version=opset)
+    assert len(_graph_inputs(data)) == len(_torch_inputs(model, args, opset)) == 3
+    assert_outputs_match(run_model(data, flatten_inputs(args)), model(*args))
+
+
+@torch.no_grad()
+def test_a_list_literal_read_at_constant_positions_reads_nothing() -> None:
+    """TorchScript folds ``len`` and constant indexing of a list literal never changed, so
+    torch's exporter drops ``y`` here, and so does this one."""
+
+    class Literal(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            pair = [x, y]
+            return pair[0] * len(pair)
+
+    model = torch.jit.script(Literal())
+    args = (torch.randn(3), torch.randn(4))
+    data, _ = export_to_bytes(model, args, opset_version=13, input_names=["x", "y"])
+    assert _graph_inputs(data) == _torch_inputs(model, args, 13, input_names=["x", "y"]) == ["x"]
+    assert_outputs_match(run_model(data, [args[0]]), model(*args))
