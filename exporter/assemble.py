@@ -85,6 +85,9 @@ def _flatten_outputs(obj: Any, *, keep_none: bool = False) -> list[Any]:
 
 # ONNX's Optional op, which makes an empty optional output
 _NONE_OUTPUT_OPSET = 15
+# Optional graph inputs (OptionalHasElement, OptionalGetElement; torch's exporter declares a
+# scripted Optional[Tensor] parameter one)
+_OPTIONAL_INPUT_OPSET = 15
 
 
 def assemble(
@@ -118,6 +121,28 @@ def assemble(
     return model
 
 
+# ts types' uses that an ONNX optional input can take: its None checks and the refinement to T
+_OPTIONAL_USES = frozenset({"aten::__is__", "aten::__isnot__", "prim::unchecked_cast"})
+
+
+def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int) -> bool:
+    """Whether a scripted model's ``Optional[Tensor]`` parameter, given a tensor, is an ONNX
+    optional graph input, as torch's exporter declares it from opset 15: its ``is None``
+    checks then run at run time (OptionalHasElement), so a caller may leave it out, and the
+    branches for None are exported too. With ``if x is not None: return x`` followed by
+    ``elif y is not None: ...``, deciding ``x is not None`` at export time would leave ``y``
+    unread and dropped, while torch's model takes both; torch's own tests feed it so.
+    Only a parameter that is nothing but checked and refined (``prim::unchecked_cast``)
+    becomes one; a parameter also passed as it is to an op stays a tensor input."""
+    return (
+        captured.method == "script"
+        and opset >= _OPTIONAL_INPUT_OPSET
+        and isinstance(ts_value.type(), torch._C.OptionalType)
+        and bool(ts_value.uses())
+        and all(use.user.kind() in _OPTIONAL_USES for use in ts_value.uses())
+    )
+
+
 def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[str]:
     """The user's names first, then the names derived from forward's parameters (a quantized
     input ``x`` is three graph inputs: ``x``, ``x_scale`` and ``x_zero_point``)."""
@@ -135,7 +160,8 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
             f"input_names has {len(input_names)} names but the model has {len(names)} "
             f"flattened inputs ({', '.join(names)})"
         )
-    return list(input_names) + names[len(input_names) :]
+    # a derived name the user gave to an earlier input takes a suffix (``y`` for x, then ``y_1``)
+    return name_inputs(list(input_names) + names[len(input_names) :])
 
 
 def _bind_inputs(
@@ -152,6 +178,8 @@ def _bind_inputs(
         name = next(names_iter)
         if not tensor.is_quantized:
             value = _input_value(name, tensor, dynamic_axes.get(name, {}))
+            if _is_optional_input(captured, ts_value, builder.options.opset):
+                value.type = ir.OptionalType(value.type)  # value.shape stays the element's
             graph.inputs.append(value)
             bound.append((ts_value, value))
             continue

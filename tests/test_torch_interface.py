@@ -543,3 +543,76 @@ def test_a_list_literal_read_at_constant_positions_reads_nothing() -> None:
     data, _ = export_to_bytes(model, args, opset_version=13, input_names=["x", "y"])
     assert _graph_inputs(data) == _torch_inputs(model, args, 13, input_names=["x", "y"]) == ["x"]
     assert_outputs_match(run_model(data, [args[0]]), model(*args))
+
+
+class _DefaultTensors(torch.nn.Module):
+    def forward(
+        self,
+        x: torch.Tensor,
+        y: Optional[torch.Tensor] = torch.ones(2, 3),
+        z: Optional[torch.Tensor] = torch.zeros(2, 3),
+    ) -> torch.Tensor:
+        if y is not None:
+            return x + y
+        if z is not None:
+            return x * z
+        return x
+
+
+@pytest.mark.parametrize("opset", [13, 15, 17])
+@torch.no_grad()
+def test_scripted_optional_parameters_are_optional_inputs_like_torch(opset: int) -> None:
+    """From opset 15 torch's exporter declares a scripted ``Optional[Tensor]`` parameter an
+    ONNX optional input and checks it at run time, so ``z`` (reached only when ``y`` is None)
+    stays an input and a caller may leave either out; below 15 the checks are decided by the
+    tensors given, and ``z`` is dropped."""
+    import onnxruntime
+
+    model = torch.jit.script(_DefaultTensors())
+    x, y, z = torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)
+    data, _ = export_to_bytes(model, (x, y, z), opset_version=opset, input_names=["x", "y", "z"])
+    torch_inputs = _torch_inputs(model, (x, y, z), opset, input_names=["x", "y", "z"])
+    assert _graph_inputs(data) == torch_inputs == (["x", "y", "z"] if opset >= 15 else ["x", "y"])
+    assert_outputs_match(run_model(data, [x, y, z][: len(torch_inputs)]), model(x, y, z))
+    if opset < 15:
+        return
+    types = [i.type.WhichOneof("value") for i in onnx.load_from_string(data).graph.input]
+    assert types == ["tensor_type", "optional_type", "optional_type"]
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for feed, expected in (({"y": y}, model(x, y, None)), ({"z": z}, model(x, None, z)), ({}, model(x, None, None))):
+        (got,) = session.run(None, {"x": x.numpy(), **{k: v.numpy() for k, v in feed.items()}})
+        torch.testing.assert_close(torch.from_numpy(got), expected)
+
+
+@torch.no_grad()
+def test_an_optional_parameter_passed_to_an_op_stays_a_tensor_input() -> None:
+    """Only a parameter that is just checked and refined is an optional input; one given as
+    it is to an op (an Optional[Tensor] argument) stays a tensor."""
+
+    class Bias(torch.nn.Module):
+        def forward(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+            return torch.nn.functional.linear(x, torch.ones(2, 3), bias)
+
+    model = torch.jit.script(Bias())
+    args = (torch.randn(4, 3), torch.randn(2))
+    data, _ = export_to_bytes(model, args, opset_version=17, input_names=["x", "bias"])
+    assert [i.type.WhichOneof("value") for i in onnx.load_from_string(data).graph.input] == ["tensor_type"] * 2
+    assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
+@torch.no_grad()
+def test_a_derived_input_name_given_to_another_input_takes_a_suffix() -> None:
+    """``input_names=["y"]`` names the first input; the default-filled parameter ``y`` then
+    becomes ``y_1`` (torch's ``y.1``), not a second input called ``y``."""
+
+    class Pick(torch.nn.Module):
+        def forward(self, x: Optional[torch.Tensor] = torch.ones(2), y: Optional[torch.Tensor] = torch.zeros(2)) -> Any:
+            if x is not None:
+                return x
+            if y is not None:
+                return y
+            return torch.tensor(-1.0)
+
+    model = torch.jit.script(Pick())
+    data, _ = export_to_bytes(model, ({"y": torch.randn(2)},), opset_version=17, input_names=["y"])
+    assert _graph_inputs(data) == ["y", "y_1"]
