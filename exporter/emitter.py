@@ -23,6 +23,7 @@ from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, T
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.torch_run_time import TorchRunTime
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
 __all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
@@ -105,12 +106,18 @@ class _Emitter:
         registry: Registry,
         static_shapes: bool,
         parent: _Emitter | None = None,
+        *,
+        scripted: bool = False,
     ) -> None:
         self.builder = builder
         self.registry = registry
         self.static_shapes = static_shapes
         self.parent = parent
         self.env: dict[int, Any] = {}
+        # values torch's exporter computes at run time though they are known here (scripted lists)
+        self.run_time = (
+            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, scripted=scripted)
+        )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
 
@@ -279,8 +286,11 @@ class _Emitter:
             self._emit_function(node)
             return
         inputs = [self.lookup(v) for v in node.inputs()]
+        torch_reads = self.run_time.reads_of(node, inputs)
         schema = schema_of(node)
         if schema is not None and self._try_fold(node, schema, inputs):
+            if torch_reads is not None:
+                self.run_time.mark(node, torch_reads, self.lookup)
             return
         if schema is not None:
             inputs = self._harmonize(node, schema, inputs)
@@ -312,6 +322,8 @@ class _Emitter:
                 location=source_location(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
+        if torch_reads is not None or has_blocks(node):
+            self.run_time.mark(node, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
@@ -785,8 +797,10 @@ def emit_graph(
     bound_inputs: Sequence[tuple[torch._C.Value, Any]],
     *,
     static_shapes: bool,
+    scripted: bool = False,
 ) -> list[Any]:
-    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
+    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
+    ``scripted``: the graph is a scripted model's (see torch_run_time)."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
     # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
@@ -794,9 +808,13 @@ def emit_graph(
     unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
     if unsupported and not branches_only[0]:
         raise UnsupportedOperatorError(unsupported, builder.options.opset)
-    emitter = _Emitter(builder, registry, static_shapes)
+    emitter = _Emitter(builder, registry, static_shapes, scripted=scripted)
     emitter.unsupported = unsupported
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
-    return [emitter.lookup(v) for v in ts_graph.outputs()]
+    results = [emitter.lookup(v) for v in ts_graph.outputs()]
+    # outputs torch's exporter computes at run time from scripted lists keep what it reads
+    for value in emitter.run_time.output_reads(list(ts_graph.outputs()), results):
+        emitter.keep_inputs_of(value)
+    return results

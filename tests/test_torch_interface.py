@@ -528,6 +528,77 @@ def test_traced_split_sizes_given_as_tensors_are_all_inputs(opset: int) -> None:
     assert_outputs_match(run_model(data, flatten_inputs(args)), model(*args))
 
 
+class _LengthOfChangedList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.unbind()
+        kept: list[torch.Tensor] = []
+        kept.append(rows[0])
+        kept.append(rows[1])
+        kept.pop(1)
+        kept += [rows[2], rows[3]]
+        return torch.ones(len(kept))
+
+
+class _FillPerItem(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        boxes = [x, x * 2, x]
+        filled: list[torch.Tensor] = []
+        for i, box in enumerate(boxes):
+            filled.append(torch.full_like(box[:, 1], i))
+        return filled[1]
+
+
+@torch.jit.script
+def _fill_each(boxes: list[torch.Tensor]) -> torch.Tensor:
+    filled: list[torch.Tensor] = []
+    for i, box in enumerate(boxes):
+        filled.append(torch.full_like(box[:, 1], i))
+    return filled[1]
+
+
+class _TracedFillPerItem(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _fill_each([x, x * 2, x])
+
+
+class _AppendBehindALengthCheck(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        items: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if len(items) > 2:
+                items.append(x[i])
+        return items
+
+
+# model, whether it is scripted, example input, the inputs both exporters keep
+_SCRIPTED_LISTS: dict[str, tuple[type, bool, torch.Tensor, list[str]]] = {
+    # len() of a list made by unbind and changed: SequenceLength in torch's graph, an int here
+    "length_of_changed_list": (_LengthOfChangedList, True, torch.randn(6, 1), ["x"]),
+    # a trace calling a scripted function keeps its loop, and the list it indexes at the
+    # loop counter is a sequence, whose items' shapes torch does not know
+    "fill_per_item_traced": (_TracedFillPerItem, False, torch.randn(5, 5), ["x"]),
+    # a scripted model's loop over a list literal is unrolled by TorchScript: all folds
+    "fill_per_item_scripted": (_FillPerItem, True, torch.randn(5, 5), []),
+    # a loop torch keeps, whose `if` on a list's length it cannot decide; here never taken
+    "append_behind_a_length_check": (_AppendBehindALengthCheck, True, torch.randn(4, 3), ["x"]),
+}
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("case", sorted(_SCRIPTED_LISTS))
+@torch.no_grad()
+def test_scripted_lists_keep_the_inputs_torch_reads_through_sequences(case: str, opset: int) -> None:
+    """Torch's exporter keeps a scripted list that is made by an op, changed in a loop it
+    keeps, or indexed at a run-time position as an ONNX sequence and knows nothing read from
+    it at export time, so it reads ``x``; this exporter computes those results at export
+    time, and keeps ``x`` as torch does, so both models take the same inputs."""
+    cls, scripted, x, expected = _SCRIPTED_LISTS[case]
+    model = torch.jit.script(cls()) if scripted else cls()
+    data, _ = export_to_bytes(model, (x,), opset_version=opset, input_names=["x"])
+    assert _graph_inputs(data) == _torch_inputs(model, (x,), opset, input_names=["x"]) == expected
+    assert_outputs_match(run_model(data, [x][: len(expected)]), model(x))
+
+
 @torch.no_grad()
 def test_a_list_literal_read_at_constant_positions_reads_nothing() -> None:
     """TorchScript folds ``len`` and constant indexing of a list literal never changed, so
@@ -543,6 +614,25 @@ def test_a_list_literal_read_at_constant_positions_reads_nothing() -> None:
     data, _ = export_to_bytes(model, args, opset_version=13, input_names=["x", "y"])
     assert _graph_inputs(data) == _torch_inputs(model, args, 13, input_names=["x", "y"]) == ["x"]
     assert_outputs_match(run_model(data, [args[0]]), model(*args))
+
+
+class _DimArange(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch._dim_arange(x, 1)
+
+
+@pytest.mark.parametrize("opset", [9, 10, 11, 13])
+@torch.no_grad()
+def test_dim_arange_keeps_its_input_where_torch_cannot_fold_it(opset: int) -> None:
+    """Below opset 11 torch's arange is NonZero(ConstantOfShape(n)), which its constant
+    tracking does not evaluate, so ``_dim_arange(x, 1)`` reads Shape(x) at run time there;
+    from 11 (Range) it folds, and both drop ``x``."""
+    model = _DimArange()
+    args = (torch.ones(5, 6),)
+    data, _ = export_to_bytes(model, args, opset_version=opset, input_names=["x"])
+    expected = ["x"] if opset < 11 else []
+    assert _graph_inputs(data) == _torch_inputs(model, args, opset, input_names=["x"]) == expected
+    assert_outputs_match(run_model(data, list(args)[: len(expected)]), model(*args))
 
 
 class _DefaultTensors(torch.nn.Module):
