@@ -85,6 +85,9 @@ def _flatten_outputs(obj: Any, *, keep_none: bool = False) -> list[Any]:
 
 # ONNX's Optional op, which makes an empty optional output
 _NONE_OUTPUT_OPSET = 15
+# Optional graph inputs (OptionalHasElement, OptionalGetElement; torch's exporter declares a
+# scripted Optional[Tensor] parameter one)
+_OPTIONAL_INPUT_OPSET = 15
 
 
 def assemble(
@@ -105,7 +108,9 @@ def assemble(
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
     bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
     bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
-    results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
+    results = emit_graph(
+        captured.graph, builder, registry, bound, static_shapes=not dynamic_axes, scripted=captured.method == "script"
+    )
     # a scripted model's None results stay outputs (empty optionals) where ONNX has them, as in
     # torch's exporter; a trace has no None in its graph, and torch's drops them
     keep_none = captured.method == "script" and opset >= _NONE_OUTPUT_OPSET
@@ -116,6 +121,28 @@ def assemble(
     model.meta[FLAT_INPUTS_META] = tuple(flat_inputs)
     _add_opset_imports(model, custom_opsets or {})
     return model
+
+
+# ts types' uses that an ONNX optional input can take: its None checks and the refinement to T
+_OPTIONAL_USES = frozenset({"aten::__is__", "aten::__isnot__", "prim::unchecked_cast"})
+
+
+def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int) -> bool:
+    """Whether a scripted model's ``Optional[Tensor]`` parameter, given a tensor, is an ONNX
+    optional graph input, as torch's exporter declares it from opset 15: its ``is None``
+    checks then run at run time (OptionalHasElement), so a caller may leave it out, and the
+    branches for None are exported too. With ``if x is not None: return x`` followed by
+    ``elif y is not None: ...``, deciding ``x is not None`` at export time would leave ``y``
+    unread and dropped, while torch's model takes both; torch's own tests feed it so.
+    Only a parameter that is nothing but checked and refined (``prim::unchecked_cast``)
+    becomes one; a parameter also passed as it is to an op stays a tensor input."""
+    return (
+        captured.method == "script"
+        and opset >= _OPTIONAL_INPUT_OPSET
+        and isinstance(ts_value.type(), torch._C.OptionalType)
+        and bool(ts_value.uses())
+        and all(use.user.kind() in _OPTIONAL_USES for use in ts_value.uses())
+    )
 
 
 def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[str]:
@@ -139,7 +166,8 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
             f"input_names has {len(input_names)} names but the model has {len(names)} "
             f"flattened inputs ({', '.join(names)})"
         )
-    return list(input_names) + names[len(input_names) :]
+    # a derived name the user gave to an earlier input takes a suffix (``y`` for x, then ``y_1``)
+    return name_inputs(list(input_names) + names[len(input_names) :])
 
 
 def _bind_inputs(
@@ -161,6 +189,8 @@ def _bind_inputs(
             continue
         if not tensor.is_quantized:
             value = _input_value(name, tensor, dynamic_axes.get(name, {}))
+            if _is_optional_input(captured, ts_value, builder.options.opset):
+                value.type = ir.OptionalType(value.type)  # value.shape stays the element's
             graph.inputs.append(value)
             bound.append((ts_value, value))
             continue

@@ -199,16 +199,26 @@ def _inputs_read_by_live_values(graph: ir.Graph) -> set[ir.Value]:
     kept: set[ir.Value] = set(graph.meta.get(KEPT_INPUTS, ())) & inputs
     known: dict[ir.Value, bool] = {}
     pending = [v for v in live if READS_INPUTS in v.meta]
+    followed: set[ir.Value] = set()
     while pending:
         value = pending.pop()
         folds = _known_at_export(value, known)
-        for read in value.meta.get(READS_INPUTS, ()):
+        reads = list(value.meta.get(READS_INPUTS, ()))
+        if value in followed and value.producer() is not None:  # a dead value reads its node's inputs
+            reads.extend(v for v in value.producer().inputs if v is not None and not v.is_initializer())
+        for read in reads:
             # torch never folds the shape of a 0-d tensor (Shape gives []), so what it computes
             # from one (zeros_like of a 0-d input) keeps that input
             if folds and not (read.shape is not None and len(read.shape) == 0):
                 continue
-            if read in inputs and read not in kept:
-                kept.add(read)
+            if read in inputs:
+                if read not in kept:
+                    kept.add(read)
+                    pending.append(read)
+            elif read not in live and read not in followed:
+                # an argument our lowering left unread (the implied last split size): torch's
+                # lowering reads it, so what it was computed from counts, unless torch folds it
+                followed.add(read)
                 pending.append(read)
     return kept
 
@@ -229,6 +239,7 @@ def _known_at_export(value: ir.Value, known: dict[ir.Value, bool]) -> bool:
         result = True
     elif (
         node is None
+        or node.graph is None  # removed as dead, its inputs cleared: what it read is unknown
         or node.op_type in _RANDOM_OPS
         or node.domain
         or any(node.attributes[a].type == ir.AttributeType.GRAPH for a in node.attributes)

@@ -23,6 +23,7 @@ from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, T
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.torch_run_time import TorchRunTime
 from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
 
 __all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
@@ -105,12 +106,18 @@ class _Emitter:
         registry: Registry,
         static_shapes: bool,
         parent: _Emitter | None = None,
+        *,
+        scripted: bool = False,
     ) -> None:
         self.builder = builder
         self.registry = registry
         self.static_shapes = static_shapes
         self.parent = parent
         self.env: dict[int, Any] = {}
+        # values torch's exporter computes at run time though they are known here (scripted lists)
+        self.run_time = (
+            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, scripted=scripted)
+        )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
 
@@ -279,8 +286,11 @@ class _Emitter:
             self._emit_function(node)
             return
         inputs = [self.lookup(v) for v in node.inputs()]
+        torch_reads = self.run_time.reads_of(node, inputs)
         schema = schema_of(node)
         if schema is not None and self._try_fold(node, schema, inputs):
+            if torch_reads is not None:
+                self.run_time.mark(node, torch_reads, self.lookup)
             return
         if schema is not None:
             inputs = self._harmonize(node, schema, inputs)
@@ -297,7 +307,7 @@ class _Emitter:
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
             if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
-                _note_inputs_read(result, inputs)
+                _note_inputs_read(result, inputs, node)
             if schema is not None and not has_blocks(node):
                 _correct_propagated_dtypes(node, schema, inputs, result)
             # Outputs of control flow depend on the branch or trip count: no static shapes.
@@ -312,6 +322,8 @@ class _Emitter:
                 location=source_location(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
+        if torch_reads is not None or has_blocks(node):
+            self.run_time.mark(node, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
@@ -470,7 +482,7 @@ class _Emitter:
         return True
 
 
-def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
+def _note_inputs_read(result: Any, inputs: Sequence[Any], node: torch._C.Node) -> None:
     """Record, on the run-time values a node computed, the graph inputs the node read.
 
     Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
@@ -478,12 +490,31 @@ def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
     are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
     input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
     matches torch's interface: an input dropped by torch is one no run-time result depends on.
+
+    Run-time arguments that are not graph inputs are recorded too, and so are the run-time
+    items of a list of numbers: a lowering may leave one unread where torch's reads it
+    (``split`` with sizes ``(x.size(1), y.size(1))`` computes the last size from the total,
+    torch's Split takes both), and cleanup then follows such an unread argument to the
+    inputs it was computed from. A list of tensors is not looked into: reading one item of a
+    list literal (``pair[0]``) reads nothing else, in torch's exporter too.
     """
-    read = [obj for obj in inputs if isinstance(obj, ir.Value) and obj.is_graph_input() and not obj.is_initializer()]
+    read = [
+        item
+        for ts_value, obj in zip(node.inputs(), inputs)
+        for item in (_run_time_values(obj) if _is_number_list(ts_value) else [obj])
+        if isinstance(item, ir.Value) and item.const_value is None and not item.is_initializer()
+    ]
     if not read:
         return
     for value in _run_time_values(result):
         value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _is_number_list(value: torch._C.Value) -> bool:
+    ts_type = value.type()
+    return isinstance(ts_type, torch._C.ListType) and isinstance(
+        ts_type.getElementType(), (torch._C.IntType, torch._C.FloatType, torch._C.NumberType)
+    )
 
 
 def _correct_propagated_dtypes(
@@ -766,8 +797,10 @@ def emit_graph(
     bound_inputs: Sequence[tuple[torch._C.Value, Any]],
     *,
     static_shapes: bool,
+    scripted: bool = False,
 ) -> list[Any]:
-    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
+    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
+    ``scripted``: the graph is a scripted model's (see torch_run_time)."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
     # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
@@ -775,9 +808,13 @@ def emit_graph(
     unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
     if unsupported and not branches_only[0]:
         raise UnsupportedOperatorError(unsupported, builder.options.opset)
-    emitter = _Emitter(builder, registry, static_shapes)
+    emitter = _Emitter(builder, registry, static_shapes, scripted=scripted)
     emitter.unsupported = unsupported
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
-    return [emitter.lookup(v) for v in ts_graph.outputs()]
+    results = [emitter.lookup(v) for v in ts_graph.outputs()]
+    # outputs torch's exporter computes at run time from scripted lists keep what it reads
+    for value in emitter.run_time.output_reads(list(ts_graph.outputs()), results):
+        emitter.keep_inputs_of(value)
+    return results

@@ -486,3 +486,242 @@ def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: 
         data, onnx_model = export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
         assert len(onnx_model.graph.inputs) == (2 if script else 1 + len(sizes[0]))
         _check_runs(data, model, [(theta, size) for size in sizes])
+
+
+# Inputs torch's exporter reads where this exporter knows the value at export time: each case
+# is exported by both, the declared inputs compared, then the model is run on all of them.
+
+
+def _graph_inputs(data: bytes) -> list[str]:
+    return [i.name for i in onnx.load_from_string(data).graph.input]
+
+
+def _torch_inputs(model: Any, args: Any, opset: int, **kwargs: Any) -> list[str]:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        export = torch.onnx.export  # noqa: TID251 - only to compare with torch's behaviour
+        export(model, args, buffer, dynamo=False, opset_version=opset, **kwargs)
+    return _graph_inputs(buffer.getvalue())
+
+
+class _SplitBySizesOf(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        first, second = torch.split(t, (x.size(1), y.size(1)), dim=1)
+        return first, second
+
+
+class _SplitByTensors(torch.nn.Module):
+    def forward(self, x: torch.Tensor, sizes: list[torch.Tensor]) -> torch.Tensor:
+        return torch.cat(list(x.split(sizes)), dim=0) * 2  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+@torch.no_grad()
+def test_an_implied_last_split_size_keeps_the_input_it_reads(opset: int, script: bool) -> None:
+    """The last of split's sizes is implied by the others (this lowering slices to the end),
+    but torch's Split takes every size, so ``y`` (read for ``y.size(1)`` at run time) stays
+    an input; with static shapes both fold the sizes and keep only ``t``."""
+    model = torch.jit.script(_SplitBySizesOf()) if script else _SplitBySizesOf()
+    args = (torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 7))
+    names = ["x", "y", "t"]
+    dynamic = {"x": [0, 1], "y": [0, 1], "t": [0, 1]}
+    data, _ = export_to_bytes(model, args, opset_version=opset, input_names=names, dynamic_axes=dynamic)
+    assert _graph_inputs(data) == _torch_inputs(model, args, opset, input_names=names, dynamic_axes=dynamic) == names
+    other = (torch.randn(3, 2), torch.randn(3, 5), torch.randn(3, 7))
+    for example in (args, other):
+        assert_outputs_match(run_model(data, list(example)), model(*example))
+    static, _ = export_to_bytes(model, args, opset_version=opset, input_names=names)
+    assert _graph_inputs(static) == ["t"]
+    assert_outputs_match(run_model(static, [args[2]]), model(*args))
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@torch.no_grad()
+def test_traced_split_sizes_given_as_tensors_are_all_inputs(opset: int) -> None:
+    model = _SplitByTensors()
+    args = (torch.randn(6, 4), [torch.tensor(2), torch.tensor(4)])
+    data, _ = export_to_bytes(model, args, opset_version=opset)
+    assert len(_graph_inputs(data)) == len(_torch_inputs(model, args, opset)) == 3
+    assert_outputs_match(run_model(data, flatten_inputs(args)), model(*args))
+
+
+class _LengthOfChangedList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.unbind()
+        kept: list[torch.Tensor] = []
+        kept.append(rows[0])
+        kept.append(rows[1])
+        kept.pop(1)
+        kept += [rows[2], rows[3]]
+        return torch.ones(len(kept))
+
+
+class _FillPerItem(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        boxes = [x, x * 2, x]
+        filled: list[torch.Tensor] = []
+        for i, box in enumerate(boxes):
+            filled.append(torch.full_like(box[:, 1], i))
+        return filled[1]
+
+
+@torch.jit.script
+def _fill_each(boxes: list[torch.Tensor]) -> torch.Tensor:
+    filled: list[torch.Tensor] = []
+    for i, box in enumerate(boxes):
+        filled.append(torch.full_like(box[:, 1], i))
+    return filled[1]
+
+
+class _TracedFillPerItem(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _fill_each([x, x * 2, x])
+
+
+class _AppendBehindALengthCheck(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        items: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if len(items) > 2:
+                items.append(x[i])
+        return items
+
+
+# model, whether it is scripted, example input, the inputs both exporters keep
+_SCRIPTED_LISTS: dict[str, tuple[type, bool, torch.Tensor, list[str]]] = {
+    # len() of a list made by unbind and changed: SequenceLength in torch's graph, an int here
+    "length_of_changed_list": (_LengthOfChangedList, True, torch.randn(6, 1), ["x"]),
+    # a trace calling a scripted function keeps its loop, and the list it indexes at the
+    # loop counter is a sequence, whose items' shapes torch does not know
+    "fill_per_item_traced": (_TracedFillPerItem, False, torch.randn(5, 5), ["x"]),
+    # a scripted model's loop over a list literal is unrolled by TorchScript: all folds
+    "fill_per_item_scripted": (_FillPerItem, True, torch.randn(5, 5), []),
+    # a loop torch keeps, whose `if` on a list's length it cannot decide; here never taken
+    "append_behind_a_length_check": (_AppendBehindALengthCheck, True, torch.randn(4, 3), ["x"]),
+}
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("case", sorted(_SCRIPTED_LISTS))
+@torch.no_grad()
+def test_scripted_lists_keep_the_inputs_torch_reads_through_sequences(case: str, opset: int) -> None:
+    """Torch's exporter keeps a scripted list that is made by an op, changed in a loop it
+    keeps, or indexed at a run-time position as an ONNX sequence and knows nothing read from
+    it at export time, so it reads ``x``; this exporter computes those results at export
+    time, and keeps ``x`` as torch does, so both models take the same inputs."""
+    cls, scripted, x, expected = _SCRIPTED_LISTS[case]
+    model = torch.jit.script(cls()) if scripted else cls()
+    data, _ = export_to_bytes(model, (x,), opset_version=opset, input_names=["x"])
+    assert _graph_inputs(data) == _torch_inputs(model, (x,), opset, input_names=["x"]) == expected
+    assert_outputs_match(run_model(data, [x][: len(expected)]), model(x))
+
+
+@torch.no_grad()
+def test_a_list_literal_read_at_constant_positions_reads_nothing() -> None:
+    """TorchScript folds ``len`` and constant indexing of a list literal never changed, so
+    torch's exporter drops ``y`` here, and so does this one."""
+
+    class Literal(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            pair = [x, y]
+            return pair[0] * len(pair)
+
+    model = torch.jit.script(Literal())
+    args = (torch.randn(3), torch.randn(4))
+    data, _ = export_to_bytes(model, args, opset_version=13, input_names=["x", "y"])
+    assert _graph_inputs(data) == _torch_inputs(model, args, 13, input_names=["x", "y"]) == ["x"]
+    assert_outputs_match(run_model(data, [args[0]]), model(*args))
+
+
+class _DimArange(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch._dim_arange(x, 1)
+
+
+@pytest.mark.parametrize("opset", [9, 10, 11, 13])
+@torch.no_grad()
+def test_dim_arange_keeps_its_input_where_torch_cannot_fold_it(opset: int) -> None:
+    """Below opset 11 torch's arange is NonZero(ConstantOfShape(n)), which its constant
+    tracking does not evaluate, so ``_dim_arange(x, 1)`` reads Shape(x) at run time there;
+    from 11 (Range) it folds, and both drop ``x``."""
+    model = _DimArange()
+    args = (torch.ones(5, 6),)
+    data, _ = export_to_bytes(model, args, opset_version=opset, input_names=["x"])
+    expected = ["x"] if opset < 11 else []
+    assert _graph_inputs(data) == _torch_inputs(model, args, opset, input_names=["x"]) == expected
+    assert_outputs_match(run_model(data, list(args)[: len(expected)]), model(*args))
+
+
+class _DefaultTensors(torch.nn.Module):
+    def forward(
+        self,
+        x: torch.Tensor,
+        y: Optional[torch.Tensor] = torch.ones(2, 3),
+        z: Optional[torch.Tensor] = torch.zeros(2, 3),
+    ) -> torch.Tensor:
+        if y is not None:
+            return x + y
+        if z is not None:
+            return x * z
+        return x
+
+
+@pytest.mark.parametrize("opset", [13, 15, 17])
+@torch.no_grad()
+def test_scripted_optional_parameters_are_optional_inputs_like_torch(opset: int) -> None:
+    """From opset 15 torch's exporter declares a scripted ``Optional[Tensor]`` parameter an
+    ONNX optional input and checks it at run time, so ``z`` (reached only when ``y`` is None)
+    stays an input and a caller may leave either out; below 15 the checks are decided by the
+    tensors given, and ``z`` is dropped."""
+    import onnxruntime
+
+    model = torch.jit.script(_DefaultTensors())
+    x, y, z = torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)
+    data, _ = export_to_bytes(model, (x, y, z), opset_version=opset, input_names=["x", "y", "z"])
+    torch_inputs = _torch_inputs(model, (x, y, z), opset, input_names=["x", "y", "z"])
+    assert _graph_inputs(data) == torch_inputs == (["x", "y", "z"] if opset >= 15 else ["x", "y"])
+    assert_outputs_match(run_model(data, [x, y, z][: len(torch_inputs)]), model(x, y, z))
+    if opset < 15:
+        return
+    types = [i.type.WhichOneof("value") for i in onnx.load_from_string(data).graph.input]
+    assert types == ["tensor_type", "optional_type", "optional_type"]
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for feed, expected in (({"y": y}, model(x, y, None)), ({"z": z}, model(x, None, z)), ({}, model(x, None, None))):
+        (got,) = session.run(None, {"x": x.numpy(), **{k: v.numpy() for k, v in feed.items()}})
+        torch.testing.assert_close(torch.from_numpy(got), expected)
+
+
+@torch.no_grad()
+def test_an_optional_parameter_passed_to_an_op_stays_a_tensor_input() -> None:
+    """Only a parameter that is just checked and refined is an optional input; one given as
+    it is to an op (an Optional[Tensor] argument) stays a tensor."""
+
+    class Bias(torch.nn.Module):
+        def forward(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+            return torch.nn.functional.linear(x, torch.ones(2, 3), bias)
+
+    model = torch.jit.script(Bias())
+    args = (torch.randn(4, 3), torch.randn(2))
+    data, _ = export_to_bytes(model, args, opset_version=17, input_names=["x", "bias"])
+    assert [i.type.WhichOneof("value") for i in onnx.load_from_string(data).graph.input] == ["tensor_type"] * 2
+    assert_outputs_match(run_model(data, list(args)), model(*args))
+
+
+@torch.no_grad()
+def test_a_derived_input_name_given_to_another_input_takes_a_suffix() -> None:
+    """``input_names=["y"]`` names the first input; the default-filled parameter ``y`` then
+    becomes ``y_1`` (torch's ``y.1``), not a second input called ``y``."""
+
+    class Pick(torch.nn.Module):
+        def forward(self, x: Optional[torch.Tensor] = torch.ones(2), y: Optional[torch.Tensor] = torch.zeros(2)) -> Any:
+            if x is not None:
+                return x
+            if y is not None:
+                return y
+            return torch.tensor(-1.0)
+
+    model = torch.jit.script(Pick())
+    data, _ = export_to_bytes(model, ({"y": torch.randn(2)},), opset_version=17, input_names=["y"])
+    assert _graph_inputs(data) == ["y", "y_1"]

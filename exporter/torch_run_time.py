@@ -1,0 +1,257 @@
+"""Values torch's exporter computes at run time though this exporter knows them at export time.
+
+Which graph inputs an exported model takes is part of its interface: torch's exporter drops
+exactly the inputs its final graph does not read, and callers (torch's own test suite among
+them) feed the inputs it keeps. This exporter knows more at export time than torch's does,
+so some inputs torch reads would go unread here. The common cases are handled where values
+are emitted (``emitter._note_inputs_read``: a node computing a run-time result read an input,
+perhaps only for its shape, which torch reads too unless it folds the node's outputs). This
+module handles the values that are run-time in torch's graph but constants here:
+
+- Scripted lists of tensors. Torch's exporter lowers a ``Tensor[]`` made by an op
+  (``unbind``, ``l + [t]``), changed inside a loop it keeps, or indexed at a position computed
+  at run time, to an ONNX sequence (opset 11+), and knows nothing read from a sequence at
+  export time: not ``len(l)``, not ``l[i]``, not even the shape of ``l[i]``. This exporter
+  keeps such a list as a Python list of values wherever its length is fixed, so ``len(l)`` is
+  an int and the shapes of its items are known.
+- Loops and ifs. Torch keeps a loop unless TorchScript unrolls it (a scripted model's loop
+  with a constant trip count), so an ``if`` on ``len(l)`` inside it is decided at run time and
+  both branches' reads count. This exporter unrolls the loop and decides the ``if``.
+- Lowerings torch's constant tracking cannot see through: below opset 11 its arange is
+  NonZero(ConstantOfShape(n)), so ``_dim_arange(x, 1)`` reads Shape(x) at run time there.
+
+A TorchScript value computed by such a read is *torch-run-time*: it is followed through every
+node that reads it (also nodes this exporter folds, and the outputs of loops and ifs it
+unrolls or decides), with the graph inputs and run-time values torch's exporter reads to
+compute it. Where a graph output is torch-run-time, the graph inputs those come from stay
+graph inputs (``KEPT_INPUTS``). Such an input may not change the result of this exporter's
+model; it is what torch's model takes, so a model exported by either is fed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import onnx_ir as ir
+import torch
+
+from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
+
+__all__ = ["TorchRunTime"]
+
+# Ops that change a list in place (list += is aten::add_ on the list).
+_LIST_MUTATIONS = frozenset(
+    {
+        "aten::append",
+        "aten::insert",
+        "aten::pop",
+        "aten::_set_item",
+        "aten::Delete",
+        "aten::clear",
+        "aten::extend",
+        "aten::reverse",
+        "aten::add_",
+    }
+)
+# Ops reading an item or the length of a list: SequenceAt, SequenceLength in torch's graph.
+_SEQUENCE_READS = frozenset({"aten::__getitem__", "aten::len", "aten::pop"})
+# Ops that read an input's shape themselves and that torch's exporter lowers, below the given
+# opset, through an op its constant tracking does not evaluate: before Range (opset 11) its
+# arange is NonZero(ConstantOfShape(n)), so ``_dim_arange(x, 1)`` reads Shape(x) at run time.
+# (``arange(x.size(0))`` does not: there the shape is read by aten::size, which torch folds.)
+_UNTRACKED_BELOW = {"aten::_dim_arange": 11}
+
+
+def _is_tensor_list(value: torch._C.Value) -> bool:
+    ts_type = value.type()
+    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
+
+
+def _is_sequence_for_torch(node: torch._C.Node, scripted: bool) -> bool:
+    """Whether torch's exporter reads the list ``node`` reads (its first input) as an ONNX
+    sequence: the list was made by an op, not a list literal (``x.unbind()``, ``l + [t]``),
+    it is changed inside a loop torch keeps, or it is indexed at a position torch computes
+    at run time (the counter of a loop it keeps). Torch folds the rest: ``len`` and constant
+    indexing of a list literal, and, in a scripted model, whole loops with a constant trip
+    count, which TorchScript's optimizations unroll (not in a trace calling a scripted
+    function), and with them the changes they make to a list."""
+    value = node.inputsAt(0)
+    if not _is_tensor_list(value):
+        return False
+    if value.node().kind() != "prim::ListConstruct":
+        return True
+    if any(
+        use.user.kind() in _LIST_MUTATIONS and use.offset == 0 and _in_kept_loop(use.user, scripted)
+        for use in value.uses()
+    ):
+        return True
+    return node.kind() == "aten::__getitem__" and not _constant_for_torch(node.inputsAt(1), scripted)
+
+
+def _unrolled_by_torch(loop: torch._C.Node, scripted: bool) -> bool:
+    return scripted and _constant_for_torch(loop.inputsAt(0), scripted)
+
+
+def _in_kept_loop(node: torch._C.Node, scripted: bool) -> bool:
+    block = node.owningBlock()
+    while block is not None and block.owningNode() is not None:
+        owner = block.owningNode()
+        if owner.kind() == "prim::Loop" and not _unrolled_by_torch(owner, scripted):
+            return True
+        block = owner.owningBlock()
+    return False
+
+
+# Integer ops TorchScript's constant propagation folds when their inputs are constants.
+_INT_ARITHMETIC = frozenset({"prim::min", "prim::max", "aten::add", "aten::sub", "aten::mul", "aten::floordiv"})
+
+
+def _constant_for_torch(value: torch._C.Value, scripted: bool, depth: int = 0) -> bool:
+    """Whether torch's exporter knows an int at export time: a constant, arithmetic on
+    constants, ``len`` of a list literal never changed, or the counter of a loop it unrolls."""
+    node = value.node()
+    kind = node.kind()
+    if kind == "prim::Constant":
+        return True
+    if depth > 8:
+        return False
+    if kind == "prim::Param":  # a block parameter: the counter of a loop torch unrolls
+        owner = node.owningBlock().owningNode() if node.owningBlock() is not None else None
+        if owner is None or owner.kind() != "prim::Loop" or value.offset() != 0:
+            return False
+        return _unrolled_by_torch(owner, scripted)
+    if kind == "aten::len":
+        items = node.inputsAt(0)
+        return items.node().kind() == "prim::ListConstruct" and not any(
+            use.user.kind() in _LIST_MUTATIONS and use.offset == 0 for use in items.uses()
+        )
+    if kind in _INT_ARITHMETIC or kind == "prim::ListConstruct":
+        return all(_constant_for_torch(v, scripted, depth + 1) for v in node.inputs())
+    return False
+
+
+def _run_time_values(obj: Any) -> Iterable[ir.Value]:
+    if isinstance(obj, ir.Value):
+        if obj.const_value is None and not obj.is_initializer():
+            yield obj
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _run_time_values(item)
+    elif isinstance(obj, RuntimeList) and obj.sequence is not None:
+        yield obj.sequence
+
+
+def _block_nodes(blocks: Iterable[torch._C.Block]) -> Iterable[torch._C.Node]:
+    for block in blocks:
+        for node in block.nodes():
+            yield node
+            yield from _block_nodes(node.blocks())
+
+
+class TorchRunTime:
+    """The torch-run-time TorchScript values of one export (see the module docstring), shared
+    by the emitter of the main graph and those of its subgraphs."""
+
+    def __init__(self, opset: int, *, scripted: bool) -> None:
+        self.opset = opset
+        self.scripted = scripted
+        # below opset 11 torch's exporter has no sequences (and fails on such lists)
+        self.sequences = opset >= SEQUENCE_OPSET
+        # TorchScript value -> the graph inputs and run-time values torch reads to compute it
+        self.values: dict[int, dict[int, ir.Value]] = {}
+        # emitted list object -> (the object, what torch reads to fill it)
+        self.lists: dict[int, tuple[Any, dict[int, ir.Value]]] = {}
+
+    def reads_of(self, node: torch._C.Node, inputs: Sequence[Any]) -> dict[int, ir.Value] | None:
+        """What torch reads at run time to compute ``node``'s outputs, if they are
+        torch-run-time (None otherwise): the reads of its torch-run-time inputs, the items of
+        a list it reads as a sequence, and every run-time value among its inputs."""
+        reads: dict[int, ir.Value] | None = None
+        for ts_value, obj in zip(node.inputs(), inputs):
+            found = self.values.get(ts_value.unique())
+            if found is None and isinstance(obj, (list, RuntimeList)) and id(obj) in self.lists:
+                found = self.lists[id(obj)][1]
+            if found is not None:
+                reads = {} if reads is None else reads
+                reads.update(found)
+        kind = node.kind()
+        if (self.sequences and kind in _SEQUENCE_READS and _is_sequence_for_torch(node, self.scripted)) or (
+            self.opset < _UNTRACKED_BELOW.get(kind, 0)
+        ):
+            reads = {} if reads is None else reads
+        if reads is not None:
+            for value in _run_time_values(list(inputs)):
+                reads[id(value)] = value
+        return reads
+
+    def mark(
+        self, node: torch._C.Node, reads: dict[int, ir.Value] | None, lookup: Callable[[torch._C.Value], Any]
+    ) -> None:
+        """Record ``node``'s outputs as torch-run-time with ``reads``. A node with blocks (a
+        loop this exporter unrolled, an if it decided) is torch-run-time also where a value
+        its blocks return is, or where it is an if on a torch-run-time condition: then torch
+        emits both branches, so what either reads counts, and lists either changes are filled
+        with it."""
+        blocks = list(node.blocks())
+        if blocks:
+            for block in blocks:
+                for ts_value in block.outputs():
+                    found = self.values.get(ts_value.unique())
+                    if found is not None:
+                        reads = {} if reads is None else reads
+                        reads.update(found)
+            if node.kind() == "prim::If" and node.inputsAt(0).unique() in self.values and reads is not None:
+                self._read_by_branches(blocks, reads, lookup)
+        if reads is None:
+            return
+        for ts_value in node.outputs():
+            self.values.setdefault(ts_value.unique(), {}).update(reads)
+            self._mark_list(_safe_lookup(lookup, ts_value), reads)
+        if node.kind() in _LIST_MUTATIONS and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
+            self._mark_list(_safe_lookup(lookup, node.inputsAt(0)), reads)
+
+    def _read_by_branches(
+        self, blocks: Sequence[torch._C.Block], reads: dict[int, ir.Value], lookup: Callable[[torch._C.Value], Any]
+    ) -> None:
+        inner: set[int] = set()
+        changed: list[Any] = []
+        for node in _block_nodes(blocks):
+            inner.update(v.unique() for v in node.outputs())
+            for block in node.blocks():
+                inner.update(v.unique() for v in block.inputs())
+            if node.kind() in _LIST_MUTATIONS and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
+                changed.append(node.inputsAt(0))
+            for ts_value in node.inputs():
+                if ts_value.unique() in inner:
+                    continue
+                found = self.values.get(ts_value.unique())
+                if found is not None:
+                    reads.update(found)
+                for value in _run_time_values([_safe_lookup(lookup, ts_value)]):
+                    reads[id(value)] = value
+        for ts_value in changed:
+            if ts_value.unique() not in inner:
+                self._mark_list(_safe_lookup(lookup, ts_value), reads)
+
+    def _mark_list(self, obj: Any, reads: dict[int, ir.Value]) -> None:
+        if isinstance(obj, (list, RuntimeList)):
+            entry = self.lists.setdefault(id(obj), (obj, {}))
+            entry[1].update(reads)
+
+    def output_reads(self, outputs: Sequence[torch._C.Value], objs: Sequence[Any]) -> list[ir.Value]:
+        """What torch reads to compute the graph's torch-run-time outputs."""
+        found: dict[int, ir.Value] = {}
+        for ts_value, obj in zip(outputs, objs):
+            reads = self.values.get(ts_value.unique())
+            if reads is None and isinstance(obj, (list, RuntimeList)) and id(obj) in self.lists:
+                reads = self.lists[id(obj)][1]
+            found.update(reads or {})
+        return list(found.values())
+
+
+def _safe_lookup(lookup: Callable[[torch._C.Value], Any], ts_value: torch._C.Value) -> Any:
+    try:
+        return lookup(ts_value)
+    except Exception:  # noqa: BLE001 - a value of a branch not emitted has no object
+        return None
