@@ -113,6 +113,9 @@ class _Emitter:
         self.env: dict[int, Any] = {}
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
+        # TorchScript value (unique id) -> the dtype torch computes where shape propagation recorded
+        # a guess (see _corrected_dtypes); kept here, since the emitter never mutates the graph it walks
+        self.dtypes: dict[int, torch.dtype] = parent.dtypes if parent is not None else {}
 
     # -- values ----------------------------------------------------------------------------
     def lookup(self, value: torch._C.Value) -> Any:
@@ -239,7 +242,7 @@ class _Emitter:
     def _stamp(self, ts_value: torch._C.Value, value: ir.Value, *, static: bool = True) -> None:
         ts_type = ts_value.type()
         if isinstance(ts_type, torch._C.TensorType):
-            torch_dtype = ts_type.dtype()
+            torch_dtype = self.dtypes.get(ts_value.unique(), ts_type.dtype())
             if torch_dtype is not None:
                 # quantized tensors are exported as their integer storage
                 if torch_dtype in QUANTIZED_STORAGE:
@@ -299,7 +302,7 @@ class _Emitter:
             if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
                 _note_inputs_read(result, inputs)
             if schema is not None and not has_blocks(node):
-                _correct_propagated_dtypes(node, schema, inputs, result)
+                self.dtypes.update(_corrected_dtypes(node, schema, inputs, result, self.dtypes))
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -486,35 +489,40 @@ def _note_inputs_read(result: Any, inputs: Sequence[Any]) -> None:
         value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
 
 
-def _correct_propagated_dtypes(
-    node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any], result: Any
-) -> None:
-    """Where the symbolic's dtype differs from the one TorchScript recorded, ask torch: run the
-    op on meta tensors of the emitted inputs' dtypes. If torch computes the symbolic's dtype,
-    the recorded one was a guess of shape propagation on a scripted graph (``cat`` of half and
-    float recorded half, ``sum(dtype=float)`` of half recorded half); the node's type is
-    corrected. Otherwise the mismatch stands and _stamp reports the symbolic."""
+def _corrected_dtypes(
+    node: torch._C.Node,
+    schema: torch._C.FunctionSchema,
+    inputs: Sequence[Any],
+    result: Any,
+    known: dict[int, torch.dtype],
+) -> dict[int, torch.dtype]:
+    """Where the symbolic's dtype differs from the one TorchScript recorded (or ``known``
+    already corrected), ask torch: run the op on meta tensors of the emitted inputs' dtypes. If
+    torch computes the symbolic's dtype, the recorded one was a guess of shape propagation on a
+    scripted graph (``cat`` of half and float recorded half, ``sum(dtype=float)`` of half
+    recorded half): the corrections returned (by the outputs' unique ids) are what _stamp
+    reads instead. Otherwise the mismatch stands and _stamp reports the symbolic."""
     outputs = list(node.outputs())
     results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
-    pairs = [
-        (ts_value, obj)
-        for ts_value, obj in zip(outputs, results)
-        if isinstance(obj, ir.Value)
-        and obj.dtype is not None
-        and isinstance(ts_value.type(), torch._C.TensorType)
-        and ts_value.type().dtype() is not None
-        and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(ts_value.type().dtype(), ts_value.type().dtype()))
-        != obj.dtype
-    ]
+    pairs = []
+    for ts_value, obj in zip(outputs, results):
+        ts_type = ts_value.type()
+        if not isinstance(obj, ir.Value) or obj.dtype is None or not isinstance(ts_type, torch._C.TensorType):
+            continue
+        recorded = known.get(ts_value.unique(), ts_type.dtype())
+        if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:
+            pairs.append((ts_value, obj))
     if not pairs:
-        return
+        return {}
     computed = _meta_dtypes(schema, inputs)
     if computed is None or len(computed) != len(outputs):
-        return
+        return {}
+    corrected = {}
     for ts_value, obj in pairs:
         dtype = computed[outputs.index(ts_value)]
         if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
-            ts_value.setType(ts_value.type().with_dtype(dtype))
+            corrected[ts_value.unique()] = dtype
+    return corrected
 
 
 def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
