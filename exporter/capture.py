@@ -306,7 +306,7 @@ def _script(
 ) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
-    0-d tensors; tuples and lists of tensors flattened) and bake the other arguments in as
+    0-d tensors; tuples, lists and dict values flattened) and bake the other arguments in as
     constants, run the model once on the example inputs, and propagate their shapes.
 
     The example run computes nothing the export uses: shapes are propagated from the inputs'
@@ -330,7 +330,7 @@ def _script(
     for index, (param, value, live) in enumerate(zip(schema_params, call, live_numbers)):
         if live:
             value = number_tensor(value)
-        elif index < len(args) and isinstance(value, (tuple, list)):
+        elif index < len(args) and isinstance(value, (tuple, list, dict)):
             value = _wrap_nested(value)  # numbers in positional containers are inputs (_construct)
         leaves, names = flatten(value, param.name)
         flat_inputs.extend(leaves)
@@ -412,22 +412,26 @@ def _bind_arguments(
     live: Sequence[bool],
     positional: int,
 ) -> None:
-    """Tensors and live numbers stay graph inputs; a positional tuple or list holding tensors
-    or numbers becomes one graph input per tensor and number, rebuilt by
-    prim::TupleConstruct/ListConstruct (the interface tracing gives, see :func:`wrap_numbers`);
-    other arguments (None, strings, keyword containers and numbers) become constants."""
+    """Tensors and live numbers stay graph inputs; a positional tuple, list or dict holding
+    tensors or numbers becomes one graph input per tensor and number (a dict's values), rebuilt
+    by prim::TupleConstruct/ListConstruct/DictConstruct: the interface tracing gives and
+    :func:`flatten_inputs` feeds (see :func:`wrap_numbers`); other arguments (None, strings,
+    numbers and containers of keyword arguments, except for their tensors) become constants."""
     graph_inputs = list(graph.inputs())
     order: list[list[torch._C.Value]] = [[v] for v in graph_inputs]  # the inputs each call argument ends up as
     for index in reversed(range(len(call))):
         value = call[index]
         if isinstance(value, torch.Tensor) or live[index]:
             continue
-        if isinstance(value, dict) and flatten(value, "")[0]:
-            raise TypeError(f"scripted input {schema_params[index].name!r}: dicts of tensors are not supported yet")
+        if isinstance(value, dict) and any(isinstance(k, torch.Tensor) for k in value):
+            raise TypeError(f"scripted input {schema_params[index].name!r}: dicts with tensor keys are not supported")
         leaves: list[torch._C.Value] = []
         numbers_live = index < positional
         with graph.insert_point_guard(_first_node(graph)):
-            if isinstance(value, (list, tuple)) and flatten(_wrap_nested(value) if numbers_live else value, "")[0]:
+            if (
+                isinstance(value, (list, tuple, dict))
+                and flatten(_wrap_nested(value) if numbers_live else value, "")[0]
+            ):
                 replacement = _construct(graph, value, graph_inputs[index].type(), leaves, numbers_live)
             else:
                 replacement = graph.insertConstant(value)
@@ -474,6 +478,15 @@ def _construct(
         items = [_construct(graph, v, item_type, leaves, numbers_live) for v in value]
         node = graph.insertNode(graph.create("prim::ListConstruct", items))
         node.output().setType(torch._C.ListType(item_type))
+        return node.output()
+    if isinstance(value, dict) and isinstance(ts_type, torch._C.DictType):
+        # keys are constants (torch.jit._flatten feeds only the values of a non-tensor key)
+        items = []
+        for key, item in value.items():
+            items.append(graph.insertConstant(key))
+            items.append(_construct(graph, item, ts_type.getValueType(), leaves, numbers_live))
+        node = graph.insertNode(graph.create("prim::DictConstruct", items))
+        node.output().setType(ts_type)
         return node.output()
     return graph.insertConstant(value)
 
