@@ -19,7 +19,7 @@ from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.opset9 import control_flow
 from exporter.registry import onnx_symbolic
-from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 
 Value = ir.Value
 
@@ -113,7 +113,8 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
 @onnx_symbolic("aten::append")
 def aten_append(g: GraphContext, self: object, el: object) -> object:
     """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
-    run-time one (a sequence, or the item of a loop's scan output)."""
+    run-time one (a sequence, the item of a loop's scan output, or a buffer concatenated in
+    the loop)."""
     if isinstance(self, ScanItem):
         if isinstance(el, (list, tuple)):
             self.nested = True
@@ -121,6 +122,9 @@ def aten_append(g: GraphContext, self: object, el: object) -> object:
         elif not isinstance(el, Value):
             el = g.constant(el)
         self.item = el
+        return self
+    if isinstance(self, ConcatItem):
+        runtime_list.concat_step(g, self, el)
         return self
     if isinstance(self, RuntimeList):
         return runtime_list.append(g, self, el)
