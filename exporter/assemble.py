@@ -105,7 +105,9 @@ def assemble(
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
     bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
     bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
-    results = emit_graph(captured.graph, builder, registry, bound, static_shapes=not dynamic_axes)
+    results = emit_graph(
+        captured.graph, builder, registry, bound, static_shapes=not dynamic_axes, locate=captured.locate
+    )
     # a scripted model's None results stay outputs (empty optionals) where ONNX has them, as in
     # torch's exporter; a trace has no None in its graph, and torch's drops them
     keep_none = captured.method == "script" and opset >= _NONE_OUTPUT_OPSET

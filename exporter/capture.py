@@ -8,6 +8,7 @@ their ``state_dict`` keys, each tensor once even where weights are tied.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -22,11 +23,16 @@ import torch
 
 from exporter import meta_trace
 from exporter.errors import ExporterError, ModelRaisedError, TracingError
-from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
+from exporter.passes.lower import (
+    fix_index_dtypes,
+    inline_calls,
+    lower_script_module,
+    substitute_interpolate,
+)
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.tensors import quantized_input_parts
-from exporter.ts_graph import all_nodes
+from exporter.ts_graph import CALL_SITES, all_nodes, call_chain, library_line, source_location
 
 __all__ = ["Captured", "capture", "flatten", "flatten_inputs", "number_tensor", "split_args"]
 
@@ -43,10 +49,73 @@ class Captured:
     # how the graph was captured ("meta trace", "trace", "script") and why not on meta tensors
     method: str = "trace"
     reason: str = ""
+    # the user's call sites of a lowered ScriptModule's nodes, worked out when an error needs them
+    call_sites: CallSites | None = None
+
+    def locate(self, node: torch._C.Node) -> str:
+        """Where ``node`` comes from in the user's code, for error messages (source_location,
+        with the call sites that lowering inlined)."""
+        if self.call_sites is not None:
+            return self.call_sites.locate(node, self.graph)
+        return source_location(node)
 
     @property
     def ts_inputs(self) -> list[torch._C.Value]:
         return list(self.graph.inputs())
+
+
+class CallSites:
+    """The user's call sites of the nodes of a lowered ScriptModule, worked out only when an
+    error names a node: lowering (``_jit_pass_lower_graph`` or freezing) inlines calls in
+    torch, which keeps the call stack in C++ only, and recording it on every node of a large
+    model costs more than the export itself.
+
+    On first use the module's forward is inlined again by :func:`inline_calls`; a node is then
+    found there by its kind and source range. A range reached from several call sites takes
+    them in order when both graphs have it as often (lowering inlines in the same order;
+    freezing only removes nodes); otherwise every call site it may come from is named."""
+
+    def __init__(self, module: torch._C.ScriptModule) -> None:
+        self._module = module
+        self._chains: dict[tuple[str, str], list[str]] | None = None
+        self._counts: dict[tuple[str, str], list[torch._C.Node]] | None = None
+
+    def locate(self, node: torch._C.Node, graph: torch._C.Graph) -> str:
+        """``source_location(node)``, with the user's call sites for a node of torch's code."""
+        own = source_location(node)
+        if node.hasAttribute(CALL_SITES) or library_line(node) is None:
+            return own
+        try:
+            chains = self._chains_of(node)
+        except RuntimeError:  # the forward cannot be inlined again: its own line it is
+            return own
+        if not chains:
+            return own
+        if len(set(chains)) > 1:
+            same = self._same_nodes(graph, node)
+            if len(same) == len(chains):
+                chains = [chains[next(i for i, other in enumerate(same) if other == node)]]
+        rendered = dict.fromkeys(call_chain(node, chain) for chain in chains)
+        return " or ".join(rendered)
+
+    def _chains_of(self, node: torch._C.Node) -> list[str]:
+        if self._chains is None:
+            inlined = self._module._get_method("forward").graph.copy()
+            inline_calls(inlined, self._module)
+            self._chains = collections.defaultdict(list)
+            for other in all_nodes([inlined]):
+                if other.hasAttribute(CALL_SITES):
+                    self._chains[(other.kind(), other.sourceRange())].append(other.s(CALL_SITES))
+        return self._chains.get((node.kind(), node.sourceRange()), [])
+
+    def _same_nodes(self, graph: torch._C.Graph, node: torch._C.Node) -> list[torch._C.Node]:
+        key = (node.kind(), node.sourceRange())
+        if self._counts is None:
+            self._counts = collections.defaultdict(list)
+            for other in all_nodes([graph]):
+                if other.kind() != "prim::Constant":
+                    self._counts[(other.kind(), other.sourceRange())].append(other)
+        return self._counts.get(key, [])
 
 
 def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -317,7 +386,7 @@ def _script(
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
     substitute_interpolate(graph)
-    torch._C._jit_pass_inline(graph)
+    inline_calls(graph)  # a ScriptFunction's calls (a module's were inlined by lowering)
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
@@ -340,7 +409,10 @@ def _script(
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
     reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
-    return Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
+    captured = Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
+    if isinstance(model, torch.jit.ScriptModule):
+        captured.call_sites = CallSites(model._c)
+    return captured
 
 
 def _lower_scripted(

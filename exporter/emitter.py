@@ -45,9 +45,15 @@ def _overload(node: torch._C.Node) -> str:
 
 
 def find_unsupported(
-    graph: torch._C.Graph, registry: Registry, opset: int, *, branches_only: list[bool] | None = None
+    graph: torch._C.Graph,
+    registry: Registry,
+    opset: int,
+    *,
+    branches_only: list[bool] | None = None,
+    locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[UnsupportedOp]:
-    """Every node kind without a symbolic at ``opset``, with counts and source lines.
+    """Every node kind without a symbolic at ``opset``, with counts and source lines (by
+    ``locate``: capture's, which knows the call sites of inlined code).
 
     ``branches_only``, when given, gets one item: whether every such node sits inside a branch
     of an ``if`` (which export may find decided, so the branch is never emitted).
@@ -73,7 +79,7 @@ def find_unsupported(
             in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
             overloads[kind] = overload
-            location = source_location(node)
+            location = locate(node)
             if location not in where[kind]:
                 where[kind].append(location)
     if branches_only is not None:
@@ -105,11 +111,18 @@ class _Emitter:
         registry: Registry,
         static_shapes: bool,
         parent: _Emitter | None = None,
+        locate: Callable[[torch._C.Node], str] = source_location,
     ) -> None:
         self.builder = builder
         self.registry = registry
         self.static_shapes = static_shapes
         self.parent = parent
+        # a node's place in the user's code, for errors
+        self.locate: Callable[[torch._C.Node], str] = parent.locate if parent is not None else locate
+        # self.unsupported as reported, located by self.locate (which may cost an inlining)
+        self.located_unsupported: Callable[[], list[UnsupportedOp]] = (
+            parent.located_unsupported if parent is not None else lambda: self.unsupported
+        )
         self.env: dict[int, Any] = {}
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
@@ -290,7 +303,8 @@ class _Emitter:
         symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
         if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                self.unsupported or [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
+                self.located_unsupported()
+                or [UnsupportedOp(kind, 1, (self.locate(node),), self.registry.opsets(kind))],
                 self.builder.options.opset,
             )
         g = GraphContext(self.builder, node, emitter=self)
@@ -312,7 +326,7 @@ class _Emitter:
                 f"{type(error).__name__}: {error}",
                 op=kind if not schema or not schema.overload_name else f"{kind}.{schema.overload_name}",
                 opset=self.builder.options.opset,
-                location=source_location(node),
+                location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
 
@@ -324,7 +338,8 @@ class _Emitter:
         found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
         if found is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                self.unsupported or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
+                self.located_unsupported()
+                or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (self.locate(node),), ())],
                 self.builder.options.opset,
             )
         tensor_inputs = iter(node.inputs())
@@ -365,7 +380,7 @@ class _Emitter:
                 f"{type(error).__name__}: {error}",
                 op=f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)",
                 opset=self.builder.options.opset,
-                location=source_location(node),
+                location=self.locate(node),
                 arguments=", ".join(arguments.describe(a) for a in args),
                 function=cls if _torch_only_symbolic(found.function, cls, error) else None,
             ) from error
@@ -774,17 +789,27 @@ def emit_graph(
     bound_inputs: Sequence[tuple[torch._C.Value, Any]],
     *,
     static_shapes: bool,
+    locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[Any]:
-    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs."""
+    """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
+    ``locate`` names a node's place in the user's code in errors."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
     # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
     branches_only: list[bool] = []
-    unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
+    # (located by source_location first: ``locate`` may inline the model again, worth it only
+    # for an error)
+    opset = builder.options.opset
+    unsupported = find_unsupported(ts_graph, registry, opset, branches_only=branches_only)
+
+    def located() -> list[UnsupportedOp]:
+        return find_unsupported(ts_graph, registry, opset, locate=locate) if unsupported else []
+
     if unsupported and not branches_only[0]:
-        raise UnsupportedOperatorError(unsupported, builder.options.opset)
-    emitter = _Emitter(builder, registry, static_shapes)
+        raise UnsupportedOperatorError(located(), opset)
+    emitter = _Emitter(builder, registry, static_shapes, locate=locate)
     emitter.unsupported = unsupported
+    emitter.located_unsupported = located
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
