@@ -281,3 +281,40 @@ def test_substituted_interpolate_keeps_the_users_line() -> None:
     with pytest.raises(exporter.SymbolicError, match="antialias") as info:
         exporter.export(torch.jit.script(_Antialiased()), (torch.randn(1, 2, 8, 8),), io.BytesIO(), opset_version=13)
     assert f"test_errors.py:{_line('# line aa')}" in str(info.value)
+
+
+class _MaybeSampled(torch.nn.Module):
+    def __init__(self, sample: bool) -> None:
+        super().__init__()
+        self.sample = sample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.sample:
+            x = torch.nn.functional.grid_sample(x, x[:, :2].permute(0, 2, 3, 1))  # line maybe
+        return x * 2
+
+
+class _TwoMaybe(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = _MaybeSampled(True)
+        self.b = _MaybeSampled(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.a(x)  # line maybe a
+        return self.b(y)  # line maybe b
+
+
+def test_a_call_site_that_freezing_makes_ambiguous_names_every_candidate() -> None:
+    """Freezing drops b's grid_sample (its branch is decided by the attribute): the node left
+    cannot be told apart by its source range, so both user chains are named."""
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(
+            torch.jit.script(_TwoMaybe().eval()), (torch.randn(1, 2, 5, 5),), io.BytesIO(), opset_version=13
+        )
+    ((location,),) = [op.locations for op in info.value.ops]
+    first, second = location.split(" or ")
+    assert (
+        f"test_errors.py:{_line('# line maybe a')}" in first and f"test_errors.py:{_line('# line maybe b')}" in second
+    )
+    assert all(f"test_errors.py:{_line('# line maybe')} (" in part for part in (first, second))
