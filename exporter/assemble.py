@@ -109,7 +109,13 @@ def assemble(
     bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
     bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(
-        captured.graph, builder, registry, bound, static_shapes=not dynamic_axes, scripted=captured.method == "script"
+        captured.graph,
+        builder,
+        registry,
+        bound,
+        static_shapes=not dynamic_axes,
+        scripted=captured.method == "script",
+        locate=captured.locate,
     )
     # a scripted model's None results stay outputs (empty optionals) where ONNX has them, as in
     # torch's exporter; a trace has no None in its graph, and torch's drops them

@@ -8,6 +8,7 @@ their ``state_dict`` keys, each tensor once even where weights are tied.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -22,11 +23,16 @@ import torch
 
 from exporter import meta_trace
 from exporter.errors import ExporterError, ModelRaisedError, TracingError
-from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
+from exporter.passes.lower import (
+    fix_index_dtypes,
+    inline_calls,
+    lower_script_module,
+    substitute_interpolate,
+)
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.tensors import quantized_input_parts
-from exporter.ts_graph import all_nodes
+from exporter.ts_graph import CALL_SITES, all_nodes, call_chain, library_line, source_location
 
 __all__ = [
     "Captured",
@@ -57,10 +63,73 @@ class Captured:
     # how the graph was captured ("meta trace", "trace", "script") and why not on meta tensors
     method: str = "trace"
     reason: str = ""
+    # the user's call sites of a lowered ScriptModule's nodes, worked out when an error needs them
+    call_sites: CallSites | None = None
+
+    def locate(self, node: torch._C.Node) -> str:
+        """Where ``node`` comes from in the user's code, for error messages (source_location,
+        with the call sites that lowering inlined)."""
+        if self.call_sites is not None:
+            return self.call_sites.locate(node, self.graph)
+        return source_location(node)
 
     @property
     def ts_inputs(self) -> list[torch._C.Value]:
         return list(self.graph.inputs())
+
+
+class CallSites:
+    """The user's call sites of the nodes of a lowered ScriptModule, worked out only when an
+    error names a node: lowering (``_jit_pass_lower_graph`` or freezing) inlines calls in
+    torch, which keeps the call stack in C++ only, and recording it on every node of a large
+    model costs more than the export itself.
+
+    On first use the module's forward is inlined again by :func:`inline_calls`; a node is then
+    found there by its kind and source range. A range reached from several call sites takes
+    them in order when both graphs have it as often (lowering inlines in the same order;
+    freezing only removes nodes); otherwise every call site it may come from is named."""
+
+    def __init__(self, module: torch._C.ScriptModule) -> None:
+        self._module = module
+        self._chains: dict[tuple[str, str], list[str]] | None = None
+        self._counts: dict[tuple[str, str], list[torch._C.Node]] | None = None
+
+    def locate(self, node: torch._C.Node, graph: torch._C.Graph) -> str:
+        """``source_location(node)``, with the user's call sites for a node of torch's code."""
+        own = source_location(node)
+        if node.hasAttribute(CALL_SITES) or library_line(node) is None:
+            return own
+        try:
+            chains = self._chains_of(node)
+        except Exception:  # noqa: BLE001 - naming a place must not hide the error being reported
+            return own
+        if not chains:
+            return own
+        if len(set(chains)) > 1:
+            same = self._same_nodes(graph, node)
+            if len(same) == len(chains):
+                chains = [chains[next(i for i, other in enumerate(same) if other == node)]]
+        rendered = dict.fromkeys(call_chain(node, chain) for chain in chains)
+        return " or ".join(rendered)
+
+    def _chains_of(self, node: torch._C.Node) -> list[str]:
+        if self._chains is None:
+            inlined = self._module._get_method("forward").graph.copy()
+            inline_calls(inlined, self._module)
+            self._chains = collections.defaultdict(list)
+            for other in all_nodes([inlined]):
+                if other.hasAttribute(CALL_SITES):
+                    self._chains[(other.kind(), other.sourceRange())].append(other.s(CALL_SITES))
+        return self._chains.get((node.kind(), node.sourceRange()), [])
+
+    def _same_nodes(self, graph: torch._C.Graph, node: torch._C.Node) -> list[torch._C.Node]:
+        key = (node.kind(), node.sourceRange())
+        if self._counts is None:
+            self._counts = collections.defaultdict(list)
+            for other in all_nodes([graph]):
+                if other.kind() != "prim::Constant":
+                    self._counts[(other.kind(), other.sourceRange())].append(other)
+        return self._counts.get(key, [])
 
 
 def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -375,7 +444,7 @@ def _script(
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
     0-d tensors; with ``sequences``, positional lists of numbers or tensors as one sequence
-    input each (:func:`sequence_arguments`); other tuples and lists of tensors flattened)
+    input each (:func:`sequence_arguments`); other tuples, lists and dict values flattened)
     and bake the other arguments in as constants, run the model once on the example inputs,
     and propagate their shapes. ``sequences=False`` flattens lists too: the convention of
     a trace, for a model traced by torch.jit.trace because of scripted parts.
@@ -388,7 +457,7 @@ def _script(
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
     substitute_interpolate(graph)
-    torch._C._jit_pass_inline(graph)
+    inline_calls(graph)  # a ScriptFunction's calls (a module's were inlined by lowering)
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
@@ -408,7 +477,7 @@ def _script(
             continue
         if live:
             value = number_tensor(value)
-        elif index < len(args) and isinstance(value, (tuple, list)):
+        elif index < len(args) and isinstance(value, (tuple, list, dict)):
             value = _wrap_nested(value)  # numbers in positional containers are inputs (_construct)
         leaves, names = flatten(value, param.name)
         flat_inputs.extend(leaves)
@@ -418,7 +487,10 @@ def _script(
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
     reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
-    return Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
+    captured = Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
+    if isinstance(model, torch.jit.ScriptModule):
+        captured.call_sites = CallSites(model._c)
+    return captured
 
 
 def _lower_scripted(
@@ -490,22 +562,27 @@ def _bind_arguments(
     kept: Sequence[bool],
     positional: int,
 ) -> None:
-    """Tensors, live numbers and sequence arguments (``kept``) stay graph inputs; another positional tuple or list holding tensors
-    or numbers becomes one graph input per tensor and number, rebuilt by
-    prim::TupleConstruct/ListConstruct (the interface tracing gives, see :func:`wrap_numbers`);
-    other arguments (None, strings, keyword containers and numbers) become constants."""
+    """Tensors, live numbers and sequence arguments (``kept``) stay graph inputs; a positional
+    tuple, list or dict holding tensors or numbers becomes one graph input per tensor and number
+    (a dict's values), rebuilt by prim::TupleConstruct/ListConstruct/DictConstruct: the interface
+    tracing gives and :func:`flatten_inputs` feeds (see :func:`wrap_numbers`); other arguments
+    (None, strings, numbers and containers of keyword arguments, except for their tensors)
+    become constants."""
     graph_inputs = list(graph.inputs())
     order: list[list[torch._C.Value]] = [[v] for v in graph_inputs]  # the inputs each call argument ends up as
     for index in reversed(range(len(call))):
         value = call[index]
         if isinstance(value, torch.Tensor) or kept[index]:
             continue
-        if isinstance(value, dict) and flatten(value, "")[0]:
-            raise TypeError(f"scripted input {schema_params[index].name!r}: dicts of tensors are not supported yet")
+        if isinstance(value, dict) and any(isinstance(k, torch.Tensor) for k in value):
+            raise TypeError(f"scripted input {schema_params[index].name!r}: dicts with tensor keys are not supported")
         leaves: list[torch._C.Value] = []
         numbers_live = index < positional
         with graph.insert_point_guard(_first_node(graph)):
-            if isinstance(value, (list, tuple)) and flatten(_wrap_nested(value) if numbers_live else value, "")[0]:
+            if (
+                isinstance(value, (list, tuple, dict))
+                and flatten(_wrap_nested(value) if numbers_live else value, "")[0]
+            ):
                 replacement = _construct(graph, value, graph_inputs[index].type(), leaves, numbers_live)
             else:
                 replacement = graph.insertConstant(value)
@@ -552,6 +629,15 @@ def _construct(
         items = [_construct(graph, v, item_type, leaves, numbers_live) for v in value]
         node = graph.insertNode(graph.create("prim::ListConstruct", items))
         node.output().setType(torch._C.ListType(item_type))
+        return node.output()
+    if isinstance(value, dict) and isinstance(ts_type, torch._C.DictType):
+        # keys are constants (torch.jit._flatten feeds only the values of a non-tensor key)
+        items = []
+        for key, item in value.items():
+            items.append(graph.insertConstant(key))
+            items.append(_construct(graph, item, ts_type.getValueType(), leaves, numbers_live))
+        node = graph.insertNode(graph.create("prim::DictConstruct", items))
+        node.output().setType(ts_type)
         return node.output()
     return graph.insertConstant(value)
 

@@ -46,9 +46,15 @@ def _overload(node: torch._C.Node) -> str:
 
 
 def find_unsupported(
-    graph: torch._C.Graph, registry: Registry, opset: int, *, branches_only: list[bool] | None = None
+    graph: torch._C.Graph,
+    registry: Registry,
+    opset: int,
+    *,
+    branches_only: list[bool] | None = None,
+    locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[UnsupportedOp]:
-    """Every node kind without a symbolic at ``opset``, with counts and source lines.
+    """Every node kind without a symbolic at ``opset``, with counts and source lines (by
+    ``locate``: capture's, which knows the call sites of inlined code).
 
     ``branches_only``, when given, gets one item: whether every such node sits inside a branch
     of an ``if`` (which export may find decided, so the branch is never emitted).
@@ -74,7 +80,7 @@ def find_unsupported(
             in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
             overloads[kind] = overload
-            location = source_location(node)
+            location = locate(node)
             if location not in where[kind]:
                 where[kind].append(location)
     if branches_only is not None:
@@ -108,11 +114,18 @@ class _Emitter:
         parent: _Emitter | None = None,
         *,
         scripted: bool = False,
+        locate: Callable[[torch._C.Node], str] = source_location,
     ) -> None:
         self.builder = builder
         self.registry = registry
         self.static_shapes = static_shapes
         self.parent = parent
+        # a node's place in the user's code, for errors
+        self.locate: Callable[[torch._C.Node], str] = parent.locate if parent is not None else locate
+        # self.unsupported as reported, located by self.locate (which may cost an inlining)
+        self.located_unsupported: Callable[[], list[UnsupportedOp]] = (
+            parent.located_unsupported if parent is not None else lambda: self.unsupported
+        )
         self.env: dict[int, Any] = {}
         # values torch's exporter computes at run time though they are known here (scripted lists)
         self.run_time = (
@@ -120,6 +133,9 @@ class _Emitter:
         )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
+        # TorchScript value (unique id) -> the dtype torch computes where shape propagation recorded
+        # a guess (see _corrected_dtypes); kept here, since the emitter never mutates the graph it walks
+        self.dtypes: dict[int, torch.dtype] = parent.dtypes if parent is not None else {}
 
     # -- values ----------------------------------------------------------------------------
     def lookup(self, value: torch._C.Value) -> Any:
@@ -246,7 +262,7 @@ class _Emitter:
     def _stamp(self, ts_value: torch._C.Value, value: ir.Value, *, static: bool = True) -> None:
         ts_type = ts_value.type()
         if isinstance(ts_type, torch._C.TensorType):
-            torch_dtype = ts_type.dtype()
+            torch_dtype = self.dtypes.get(ts_value.unique(), ts_type.dtype())
             if torch_dtype is not None:
                 # quantized tensors are exported as their integer storage
                 if torch_dtype in QUANTIZED_STORAGE:
@@ -297,7 +313,8 @@ class _Emitter:
         symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
         if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                self.unsupported or [UnsupportedOp(kind, 1, (source_location(node),), self.registry.opsets(kind))],
+                self.located_unsupported()
+                or [UnsupportedOp(kind, 1, (self.locate(node),), self.registry.opsets(kind))],
                 self.builder.options.opset,
             )
         g = GraphContext(self.builder, node, emitter=self)
@@ -309,7 +326,7 @@ class _Emitter:
             if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
                 _note_inputs_read(result, inputs, node)
             if schema is not None and not has_blocks(node):
-                _correct_propagated_dtypes(node, schema, inputs, result)
+                self.dtypes.update(_corrected_dtypes(node, schema, inputs, result, self.dtypes))
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -319,7 +336,7 @@ class _Emitter:
                 f"{type(error).__name__}: {error}",
                 op=kind if not schema or not schema.overload_name else f"{kind}.{schema.overload_name}",
                 opset=self.builder.options.opset,
-                location=source_location(node),
+                location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
         if torch_reads is not None or has_blocks(node):
@@ -333,7 +350,8 @@ class _Emitter:
         found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
         if found is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
-                self.unsupported or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (source_location(node),), ())],
+                self.located_unsupported()
+                or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (self.locate(node),), ())],
                 self.builder.options.opset,
             )
         tensor_inputs = iter(node.inputs())
@@ -374,7 +392,7 @@ class _Emitter:
                 f"{type(error).__name__}: {error}",
                 op=f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)",
                 opset=self.builder.options.opset,
-                location=source_location(node),
+                location=self.locate(node),
                 arguments=", ".join(arguments.describe(a) for a in args),
                 function=cls if _torch_only_symbolic(found.function, cls, error) else None,
             ) from error
@@ -517,35 +535,40 @@ def _is_number_list(value: torch._C.Value) -> bool:
     )
 
 
-def _correct_propagated_dtypes(
-    node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any], result: Any
-) -> None:
-    """Where the symbolic's dtype differs from the one TorchScript recorded, ask torch: run the
-    op on meta tensors of the emitted inputs' dtypes. If torch computes the symbolic's dtype,
-    the recorded one was a guess of shape propagation on a scripted graph (``cat`` of half and
-    float recorded half, ``sum(dtype=float)`` of half recorded half); the node's type is
-    corrected. Otherwise the mismatch stands and _stamp reports the symbolic."""
+def _corrected_dtypes(
+    node: torch._C.Node,
+    schema: torch._C.FunctionSchema,
+    inputs: Sequence[Any],
+    result: Any,
+    known: dict[int, torch.dtype],
+) -> dict[int, torch.dtype]:
+    """Where the symbolic's dtype differs from the one TorchScript recorded (or ``known``
+    already corrected), ask torch: run the op on meta tensors of the emitted inputs' dtypes. If
+    torch computes the symbolic's dtype, the recorded one was a guess of shape propagation on a
+    scripted graph (``cat`` of half and float recorded half, ``sum(dtype=float)`` of half
+    recorded half): the corrections returned (by the outputs' unique ids) are what _stamp
+    reads instead. Otherwise the mismatch stands and _stamp reports the symbolic."""
     outputs = list(node.outputs())
     results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
-    pairs = [
-        (ts_value, obj)
-        for ts_value, obj in zip(outputs, results)
-        if isinstance(obj, ir.Value)
-        and obj.dtype is not None
-        and isinstance(ts_value.type(), torch._C.TensorType)
-        and ts_value.type().dtype() is not None
-        and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(ts_value.type().dtype(), ts_value.type().dtype()))
-        != obj.dtype
-    ]
+    pairs = []
+    for ts_value, obj in zip(outputs, results):
+        ts_type = ts_value.type()
+        if not isinstance(obj, ir.Value) or obj.dtype is None or not isinstance(ts_type, torch._C.TensorType):
+            continue
+        recorded = known.get(ts_value.unique(), ts_type.dtype())
+        if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:
+            pairs.append((ts_value, obj))
     if not pairs:
-        return
+        return {}
     computed = _meta_dtypes(schema, inputs)
     if computed is None or len(computed) != len(outputs):
-        return
+        return {}
+    corrected = {}
     for ts_value, obj in pairs:
         dtype = computed[outputs.index(ts_value)]
         if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
-            ts_value.setType(ts_value.type().with_dtype(dtype))
+            corrected[ts_value.unique()] = dtype
+    return corrected
 
 
 def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
@@ -798,18 +821,28 @@ def emit_graph(
     *,
     static_shapes: bool,
     scripted: bool = False,
+    locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[Any]:
     """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
-    ``scripted``: the graph is a scripted model's (see torch_run_time)."""
+    ``scripted``: the graph is a scripted model's (see torch_run_time); ``locate`` names a
+    node's place in the user's code in errors."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
     # nuclear_norm under `if p == "nuc"`): then they fail only if a branch holding one is emitted.
     branches_only: list[bool] = []
-    unsupported = find_unsupported(ts_graph, registry, builder.options.opset, branches_only=branches_only)
+    # (located by source_location first: ``locate`` may inline the model again, worth it only
+    # for an error)
+    opset = builder.options.opset
+    unsupported = find_unsupported(ts_graph, registry, opset, branches_only=branches_only)
+
+    def located() -> list[UnsupportedOp]:
+        return find_unsupported(ts_graph, registry, opset, locate=locate) if unsupported else []
+
     if unsupported and not branches_only[0]:
-        raise UnsupportedOperatorError(unsupported, builder.options.opset)
-    emitter = _Emitter(builder, registry, static_shapes, scripted=scripted)
+        raise UnsupportedOperatorError(located(), opset)
+    emitter = _Emitter(builder, registry, static_shapes, scripted=scripted, locate=locate)
     emitter.unsupported = unsupported
+    emitter.located_unsupported = located
     for ts_value, obj in bound_inputs:
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)

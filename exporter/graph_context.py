@@ -233,7 +233,9 @@ class GraphContext:
 
     @property
     def source_location(self) -> str:
-        return source_location(self.node)
+        """The node's place in the user's code (through the calls lowering inlined, when known)."""
+        locate = getattr(self._emitter, "locate", None)
+        return locate(self.node) if locate is not None and self.node is not None else source_location(self.node)
 
     def op(
         self,

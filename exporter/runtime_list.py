@@ -12,6 +12,10 @@ chosen at run time, has a length only known at run time. It then takes one of tw
 - ``sequence``: an ONNX ``seq(tensor)`` value. The Sequence* ops exist from opset 11, but Loop
   and If only carry sequences from opset 13, so lists changed inside run-time control flow
   need opset 13 unless the scan form fits.
+- ``concatenated``: below opset 13, a list built like a scan output but read only by
+  ``torch.cat`` (its items may differ in size along the cat dim, which a scan output cannot
+  stack) is concatenated inside the loop: a loop-carried flat buffer grows by each item
+  (:class:`ConcatItem`), and the result is that buffer reshaped after the loop.
 
 One ``RuntimeList`` object is shared by every TorchScript value that aliases the list, so an
 in-place ``append`` updates them all, as it does in TorchScript.
@@ -31,6 +35,9 @@ from exporter.graph_context import GraphContext
 __all__ = [
     "RuntimeList",
     "ScanItem",
+    "ConcatItem",
+    "concat_step",
+    "concatenated",
     "from_items",
     "list_item_value",
     "sequence_of",
@@ -74,10 +81,13 @@ class RuntimeList:
         sequence: Value | None = None,
         stacked: Value | None = None,
         item_dtype: ir.DataType | None = None,
+        concatenated: tuple[Value, int] | None = None,
     ) -> None:
         self.sequence = sequence
         self.stacked = stacked
         self.item_dtype = item_dtype
+        # (the items concatenated along dim, dim): the only form of the list is torch.cat's result
+        self.concatenated = concatenated
         self.item_rank: int | None = None
         # The items are lists of scalars (``List[List[int]]``), each held as a 1-d tensor.
         self.nested = False
@@ -149,6 +159,68 @@ class ScanItem:
 
     def __repr__(self) -> str:
         return "ScanItem()"
+
+
+class ConcatItem:
+    """Stands for an empty list while its loop body is emitted, when the list is read only by
+    ``torch.cat(list, dim)`` after the loop and Loop cannot carry a sequence (below opset 13).
+    The body's single ``append`` (:func:`concat_step`) grows a loop-carried flat buffer by the
+    item, moved so that ``dim`` leads, and outputs the moved item's other sizes; items may so
+    differ in size along ``dim`` (a scan output would need them equal).
+
+    ``buffer_in`` and ``sizes_in`` are the body inputs the control-flow symbolic made for the
+    two loop-carried values; ``buffer_out`` and ``sizes_out`` what the append computed."""
+
+    def __init__(self, dim: int, buffer_in: Value, sizes_in: Value) -> None:
+        self.dim = dim
+        self.buffer_in = buffer_in
+        self.sizes_in = sizes_in
+        self.item: Value | None = None
+        self.buffer_out: Value | None = None
+        self.sizes_out: Value | None = None
+
+    def __repr__(self) -> str:
+        return f"ConcatItem(dim={self.dim})"
+
+
+def _to_front(dim: int, rank: int) -> list[int]:
+    """The permutation moving axis ``dim`` to the front."""
+    return [dim] + [axis for axis in range(rank) if axis != dim]
+
+
+def concat_step(g: GraphContext, into: ConcatItem, item: Any) -> None:
+    """The body's ``append(item)`` to a list concatenated in the loop (see :class:`ConcatItem`)."""
+    if not isinstance(item, Value):
+        item = g.constant(item)
+    rank = h.rank_of(item)
+    if rank is None or rank == 0:
+        raise ValueError("concatenating the items of a list built in a loop needs their rank (and 0-d items cannot be)")
+    dim = h.normalize_dim(into.dim, rank)
+    moved = item if dim == 0 else g.op("Transpose", item, perm=_to_front(dim, rank))
+    into.buffer_in.type = ir.TensorType(item.dtype) if item.dtype is not None else None
+    into.buffer_in.shape = ir.Shape([None])
+    into.sizes_in.type = ir.TensorType(ir.DataType.INT64)
+    into.sizes_in.shape = ir.Shape([rank - 1])
+    into.buffer_out = g.op("Concat", into.buffer_in, h.reshape(g, moved, [-1]), axis=0)
+    into.sizes_out = h.slice_static(g, g.op("Shape", moved), [0], [1], [h.INT64_MAX])
+    into.item = item
+
+
+def concatenated(g: GraphContext, into: ConcatItem, buffer: Value, sizes: Value) -> RuntimeList:
+    """The list after the loop: the flat buffer Loop returned, reshaped to the moved items'
+    sizes with the concatenated dim first, then that dim moved back."""
+    item = into.item
+    assert item is not None and item.shape is not None
+    rank = len(item.shape)
+    dim = h.normalize_dim(into.dim, rank)
+    moved = g.op("Reshape", buffer, g.op("Concat", g.constant([-1]), sizes, axis=0))
+    inverse = sorted(range(rank), key=_to_front(dim, rank).__getitem__)
+    result = moved if dim == 0 else g.op("Transpose", moved, perm=inverse)
+    result.dtype = item.dtype
+    result.shape = ir.Shape([None] * rank)
+    found = RuntimeList(item_dtype=item.dtype, concatenated=(result, dim))
+    found.item_rank = rank
+    return found
 
 
 def _require(g: GraphContext, opset: int, what: str) -> None:
@@ -365,6 +437,11 @@ def stack(g: GraphContext, items: RuntimeList, dim: int) -> Value:
 def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     """``torch.cat(items, dim)``. The stacked form below opset 11 merges the list axis into
     ``dim`` with a Reshape, since there is no ConcatFromSequence."""
+    if items.concatenated is not None:
+        result, concatenated_dim = items.concatenated
+        if h.normalize_dim(dim, items.item_rank) != concatenated_dim:
+            raise ValueError(f"the list was concatenated along dim {concatenated_dim} in its loop, not {dim}")
+        return result
     if items.sequence is not None or g.opset >= SEQUENCE_OPSET:
         return items._typed(g.op("ConcatFromSequence", sequence_of(g, items), axis=dim, new_axis=0), 0)
     rank = items.item_rank

@@ -16,7 +16,20 @@ from collections.abc import Iterable, Iterator
 
 import torch
 
-__all__ = ["walk", "all_nodes", "schema_of", "has_blocks", "source_location"]
+__all__ = [
+    "walk",
+    "all_nodes",
+    "schema_of",
+    "has_blocks",
+    "source_location",
+    "CALL_SITES",
+    "library_line",
+    "call_chain",
+]
+
+# Node attribute (a string): the call sites through which an inlined node was reached, one
+# "location<TAB>callee" per line, outermost first (written by exporter.passes.lower.inline_calls).
+CALL_SITES = "exporter_call_sites"
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
@@ -73,6 +86,8 @@ def source_location(node: torch._C.Node | None) -> str:
 
     Traced nodes carry a Python stack ("file.py(12): fn" per frame); scripted nodes carry
     the compiled source with the expression marked ('File "file.py", line 12' ... "<--- HERE").
+    A scripted node of torch's own code inlined into the user's (``F.pad``'s body) is named
+    by the user's call sites, then torch's line (:data:`CALL_SITES`).
     Error messages of every phase name the node this way, so it lives with the graph queries.
     """
     if node is None:
@@ -86,12 +101,15 @@ def source_location(node: torch._C.Node | None) -> str:
         return "unknown location"
     scripted = _SCRIPTED_FRAME.search(frames[0])
     if scripted:
+        path, line_number = scripted.group("path"), scripted.group("line")
+        if _inside_torch(path) and node.hasAttribute(CALL_SITES):
+            return call_chain(node, node.s(CALL_SITES))
         code = ""
         for index, line in enumerate(frames):
             if "<--- HERE" in line and index > 0:
                 code = frames[index - 1].strip()
                 break
-        location = f"{scripted.group('path')}:{scripted.group('line')}"
+        location = f"{path}:{line_number}"
         return f"{location} ({code})" if code else location
     parsed = []
     for frame in frames:
@@ -104,12 +122,51 @@ def source_location(node: torch._C.Node | None) -> str:
         else:
             parsed.append((frame, "", ""))
 
-    def inside_torch(path: str) -> bool:
-        normalized = path.replace("\\", "/")
-        return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
-
-    user = [p for p in parsed if p[1] and not inside_torch(p[0])]
+    user = [p for p in parsed if p[1] and not _inside_torch(p[0])]
     path, line, fn = user[0] if user else parsed[0]
     if not line:
         return path
     return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"
+
+
+def _inside_torch(path: str) -> bool:
+    """Code of torch itself (or of this package): never the line a user wants named."""
+    normalized = path.replace("\\", "/")
+    return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+
+
+def library_line(node: torch._C.Node) -> tuple[str, str] | None:
+    """(path, line) of a scripted node whose source is torch's own code (``F.pad``'s body
+    inlined into the user's forward), else None."""
+    try:
+        text = node.sourceRange()
+    except Exception:  # noqa: BLE001 - some nodes have no range
+        return None
+    scripted = _SCRIPTED_FRAME.search(text)
+    if scripted is None or not _inside_torch(scripted.group("path")):
+        return None
+    return scripted.group("path"), scripted.group("line")
+
+
+def call_chain(node: torch._C.Node, sites: str) -> str:
+    """A node of torch's own code inlined into the user's, reached through ``sites`` (see
+    :data:`CALL_SITES`): the user's call sites, outermost first, then torch's line named by the
+    torch function the user called, e.g.
+    ``model.py:12 (y = F.pad(x, p, mode="reflect")) -> torch/nn/functional.py:5823 (in pad)``.
+    Call sites inside torch (``nn.Sequential`` calling a module) or without a location are left out."""
+    found = library_line(node)
+    if found is None:
+        return source_location(node)
+    path, line = found
+    frames = [site.split("\t") for site in sites.splitlines()]
+    user = [frame for frame in frames if len(frame) == 2 and _user_frame(frame[0])]
+    if not user:
+        return f"{path}:{line}"
+    normalized = path.replace("\\", "/")
+    short = "torch/" + normalized.rsplit("/torch/", 1)[1] if "/torch/" in normalized else normalized
+    return " -> ".join([frame[0] for frame in user] + [f"{short}:{line} (in {user[-1][1]})"])
+
+
+def _user_frame(location: str) -> bool:
+    path = location.split(" (", 1)[0].rsplit(":", 1)[0]
+    return location != "unknown location" and not _inside_torch(path)

@@ -187,3 +187,134 @@ def test_a_complex_input_is_refused_by_name_with_what_works(scripted: bool, tmp_
     with pytest.raises(exporter.ExporterError, match=r"input 'x' is a torch.complex64 tensor.*view_as_real"):
         exporter.export(model, (torch.randn(4, 3, dtype=torch.cfloat),), str(target))
     assert not target.exists()
+
+
+# -- errors inside torch's own scripted code name the user's call sites --------------------
+
+
+def _line(marker: str) -> int:
+    return next(i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith(marker))
+
+
+class PadsAtRunTime(torch.nn.Module):
+    def forward(self, x: torch.Tensor, pad: list[int]) -> torch.Tensor:
+        return torch.nn.functional.pad(x, pad, mode="reflect")  # line pad
+
+
+def test_scripted_error_in_torch_code_names_the_users_call_then_torchs_line() -> None:
+    """After inlining, aten::pad's source range is functional.py's; the error names the
+    user's F.pad call first, then torch's line in the function the user called."""
+    with pytest.raises(exporter.SymbolicError) as info:
+        exporter.export(
+            torch.jit.script(PadsAtRunTime()), (torch.randn(1, 2, 5), [1, 1]), io.BytesIO(), opset_version=9
+        )
+    message = str(info.value)
+    assert "needs opset 11" in message
+    assert f"test_errors.py:{_line('# line pad')} (return torch.nn.functional.pad(" in message
+    assert ") -> torch/nn/functional.py:" in message and "(in pad)" in message
+    assert message.index("test_errors.py") < message.index("functional.py")
+
+
+@torch.jit.script
+def _grid_sampled(y: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.grid_sample(y, y[:, :2].permute(0, 2, 3, 1))  # line helper
+
+
+class _Block(torch.nn.Module):
+    def __init__(self, shift: bool) -> None:
+        super().__init__()
+        self.shift = shift  # a bool attribute read in forward: lowered through freezing
+        self.drop = torch.nn.Dropout(0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.shift:
+            x = x + 1
+        return self.drop(_grid_sampled(x)) * 2  # line block
+
+
+class _Nested(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = _Block(True)
+        self.rest = torch.nn.Sequential(_Block(False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.first(x)  # line first
+        return self.rest(y)  # line rest
+
+
+def test_unsupported_op_in_torch_code_names_every_user_frame_of_each_call() -> None:
+    """Through submodules (one inside nn.Sequential, torch's code), a scripted function, and a
+    module lowered by freezing: each of the two grid_sample nodes, from the same torch line,
+    is named by its own chain of the user's frames."""
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(torch.jit.script(_Nested().eval()), (torch.randn(1, 2, 5, 5),), io.BytesIO(), opset_version=13)
+    (op,) = info.value.ops
+    assert op.name == "aten::grid_sampler" and op.count == 2
+    frames = [[frame.split(" (", 1)[0].rsplit("/", 1)[-1] for frame in loc.split(" -> ")] for loc in op.locations]
+    here = "test_errors.py:"
+    inner = [here + str(_line("# line block")), here + str(_line("# line helper"))]
+    assert [f[:-1] for f in frames] == [
+        [here + str(_line("# line first")), *inner],
+        [here + str(_line("# line rest")), *inner],
+    ]
+    assert all(loc.split(" -> ")[-1].startswith("torch/nn/functional.py:") for loc in op.locations)
+    assert "(in grid_sample)" in op.locations[0]
+
+
+def test_traced_model_calling_a_scripted_function_names_the_functions_line() -> None:
+    class Traced(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return _grid_sampled(x) - 1
+
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(Traced(), (torch.randn(1, 2, 5, 5),), io.BytesIO(), opset_version=13)
+    assert f"test_errors.py:{_line('# line helper')} (return torch.nn.functional.grid_sample(" in str(info.value)
+
+
+class _Antialiased(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)  # line aa
+
+
+def test_substituted_interpolate_keeps_the_users_line() -> None:
+    with pytest.raises(exporter.SymbolicError, match="antialias") as info:
+        exporter.export(torch.jit.script(_Antialiased()), (torch.randn(1, 2, 8, 8),), io.BytesIO(), opset_version=13)
+    assert f"test_errors.py:{_line('# line aa')}" in str(info.value)
+
+
+class _MaybeSampled(torch.nn.Module):
+    def __init__(self, sample: bool) -> None:
+        super().__init__()
+        self.sample = sample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.sample:
+            x = torch.nn.functional.grid_sample(x, x[:, :2].permute(0, 2, 3, 1))  # line maybe
+        return x * 2
+
+
+class _TwoMaybe(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = _MaybeSampled(True)
+        self.b = _MaybeSampled(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.a(x)  # line maybe a
+        return self.b(y)  # line maybe b
+
+
+def test_a_call_site_that_freezing_makes_ambiguous_names_every_candidate() -> None:
+    """Freezing drops b's grid_sample (its branch is decided by the attribute): the node left
+    cannot be told apart by its source range, so both user chains are named."""
+    with pytest.raises(exporter.UnsupportedOperatorError) as info:
+        exporter.export(
+            torch.jit.script(_TwoMaybe().eval()), (torch.randn(1, 2, 5, 5),), io.BytesIO(), opset_version=13
+        )
+    ((location,),) = [op.locations for op in info.value.ops]
+    first, second = location.split(" or ")
+    assert (
+        f"test_errors.py:{_line('# line maybe a')}" in first and f"test_errors.py:{_line('# line maybe b')}" in second
+    )
+    assert all(f"test_errors.py:{_line('# line maybe')} (" in part for part in (first, second))

@@ -125,6 +125,32 @@ def test_dtypes_shape_propagation_guesses_wrongly(mode: str, opset: int) -> None
     assert_matches_torch(model, args, opset=opset, rtol=1e-3, atol=1e-3)
 
 
+def test_dtype_corrections_leave_the_walked_graph_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emitter keeps the dtypes it corrects in its own table: the TorchScript graph it
+    walks reads the same after emission as before (DESIGN: the emitter never mutates it)."""
+    import exporter.assemble
+
+    seen: list[tuple[str, str]] = []
+    emit = exporter.assemble.emit_graph
+
+    def recording(ts_graph: torch._C.Graph, *args: object, **kwargs: object) -> object:
+        before = str(ts_graph)
+        result = emit(ts_graph, *args, **kwargs)
+        seen.append((before, str(ts_graph)))
+        return result
+
+    monkeypatch.setattr(exporter.assemble, "emit_graph", recording)
+    args = (
+        torch.tensor([True, False, True, False]),
+        torch.randn(4, dtype=torch.half),
+        torch.randn(4),
+        torch.tensor([1, 2, 4, 8]),
+    )
+    assert_matches_torch(torch.jit.script(_PropagationGuesses()), args, opset=17, rtol=1e-3, atol=1e-3)
+    assert seen and "Half" in seen[0][0]
+    assert all(before == after for before, after in seen)
+
+
 class _NumberArithmetic(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: float, n: int) -> torch.Tensor:
         x = x * (y * 3)  # a Python float: double, not the default float dtype

@@ -221,6 +221,34 @@ def test_branch_changing_a_list_below_opset_13_names_the_opset() -> None:
         _export(torch.jit.script(AppendInRuntimeBranch()), torch.randn(4, 3), 12)
 
 
+class GrowingItemsOnNegativeDim(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pieces: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            pieces.append(x[: i + 1].t().unsqueeze(0) * i)  # (1, 3, i + 1)
+        return torch.cat(pieces, -1) + 1
+
+
+class GrowingItemsReadTwice(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pieces: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            pieces.append(x[i:] * i)
+        return torch.cat(pieces), torch.cat(pieces, 0).sum(0)
+
+
+@pytest.mark.parametrize("opset", [9, 10, 11, 12, 13])
+@pytest.mark.parametrize("cls", [VariableLengthItems, GrowingItemsOnNegativeDim, GrowingItemsReadTwice])
+def test_items_of_different_sizes_read_only_by_cat(cls: type, opset: int) -> None:
+    """A scan output stacks items of one shape, so below opset 13 (no loop-carried sequences) a
+    list only torch.cat reads is concatenated in the loop, into a loop-carried buffer whose
+    size changes every iteration; from 13 it is a sequence."""
+    model = _check(torch.jit.script(cls()), _rows(4, 2, 6), opset)
+    ops = _op_types(model)
+    assert "Loop" in ops
+    assert ("ConcatFromSequence" in ops) == (opset >= 13)
+
+
 class LocalListInBody(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         total = torch.zeros(3)

@@ -452,6 +452,56 @@ def test_numbers_in_keyword_containers_stay_constants() -> None:
     assert_outputs_match(run_model(data, [x, y]), model(*split_args(args)[0], **split_args(args)[1]))
 
 
+class ScriptedDict(torch.nn.Module):
+    def forward(self, x: torch.Tensor, d: dict[str, float]) -> torch.Tensor:
+        return x * d["scale"] + d["shift"]
+
+
+class ScriptedTensorDict(torch.nn.Module):
+    def forward(self, x: torch.Tensor, d: dict[str, torch.Tensor]) -> torch.Tensor:
+        return x * d["scale"] + d["shift"]
+
+
+@torch.no_grad()
+def test_scripted_dict_numbers_become_inputs_as_traced() -> None:
+    """A positional dict's numbers are 0-d inputs, as for a traced model (torch.jit._flatten)
+    and a scripted tuple, so the graph reads what flatten_inputs feeds. torch's exporter
+    fails on a scripted dict argument (an internal assert in its shape propagation)."""
+    model = torch.jit.script(ScriptedDict().eval())
+    x = torch.randn(2, 3)
+    args = (x, {"scale": 0.5, "shift": 2.0}, {})
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "d_scale", "d_shift"]
+    assert _signature(data) == [("FLOAT", 2), ("DOUBLE", 0), ("DOUBLE", 0)]
+    assert len(flatten_inputs(args)) == 3
+    _check_runs(data, model, [args, (x, {"scale": -3.0, "shift": 0.25}, {})])
+    with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
+        _torch_export(model, args[:-1])
+
+
+@torch.no_grad()
+def test_scripted_dict_of_tensors_is_one_input_per_value() -> None:
+    model = torch.jit.script(ScriptedTensorDict().eval())
+    x = torch.randn(2, 3)
+    args = (x, {"scale": torch.randn(3), "shift": torch.randn(2, 1)}, {})
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x", "d_scale", "d_shift"]
+    _check_runs(data, model, [args, (x, {"scale": torch.randn(3), "shift": torch.randn(2, 1)}, {})])
+
+
+@torch.no_grad()
+def test_scripted_keyword_dict_numbers_stay_constants() -> None:
+    """Keyword arguments' numbers are baked in, as for traced models: neither the graph nor
+    flatten_inputs has them."""
+    model = torch.jit.script(ScriptedDict().eval())
+    x = torch.randn(2, 3)
+    args = (x, {"d": {"scale": 0.5, "shift": 2.0}})
+    data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
+    assert [v.name for v in onnx_model.graph.inputs] == ["x"]
+    assert len(flatten_inputs(args)) == 1
+    _check_runs(data, model, [args])
+
+
 class AffineGrid(torch.nn.Module):
     def __init__(self, align_corners: bool) -> None:
         super().__init__()

@@ -380,6 +380,24 @@ def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
     return use.kind() == "aten::append" and use.owningBlock() == body and not use.output().uses()
 
 
+def _only_cat_dim(entry: _OuterList, node: torch._C.Node) -> int | None:
+    """The dim of the ``torch.cat(list, dim)`` calls after the loop ``node`` when they are the
+    list's only readers and agree on a constant dim, else None."""
+    dims = set()
+    for value in entry.values:
+        for use in value.uses():
+            user = use.user
+            if user == node or _inside_node(node, user):
+                continue
+            if user.kind() != "aten::cat" or use.offset != 0:
+                return None
+            dim = user.inputsAt(1).toIValue()
+            if not isinstance(dim, int):
+                return None
+            dims.add(dim)
+    return dims.pop() if len(dims) == 1 else None
+
+
 def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
     return [
         use.user.kind()
@@ -510,11 +528,16 @@ def _onnx_loop(
     sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
     scans: list[_OuterList] = []
     threaded: list[_OuterList] = []
+    concats: list[tuple[_OuterList, int]] = []
     for entry in changed:
         # A scan output needs items of one shape, which torch.stack guarantees; with
-        # sequences available, lists used any other way stay sequences.
+        # sequences available, lists used any other way stay sequences. Without them, a list
+        # only torch.cat reads is concatenated in the loop: its items may differ in size.
         stacked_only = set(_later_uses(entry, g.node)) <= {"aten::stack", "aten::len"}
-        if _is_scan(entry, body) and (stacked_only or not sequences_allowed):
+        cat_dim = _only_cat_dim(entry, g.node)
+        if _is_scan(entry, body) and not sequences_allowed and cat_dim is not None:
+            concats.append((entry, cat_dim))
+        elif _is_scan(entry, body) and (stacked_only or not sequences_allowed):
             scans.append(entry)
         else:
             threaded.append(entry)
@@ -574,22 +597,34 @@ def _onnx_loop(
     collectors = [runtime_list.ScanItem() for _ in scans]
     for entry, collector in zip(scans, collectors):
         g.replace(entry.obj, collector)
+    buffers = [
+        runtime_list.ConcatItem(
+            dim, ir.Value(name=g.unique_name("loop_cat_buffer")), ir.Value(name=g.unique_name("loop_cat_sizes"))
+        )
+        for _, dim in concats
+    ]
+    for (entry, _), buffer in zip(concats, buffers):
+        g.replace(entry.obj, buffer)
+    buffers_in = [value for b in buffers for value in (b.buffer_in, b.sizes_in)]
     # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
     # a dummy one through.
-    dummy = [g.constant(False)] if not initial and not initial_lists else []
+    dummy = [g.constant(False)] if not initial and not initial_lists and not buffers else []
     dummy_in = [
         ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
         for _ in dummy
     ]
 
     def extra_outputs() -> list[object]:
-        return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
+        grown = [value for b in buffers for value in (b.buffer_out, b.sizes_out)]
+        return [*_threaded_values(lists), *dummy_in, *grown, *(c.item for c in collectors)]
 
     grouped_in = [_as_list(v) for v in _regroup(list(carried_in), carried_types, carried)]
-    body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs, lists_as_items)
+    body_graph = _body_subgraph(
+        g, body, [iteration, *grouped_in, *lists_in, *dummy_in, *buffers_in], extra_outputs, lists_as_items
+    )
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
-    expected = 1 + flat_count + len(lists) + len(dummy) + len(scans)
+    expected = 1 + flat_count + len(lists) + len(dummy) + len(buffers_in) + len(scans)
     if len(body_graph.outputs) != expected:  # a carried list changed length: ONNX fixes the count
         raise ValueError(
             "a list re-assigned in a loop whose trip count is only known at run time must keep its length "
@@ -598,15 +633,26 @@ def _onnx_loop(
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise LoopRefused("the loop condition must be a bool")
     initial = _consistent_carried(g, body_graph, carried_in, initial)
-    if flat_count + len(lists) + len(scans) == 0:
+    if flat_count + len(lists) + len(scans) + len(buffers) == 0:
         return None
-    total = flat_count + len(lists) + len(dummy) + len(scans)
-    values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
+    # the buffers start empty, typed by the items the body appended
+    initial_buffers = []
+    for buffer in buffers:
+        assert buffer.item is not None and buffer.item.dtype is not None
+        initial_buffers.append(g.constant(torch.zeros(0, dtype=tensors.to_torch_dtype(buffer.item.dtype))))
+        initial_buffers.append(g.constant(torch.zeros(buffer.sizes_in.shape[0], dtype=torch.int64)))
+    total = flat_count + len(lists) + len(dummy) + len(buffers_in) + len(scans)
+    values = g.op(
+        "Loop", trip, cond, *initial, *initial_lists, *dummy, *initial_buffers, body=body_graph, num_outputs=total
+    )
     values = values if isinstance(values, tuple) else (values,)
     _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
     for items, value in zip(lists, values[flat_count:]):
         items._set_sequence(value)
-    for entry, collector, value in zip(scans, collectors, values[flat_count + len(lists) + len(dummy) :]):
+    grown = values[flat_count + len(lists) + len(dummy) : total - len(scans)]
+    for (entry, _), buffer, position in zip(concats, buffers, range(0, len(grown), 2)):
+        g.replace(buffer, runtime_list.concatenated(g, buffer, grown[position], grown[position + 1]))
+    for entry, collector, value in zip(scans, collectors, values[total - len(scans) :]):
         item = collector.item
         assert item is not None
         value.dtype = item.dtype

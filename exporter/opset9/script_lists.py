@@ -19,7 +19,7 @@ from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.opset9 import control_flow
 from exporter.registry import onnx_symbolic
-from exporter.runtime_list import RuntimeList, ScanItem
+from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 
 Value = ir.Value
 
@@ -49,6 +49,20 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
     if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
         return _item_at_run_time_index(g, list, idx)
     raise ValueError(f"indexing a {type(list).__name__} with {type(idx).__name__} is not supported")
+
+
+@onnx_symbolic("aten::__getitem__.Dict_str")
+@onnx_symbolic("aten::__getitem__.Dict_int")
+@onnx_symbolic("aten::__getitem__.Dict_bool")
+@onnx_symbolic("aten::__getitem__.Dict_float")
+def aten___getitem___dict(g: GraphContext, self: object, key: object) -> object:
+    """__getitem__.Dict_str(Dict(str, t) self, str key) -> t(*): a dict built by
+    prim::DictConstruct (a scripted dict argument) is a Python dict at export time."""
+    if isinstance(self, dict) and isinstance(key, (str, int, float, bool)):
+        if key not in self:
+            raise KeyError(f"key {key!r} is not in the dict (keys: {list(self)})")
+        return self[key]
+    raise ValueError(f"looking up a {type(key).__name__} key in a {type(self).__name__} is not supported")
 
 
 def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value) -> object:
@@ -99,7 +113,8 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
 @onnx_symbolic("aten::append")
 def aten_append(g: GraphContext, self: object, el: object) -> object:
     """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
-    run-time one (a sequence, or the item of a loop's scan output)."""
+    run-time one (a sequence, the item of a loop's scan output, or a buffer concatenated in
+    the loop)."""
     if isinstance(self, ScanItem):
         if isinstance(el, (list, tuple)):
             self.nested = True
@@ -107,6 +122,9 @@ def aten_append(g: GraphContext, self: object, el: object) -> object:
         elif not isinstance(el, Value):
             el = g.constant(el)
         self.item = el
+        return self
+    if isinstance(self, ConcatItem):
+        runtime_list.concat_step(g, self, el)
         return self
     if isinstance(self, RuntimeList):
         return runtime_list.append(g, self, el)

@@ -2,6 +2,7 @@
 operator calls that the later passes and the emitter understand.
 
 - :func:`lower`: inline calls and drop dead code.
+- :func:`inline_calls`: inline calls, recording the user's call sites on the nodes inlined.
 - :func:`lower_script_module`: a ScriptModule's forward as a graph whose parameters are inputs.
 - :func:`substitute_interpolate`: scripted ``F.interpolate`` calls become one node.
 - :func:`fix_index_dtypes`: the index outputs legacy shape propagation mistypes.
@@ -16,13 +17,125 @@ from typing import Any
 
 import torch
 
-__all__ = ["lower", "lower_script_module", "substitute_interpolate", "fix_index_dtypes"]
+from exporter.ts_graph import CALL_SITES, has_blocks, source_location
+
+__all__ = ["lower", "inline_calls", "lower_script_module", "substitute_interpolate", "fix_index_dtypes"]
 
 
 def lower(graph: torch._C.Graph) -> None:
     """Inline calls and drop dead code, so later passes see one flat graph."""
-    torch._C._jit_pass_inline(graph)
+    inline_calls(graph)
     torch._C._jit_pass_dce(graph)
+
+
+_CALLS = ("prim::CallFunction", "prim::CallMethod")
+# The value of the prim::Constant marking the end of a call's inlined nodes (a start marker's
+# value is the call site); no source text can produce it.
+_CALL_END = "\x00exporter.call_end"
+_CALL_START = "\x00exporter.call:"
+# TorchScript qualified names of code defined in torch itself (torch.nn.functional, torch.nn modules)
+_LIBRARY_PREFIX = "__torch__.torch."
+
+
+def inline_calls(graph: torch._C.Graph, module: torch._C.ScriptModule | None = None) -> None:
+    """Inline every call, as ``torch._C._jit_pass_inline`` does, and record on each node inlined
+    the call sites it was reached through (:data:`exporter.ts_graph.CALL_SITES`).
+
+    After inlining, a node of ``F.pad`` carries functional.py's source range: errors would name
+    torch's line instead of the user's ``F.pad(...)`` call. TorchScript keeps the inlined call
+    stack in C++ only, so the call sites are recorded here: every call is bracketed by two
+    marker constants before torch inlines it (its nodes land between them), and the nodes
+    between markers get the call site. Calls of the user's own scripted functions and of
+    submodule methods (``module`` resolves ``self.sub``) are inlined here first, from a copy
+    of the callee's graph treated the same way, so a chain through nested user code keeps
+    every user frame; torch's functions are inlined by torch.
+    """
+    if not any(graph.findNode(kind, True) is not None for kind in _CALLS):
+        return
+    _bracket_calls(graph, module)
+    torch._C._jit_pass_inline(graph)
+    _record_call_sites(graph, [])
+
+
+def _bracket_calls(graph: torch._C.Graph, module: torch._C.ScriptModule | None) -> None:
+    """Bracket every call with markers, and inline those :func:`_callee` finds (their copies
+    bracketed the same way first); the markers are read once everything is inlined."""
+    for call in [n for kind in _CALLS for n in graph.findAllNodes(kind, True)]:
+        start = _marker(graph, _CALL_START + source_location(call) + "\t" + _callee_name(call))
+        start.insertBefore(call)
+        _marker(graph, _CALL_END).insertAfter(call)
+        callee = _callee(call, graph, module)
+        if callee is None:
+            continue
+        callee_graph, callee_module = callee
+        _bracket_calls(callee_graph, callee_module)
+        inputs = list(call.inputs())[1:] if call.kind() == "prim::CallFunction" else list(call.inputs())
+        with graph.insert_point_guard(call):
+            outputs = graph.insertGraph(callee_graph, inputs)
+        for old, new in zip(list(call.outputs()), outputs):
+            old.replaceAllUsesWith(new)
+        call.destroy()
+
+
+def _marker(graph: torch._C.Graph, text: str) -> torch._C.Node:
+    node = graph.create("prim::Constant")
+    node.s_("value", text)
+    node.output().setType(torch._C.StringType.get())
+    return node
+
+
+def _callee_name(call: torch._C.Node) -> str:
+    if call.kind() == "prim::CallMethod":
+        return call.s("name")
+    function = call.inputsAt(0).node()
+    return function.s("name") if function.hasAttribute("name") else "?"
+
+
+def _callee(
+    call: torch._C.Node, graph: torch._C.Graph, module: torch._C.ScriptModule | None
+) -> tuple[torch._C.Graph, torch._C.ScriptModule | None] | None:
+    """A copy of the graph the call runs (and the module it is a method of), for the user's
+    scripted functions and for methods of submodules (``module`` resolves ``self.sub``),
+    torch's included: a torch container (``nn.Sequential``) calls the user's modules. None for
+    torch's functions (``F.pad``: nothing of the user's below) and callees not found from
+    Python; torch inlines those."""
+    if call.kind() == "prim::CallFunction":
+        name = str(call.inputsAt(0).type())
+        if name.startswith(_LIBRARY_PREFIX):
+            return None
+        function = torch.jit._state._python_cu.find_function(name)
+        return (function.graph.copy(), None) if function is not None else None
+    if module is None or not isinstance(call.inputsAt(0).type(), torch._C.ClassType):
+        return None
+    owner = _attribute_owner(call.inputsAt(0), graph, module)
+    if owner is None:
+        return None
+    try:
+        method = owner._get_method(call.s("name"))
+    except RuntimeError:
+        return None
+    return method.graph.copy(), owner
+
+
+def _record_call_sites(block: torch._C.Graph | torch._C.Block, sites: list[str]) -> None:
+    """Give the nodes between markers the call sites (outermost first) and drop the markers."""
+    for node in list(block.nodes()):
+        kind = node.kind()
+        if kind == "prim::Constant":
+            if node.hasAttribute("value") and node.kindOf("value") == "s":
+                text = node.s("value")
+                if text.startswith(_CALL_START):
+                    sites.append(text[len(_CALL_START) :])
+                    node.destroy()
+                elif text == _CALL_END:
+                    sites.pop()
+                    node.destroy()
+            continue
+        if sites:
+            node.s_(CALL_SITES, "\n".join(sites))
+        if has_blocks(node):
+            for sub in node.blocks():
+                _record_call_sites(sub, sites)
 
 
 def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph, list[Any]]:
@@ -32,7 +145,8 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     one ("Unknown type"), the module is frozen first, which inlines them as constants while
     keeping the parameters as attributes. Interpolate calls are substituted before either
     lowering inlines them; attribute writes in forward are resolved into values
-    (:mod:`exporter.passes.module_attributes`).
+    (:mod:`exporter.passes.module_attributes`). Both lowerings inline calls in torch, without
+    call sites: ``exporter.capture.CallSites`` works them out when an error needs them.
     """
     try:
         forward_graph = module.graph.copy()
@@ -108,6 +222,7 @@ def substitute_interpolate(graph: torch._C.Graph) -> None:
         if callee.kind() != "prim::Constant" or not callee.hasAttribute("name") or callee.s("name") != "interpolate":
             continue
         replacement = graph.create("aten::__interpolate", list(node.inputs())[1:], 1)
+        replacement.copyMetadata(node)  # the user's line, for errors
         replacement.insertBefore(node)
         replacement.output().setType(node.output().type())
         node.output().replaceAllUsesWith(replacement.output())

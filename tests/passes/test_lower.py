@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from exporter.passes.lower import fix_index_dtypes, lower, lower_script_module, substitute_interpolate
-from exporter.ts_graph import all_nodes
+from exporter.passes.lower import fix_index_dtypes, inline_calls, lower, lower_script_module, substitute_interpolate
+from exporter.ts_graph import CALL_SITES, all_nodes, source_location
 
 
 def _kinds(graph: torch._C.Graph) -> list[str]:
@@ -60,3 +60,43 @@ def test_lower_script_module_with_a_bool_attribute() -> None:
     graph, params = lower_script_module(torch.jit.script(_WithFlag()))
     assert len([p for p in params if isinstance(p, torch.Tensor)]) == 2
     assert len(list(graph.inputs())) == 1 + len(params)
+
+
+@torch.jit.script
+def _padded(x: torch.Tensor) -> torch.Tensor:
+    return F.pad(x, [1, 1], mode="reflect") + 1  # pad call
+
+
+class _Caller(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(2):
+            x = _padded(x)  # caller call
+        return x
+
+
+def test_inline_calls_inlines_as_torch_does_and_records_call_sites() -> None:
+    """The same nodes as torch's inlining, no marker left, and the nodes of torch's F.pad
+    named by both user calls (the one in a loop body included), outermost first."""
+    module = torch.jit.script(_Caller())
+    ours, theirs = module.graph.copy(), module.graph.copy()
+    inline_calls(ours, module._c)
+    torch._C._jit_pass_inline(theirs)
+    assert _kinds(ours) == _kinds(theirs)
+    assert not any(n.kind() == "prim::Constant" and "exporter" in str(n) for n in all_nodes([ours]))
+    (pad,) = [n for n in all_nodes([ours]) if n.kind() == "aten::pad"]
+    lines = [text.split("\t")[0] for text in pad.s(CALL_SITES).splitlines()]
+    assert [line.split(" (", 1)[1].split("  #")[0] for line in lines] == [
+        "x = _padded(x)",
+        'return F.pad(x, [1, 1], mode="reflect") + 1',
+    ]
+    location = source_location(pad)
+    assert location.endswith("(in pad)") and " -> torch/nn/functional.py:" in location
+    (add,) = [n for n in all_nodes([ours]) if n.kind() == "aten::add"]
+    assert "test_lower.py" in source_location(add) and "->" not in source_location(add)  # the user's own line
+
+
+def test_inline_calls_leaves_a_graph_without_calls_alone() -> None:
+    graph = torch._C.parse_ir("graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n  return (%y)")
+    before = str(graph)
+    inline_calls(graph)
+    assert str(graph) == before
