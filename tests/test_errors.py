@@ -197,7 +197,8 @@ def _line(marker: str) -> int:
 
 
 class PadsAtRunTime(torch.nn.Module):
-    def forward(self, x: torch.Tensor, pad: list[int]) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, amount: torch.Tensor) -> torch.Tensor:
+        pad = [int(amount), int(amount)]  # amounts known only at run time
         return torch.nn.functional.pad(x, pad, mode="reflect")  # line pad
 
 
@@ -206,7 +207,7 @@ def test_scripted_error_in_torch_code_names_the_users_call_then_torchs_line() ->
     user's F.pad call first, then torch's line in the function the user called."""
     with pytest.raises(exporter.SymbolicError) as info:
         exporter.export(
-            torch.jit.script(PadsAtRunTime()), (torch.randn(1, 2, 5), [1, 1]), io.BytesIO(), opset_version=9
+            torch.jit.script(PadsAtRunTime()), (torch.randn(1, 2, 5), torch.tensor(1)), io.BytesIO(), opset_version=9
         )
     message = str(info.value)
     assert "needs opset 11" in message
