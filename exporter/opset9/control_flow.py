@@ -103,6 +103,84 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     return [entry for entry in found.values() if entry.mutated]
 
 
+# Ops that change a dict in place, and those among them that write one (constant) key.
+_DICT_MUTATIONS = frozenset(
+    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
+)
+_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
+_RUN_TIME_LOOP = "a loop whose trip count is only known at run time"
+
+
+class _OuterDict:
+    """A dict from enclosing code that a control-flow node's blocks write: its keys are fixed
+    at export time (script_dicts.py), so each key written becomes one value threaded through
+    the If or Loop, as a variable assigned in the blocks would be."""
+
+    def __init__(self, obj: dict) -> None:  # type: ignore[type-arg]
+        self.obj = obj
+        self.keys: list[object] = []
+        self.before = dict(obj)
+        # why the writes cannot be threaded (a key removed, or computed): fine where unrolled
+        self.refusal: str | None = None
+
+    def restore(self) -> None:
+        """The dict as it was before the control-flow node (each branch starts from it)."""
+        self.obj.clear()
+        self.obj.update(self.before)
+
+    def written(self, where: str) -> list[object]:
+        """The values of the written keys once a block was emitted; a key the block's path
+        leaves unset has no value on that path."""
+        if self.refusal is not None:
+            raise ValueError(self.refusal.format(where=where))
+        for key in self.keys:
+            if key not in self.obj:
+                raise ValueError(
+                    f"dict key {key!r} is set on some paths of {where} only: ONNX has no map whose keys change at "
+                    "run time; set it before, or on every path"
+                )
+        return [self.obj[key] for key in self.keys]
+
+    def update(self, values: Sequence[object]) -> None:
+        self.restore()
+        for key, value in zip(self.keys, values):
+            self.obj[key] = value
+
+
+def _outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterDict]:
+    """The dicts from enclosing code that ``blocks`` write, with the (constant) keys written.
+    Removing keys (pop, del, clear), merging dicts or writing a computed key inside run-time
+    control flow would make the set of keys depend on run-time values, which ONNX cannot
+    hold: such a dict carries its refusal, raised if it must be threaded (not unrolled)."""
+    if not any(block.findAllNodes(kind, True) for kind in _DICT_MUTATIONS for block in blocks):
+        return []
+    found: dict[int, _OuterDict] = {}
+    for node in all_nodes(blocks):
+        if node.kind() not in _DICT_MUTATIONS or node.inputsSize() == 0:
+            continue
+        target = node.inputsAt(0)
+        if not isinstance(target.type(), torch._C.DictType) or any(_inside(b, target.node()) for b in blocks):
+            continue
+        obj = g.lookup(target)
+        if not isinstance(obj, dict):
+            continue
+        entry = found.setdefault(id(obj), _OuterDict(obj))
+        if node.kind() not in _DICT_KEY_WRITES:
+            entry.refusal = entry.refusal or (
+                f"{node.kind()} on a dict inside {{where}} is not supported: which keys the dict holds would "
+                "depend on run-time values, and ONNX has no map type a graph computes"
+            )
+            continue
+        key_node = node.inputsAt(1).node()
+        if key_node.kind() != "prim::Constant":
+            entry.refusal = entry.refusal or "a dict key written inside {where} must be a constant"
+            continue
+        key = key_node.output().toIValue()
+        if key not in entry.keys:
+            entry.keys.append(key)
+    return list(found.values())
+
+
 def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
     """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
     for value in values:
@@ -159,11 +237,25 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             _sequences_in_control_flow(g, "a list changed inside an `if` on a value computed at run time")
         lists = [_as_runtime_list(g, entry) for entry in changed]
         before = [runtime_list.sequence_of(g, items) for items in lists]
+        where = "an `if` on a value computed at run time"
+        dicts = _outer_dicts(g, [then_block, else_block])
         branches = []
         for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
             for items, value in zip(lists, before):
                 items.sequence = value
-            branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+            for entry in dicts:
+                entry.restore()
+            branches.append(
+                g.subgraph(
+                    block,
+                    [],
+                    name,
+                    extra_outputs=lambda: [
+                        *_threaded_values(lists),
+                        *(v for entry in dicts for v in entry.written(where)),
+                    ],
+                )
+            )
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
         _shaped_placeholders(g, branches)
@@ -171,7 +263,8 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
         optionals.optional_branches(g, branches, flat_ts_types)
         _same_branch_dtypes(g, branches, flat_ts_types)
-        count = flat_outputs + len(lists)
+        dict_count = sum(len(entry.keys) for entry in dicts)
+        count = flat_outputs + len(lists) + dict_count
         if count == 0:
             return None
         values = g.op(
@@ -182,6 +275,10 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         _typed_like(values, [a if not a.meta.get("uninitialized") else b for a, b in zip(*branches_outputs(branches))])
         for items, value in zip(lists, values[flat_outputs:]):
             items._set_sequence(value)
+        position = flat_outputs + len(lists)
+        for entry in dicts:
+            entry.update(values[position : position + len(entry.keys)])
+            position += len(entry.keys)
         if outputs == 0:
             return None
         grouped = [_as_list(v) for v in _regroup(list(values[:flat_outputs]), [v.type() for v in g.node.outputs()])]
@@ -350,8 +447,13 @@ def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carri
 
 
 def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
-    """An empty list the body only appends to, once per iteration: a Loop scan output."""
-    if not isinstance(entry.obj, list) or entry.obj or len(entry.uses) != 1:
+    """A list the body only appends to, once per iteration: a Loop scan output. Items the list
+    held before the loop (``path = [last]`` before a backtracking loop) are stacked in front of
+    it after the loop; they and the appended items must share one shape, as a scan output's
+    iterations do."""
+    if not isinstance(entry.obj, list) or len(entry.uses) != 1:
+        return False
+    if not all(isinstance(item, (Value, bool, int, float)) for item in entry.obj):
         return False
     (use,) = entry.uses
     return use.kind() == "aten::append" and use.owningBlock() == body and not use.output().uses()
@@ -483,6 +585,7 @@ def _onnx_loop(
     carried: list[object],
     count: int,
     changed: list[_OuterList],
+    dicts: Sequence[_OuterDict] = (),
 ) -> object:
     sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
     scans: list[_OuterList] = []
@@ -546,27 +649,51 @@ def _onnx_loop(
         for v in initial
     ]
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
+    # each dict key the body writes is one more carried value; it must hold one before the loop
+    initial_dicts = [
+        _carried_value(g, v, torch._C.TensorType.get()) for entry in dicts for v in entry.written(_RUN_TIME_LOOP)
+    ]
+    dicts_in = [
+        ir.Value(
+            name=g.unique_name("loop_dict_item"),
+            type=ir.TensorType(v.dtype) if v.dtype is not None else None,
+            shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
+        )
+        for v in initial_dicts
+    ]
+    position = 0
+    for entry in dicts:
+        entry.update(dicts_in[position : position + len(entry.keys)])
+        position += len(entry.keys)
     for items, value in zip(lists, lists_in):
         items.sequence = value
     collectors = [runtime_list.ScanItem() for _ in scans]
+    prefixes = [list(entry.obj) for entry in scans]  # type: ignore[call-overload]
     for entry, collector in zip(scans, collectors):
         g.replace(entry.obj, collector)
     # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
     # a dummy one through.
-    dummy = [g.constant(False)] if not initial and not initial_lists else []
+    dummy = [g.constant(False)] if not initial and not initial_lists and not initial_dicts else []
     dummy_in = [
         ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
         for _ in dummy
     ]
 
     def extra_outputs() -> list[object]:
-        return [*_threaded_values(lists), *dummy_in, *(c.item for c in collectors)]
+        return [
+            *_threaded_values(lists),
+            *(v for entry in dicts for v in entry.written(_RUN_TIME_LOOP)),
+            *dummy_in,
+            *(c.item for c in collectors),
+        ]
 
     grouped_in = [_as_list(v) for v in _regroup(list(carried_in), carried_types, carried)]
-    body_graph = _body_subgraph(g, body, [iteration, *grouped_in, *lists_in, *dummy_in], extra_outputs, lists_as_items)
+    body_graph = _body_subgraph(
+        g, body, [iteration, *grouped_in, *lists_in, *dicts_in, *dummy_in], extra_outputs, lists_as_items
+    )
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
-    expected = 1 + flat_count + len(lists) + len(dummy) + len(scans)
+    expected = 1 + flat_count + len(lists) + len(dicts_in) + len(dummy) + len(scans)
     if len(body_graph.outputs) != expected:  # a carried list changed length: ONNX fixes the count
         raise ValueError(
             "a list re-assigned in a loop whose trip count is only known at run time must keep its length "
@@ -575,20 +702,30 @@ def _onnx_loop(
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise LoopRefused("the loop condition must be a bool")
     initial = _consistent_carried(g, body_graph, carried_in, initial)
-    if flat_count + len(lists) + len(scans) == 0:
+    if flat_count + len(lists) + len(dicts_in) + len(scans) == 0:
         return None
-    total = flat_count + len(lists) + len(dummy) + len(scans)
-    values = g.op("Loop", trip, cond, *initial, *initial_lists, *dummy, body=body_graph, num_outputs=total)
+    total = flat_count + len(lists) + len(dicts_in) + len(dummy) + len(scans)
+    values = g.op(
+        "Loop", trip, cond, *initial, *initial_lists, *initial_dicts, *dummy, body=body_graph, num_outputs=total
+    )
     values = values if isinstance(values, tuple) else (values,)
     _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
     for items, value in zip(lists, values[flat_count:]):
         items._set_sequence(value)
-    for entry, collector, value in zip(scans, collectors, values[flat_count + len(lists) + len(dummy) :]):
+    position = flat_count + len(lists)
+    for entry in dicts:
+        entry.update(values[position : position + len(entry.keys)])
+        position += len(entry.keys)
+    for entry, collector, value, prefix in zip(
+        scans, collectors, values[flat_count + len(lists) + len(dicts_in) + len(dummy) :], prefixes
+    ):
         item = collector.item
         assert item is not None
         value.dtype = item.dtype
         if item.shape is not None:
             value.shape = ir.Shape([None, *item.shape])
+        if prefix:  # the items held before the loop go in front of the scanned ones
+            value = _scan_with_prefix(g, prefix, value, item)
         scanned = RuntimeList(stacked=value, item_dtype=item.dtype)
         scanned.nested = collector.nested
         g.replace(collector, scanned)
@@ -596,6 +733,15 @@ def _onnx_loop(
         return None
     grouped = [_as_list(v) for v in _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()], carried)]
     return grouped[0] if count == 1 else tuple(grouped)
+
+
+def _scan_with_prefix(g: GraphContext, prefix: list[object], scanned: Value, item: Value) -> Value:
+    """``prefix`` (the list's items before the loop) stacked on axis 0 in front of the scan output."""
+    parts = [h.unsqueeze(g, runtime_list.item_value(g, v, item.dtype), [0]) for v in prefix]
+    joined = g.op("Concat", *parts, scanned, axis=0)
+    joined.dtype = scanned.dtype
+    joined.shape = scanned.shape
+    return joined
 
 
 @onnx_symbolic("prim::Loop")
@@ -613,12 +759,15 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     (body,) = list(g.node.blocks())
     count = g.node.outputsSize()
     changed = _outer_lists(g, [body])
+    dicts = _outer_dicts(g, [body])
     static_for = (
         isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
     )
     if static_for:
-        needs_python_state = any(isinstance(e.obj, list) for e in changed) or any(
-            c is None or isinstance(c, (list, tuple)) for c in carried
+        needs_python_state = (
+            bool(dicts)
+            or any(isinstance(e.obj, list) for e in changed)
+            or any(c is None or isinstance(c, (list, tuple)) for c in carried)
         )
         if needs_python_state or trip_count <= 1:
             return _unrolled_loop(g, body, trip_count, carried, count)
@@ -630,7 +779,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
     try:
-        return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+        return _onnx_loop(g, body, trip_count, condition, carried, count, changed, dicts)
     except LoopRefused as refusal:  # nothing to fall back to: report the refusal as it was raised
         if isinstance(refusal.__cause__, SymbolicError):
             raise refusal.__cause__
