@@ -23,7 +23,7 @@ from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 from exporter.opset9 import optionals
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import all_nodes
+from exporter.ts_graph import all_nodes, schema_of
 
 Value = ir.Value
 
@@ -258,6 +258,7 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             )
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
+        _learned_sequence_types(branches, lists, flat_outputs)
         _shaped_placeholders(g, branches)
         _typed_sequence_placeholders(branches)
         flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
@@ -310,6 +311,24 @@ def _typed_sequence_placeholders(branches: list[ir.Graph]) -> None:
             element = other.type.elem_type
             mine.producer().attributes["dtype"] = ir.AttrInt64("dtype", int(element.dtype))
             mine.type = ir.SequenceType(element)
+
+
+def _learned_sequence_types(branches: list[ir.Graph], lists: Sequence[RuntimeList], first: int) -> None:
+    """A list threaded through an If that starts empty learns its item dtype from the first
+    append, which may come in the second branch: the first branch's pass-through copy of
+    the empty sequence takes that dtype too (ONNX If needs one type per output)."""
+    for offset, items in enumerate(lists):
+        if items.item_dtype is None:
+            continue
+        for graph in branches:
+            output = graph.outputs[first + offset]
+            if not isinstance(output.type, ir.SequenceType):
+                continue
+            output.type = items.sequence_type()
+            producer = output.producer()
+            if producer is not None and producer.op_type == "Loop":  # the copy below opset 14
+                for carried in producer.attributes["body"].value.inputs[2:]:
+                    carried.type = items.sequence_type()
 
 
 def branches_outputs(branches: list[ir.Graph]) -> tuple[list[Value], list[Value]]:
@@ -444,6 +463,84 @@ def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carri
         outputs = g.inline_block(body, [iteration, *state])
         state = outputs[1:]
     return state[0] if count == 1 else (tuple(state) if count else None)
+
+
+class _NotStatic(Exception):
+    """A loop condition that cannot be computed at export time."""
+
+
+def _static_iterations(g: GraphContext, body: torch._C.Block, carried: Sequence[object], limit: int) -> int | None:
+    """How many times a loop body runs when its condition is known at export time on every
+    iteration (None otherwise, or beyond ``limit``): the condition may depend only on
+    constants, the iteration number, numbers from enclosing code and carried numbers that
+    themselves depend only on those, and is computed here in Python, iteration by iteration.
+
+    A for loop with ``continue`` or ``break`` decided at export time is such a loop in
+    TorchScript (``while i < n`` with ``i`` carried); unrolling it keeps Python state (the
+    lists the body appends to) at export time, as a plain for loop with a known trip count does.
+    """
+    params = list(body.inputs())
+    outputs = list(body.outputs())
+
+    def evaluate(value: torch._C.Value, env: dict[int, object], cache: dict[int, object]) -> object:
+        key = value.unique()
+        if key in env:
+            return env[key]
+        if key in cache:
+            return cache[key]
+        node = value.node()
+        if value in params:  # a carried value not known at export time
+            raise _NotStatic
+        if not _inside(body, node):
+            result = g.lookup(value)
+            if not (result is None or isinstance(result, (bool, int, float, str))):
+                raise _NotStatic
+        elif node.kind() == "prim::Constant":
+            result = node.output().toIValue()
+        elif node.kind() == "prim::Uninitialized":
+            result = None
+        elif node.kind() == "prim::If":  # the flags `break` and `continue` leave
+            taken = list(node.blocks())[0 if evaluate(node.inputsAt(0), env, cache) else 1]
+            result = evaluate(list(taken.outputs())[value.offset()], env, cache)
+        elif node.kind().startswith("aten::") and not list(node.blocks()) and node.outputsSize() == 1:
+            schema = schema_of(node)
+            if schema is None:
+                raise _NotStatic
+            packet = getattr(torch.ops.aten, node.kind().split("::", 1)[1])
+            args = [evaluate(v, env, cache) for v in node.inputs()]
+            if any(not (a is None or isinstance(a, (bool, int, float, str))) for a in args):
+                raise _NotStatic
+            try:
+                result = getattr(packet, schema.overload_name or "default")(*args)
+            except Exception as error:  # noqa: BLE001 - not computable here: the loop stays a Loop
+                raise _NotStatic from error
+            if not isinstance(result, (bool, int, float)):
+                raise _NotStatic
+        else:
+            raise _NotStatic
+        cache[key] = result
+        return result
+
+    # the carried numbers the condition may use: those computed from known values alone
+    known = [i for i, c in enumerate(carried) if isinstance(c, (bool, int, float))]
+    state = {params[i + 1].unique(): carried[i] for i in known}
+    for iteration in range(limit):
+        env = {params[0].unique(): iteration, **state}
+        cache: dict[int, object] = {}
+        try:
+            condition = evaluate(outputs[0], env, cache)
+        except _NotStatic:
+            return None
+        following = {}
+        for i in known:
+            try:
+                following[params[i + 1].unique()] = evaluate(outputs[i + 1], env, cache)
+            except _NotStatic:
+                continue  # a carried value the condition must then not read (it raises if it does)
+        if not condition:
+            return iteration + 1
+        state = following
+    return None
 
 
 def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
@@ -778,6 +875,15 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
             for items, sequence, stacked in saved:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
+    needs_python_state = (
+        bool(dicts)
+        or any(isinstance(e.obj, list) for e in changed)
+        or any(c is None or isinstance(c, (list, tuple)) for c in carried)
+    )
+    if isinstance(trip_count, int) and condition is True and needs_python_state:
+        iterations = _static_iterations(g, body, carried, min(trip_count, _UNROLL_LIMIT))
+        if iterations is not None:
+            return _unrolled_loop(g, body, iterations, carried, count)
     try:
         return _onnx_loop(g, body, trip_count, condition, carried, count, changed, dicts)
     except LoopRefused as refusal:  # nothing to fall back to: report the refusal as it was raised
