@@ -1,0 +1,766 @@
+"""A corpus of scripted programs as production code writes them: decoding loops with ``while`` and
+``break``, box post-processing, CRF decoding, tokenizer-like integer work, module structure
+(ModuleList/ModuleDict, ignored methods, Final constants, Optional arguments, dict/list outputs,
+scripted helper functions, jit.save archives) and recurrent/attention modules scripted whole.
+
+Each program is scripted, exported, run in onnxruntime and compared with eager torch on at least
+two input sets of different sizes or values, so data-dependent control flow is exercised.
+"""
+
+import io
+from typing import Final, Optional
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import NEWEST, assert_matches_torch
+
+import exporter
+
+OPSETS = (11, 13, 17, NEWEST)
+
+
+def _check(model: object, args: tuple, others: list, opset: int, needs: int = 0, **kwargs: object) -> None:
+    """Export at ``opset`` and compare with torch on ``args`` and ``others``; a program that needs
+    ONNX ops of opset ``needs`` must fail below it with an error naming that opset."""
+    if opset < needs:
+        with pytest.raises(exporter.ExporterError, match=f"opset {needs}"):
+            assert_matches_torch(model, args, opset=opset, other_inputs=others, **kwargs)
+        return
+    assert_matches_torch(model, args, opset=opset, other_inputs=others, **kwargs)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+class WhileGreedyDecoder(torch.nn.Module):
+    """Greedy decoding with ``while`` + ``break``: tokens grow with ``torch.cat``; stop on EOS."""
+
+    def __init__(self, vocab: int = 11, hidden: int = 12, eos: int = 3, max_len: int = 9) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.cell = torch.nn.LSTMCell(hidden, hidden)
+        self.proj = torch.nn.Linear(hidden, vocab)
+        self.eos = eos
+        self.max_len = max_len
+
+    def forward(self, h: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        batch = h.size(0)
+        state = (h, torch.zeros_like(h))
+        tokens = torch.zeros(batch, 1, dtype=torch.long)
+        done = torch.zeros(batch, dtype=torch.bool)
+        step = 0
+        while step < self.max_len:
+            state = self.cell(self.embed(tokens[:, -1]), state)
+            logits = self.proj(state[0]) + bias
+            next_token = logits.argmax(-1)
+            next_token = next_token.masked_fill(done, self.eos)
+            tokens = torch.cat([tokens, next_token.unsqueeze(1)], dim=1)
+            done = done | (next_token == self.eos)
+            step += 1
+            if bool(done.all()):
+                break
+        return tokens, state[0]
+
+
+def _bias(vocab: int, eos: int, eos_bias: float) -> torch.Tensor:
+    bias = torch.zeros(vocab)
+    bias[eos] = eos_bias
+    return bias
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_while_greedy_decoder(opset: int) -> None:
+    model = torch.jit.script(WhileGreedyDecoder().eval())
+    dynamic = {"input_names": ["h", "bias"], "dynamic_axes": {"h": {0: "batch"}}}
+    others = [(torch.randn(3, 12), _bias(11, 3, 40.0)), (torch.randn(1, 12), _bias(11, 3, -40.0))]
+    _check(model, (torch.randn(2, 12), _bias(11, 3, 0.0)), others, opset, **dynamic)
+
+
+class TopKDecoder(torch.nn.Module):
+    """Top-k "sampling" without randomness: keep the k best, renormalise, pick the first whose
+    cumulative probability passes a run-time threshold (a deterministic nucleus cut)."""
+
+    def __init__(self, vocab: int = 13, hidden: int = 8, k: int = 4, eos: int = 0) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.cell = torch.nn.GRUCell(hidden, hidden)
+        self.proj = torch.nn.Linear(hidden, vocab)
+        self.k = k
+        self.eos = eos
+
+    def forward(self, h: torch.Tensor, threshold: torch.Tensor, max_len: int) -> torch.Tensor:
+        token = torch.ones(1, dtype=torch.long)
+        out = token
+        for _ in range(max_len):
+            h = self.cell(self.embed(token), h)
+            probs = torch.softmax(self.proj(h), -1)
+            top_p, top_i = probs.topk(self.k, dim=-1)
+            top_p = top_p / top_p.sum(-1, keepdim=True)
+            passed = (top_p.cumsum(-1) >= threshold).to(torch.long)
+            choice = passed.argmax(-1)
+            token = top_i.gather(1, choice.unsqueeze(1)).squeeze(1)
+            out = torch.cat([out, token])
+            if int(token[0]) == self.eos:
+                break
+        return out
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_top_k_decoder(opset: int) -> None:
+    model = torch.jit.script(TopKDecoder().eval())
+    others = [(torch.randn(1, 8), torch.tensor(0.9), 3), (torch.randn(1, 8), torch.tensor(0.1), 12)]
+    _check(model, (torch.randn(1, 8), torch.tensor(0.5), 6), others, opset)
+
+
+# --------------------------------------------------------------------------- detection post-processing
+
+
+def _iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    lt = torch.max(a[:, None, :2], b[None, :, :2])
+    rb = torch.min(a[:, None, 2:], b[None, :, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[:, :, 0] * wh[:, :, 1]
+    return inter / (area_a[:, None] + area_b[None, :] - inter)
+
+
+class MultiClassNMS(torch.nn.Module):
+    """Per-class NMS with an IoU matrix and an upper-triangular suppression mask, classes
+    visited in a loop, kept detections collected in lists and concatenated."""
+
+    def __init__(self, iou_threshold: float = 0.5, score_threshold: float = 0.3) -> None:
+        super().__init__()
+        self.iou_threshold = iou_threshold
+        self.score_threshold = score_threshold
+
+    def forward(self, boxes: torch.Tensor, scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        kept_boxes: list[torch.Tensor] = []
+        kept_scores: list[torch.Tensor] = []
+        kept_labels: list[torch.Tensor] = []
+        for c in range(scores.size(1)):
+            s = scores[:, c]
+            candidates = torch.nonzero(s > self.score_threshold).squeeze(1)
+            if candidates.numel() == 0:
+                continue
+            b = boxes[candidates]
+            s = s[candidates]
+            order = s.argsort(descending=True)
+            b = b[order]
+            s = s[order]
+            iou = _iou(b, b).triu(diagonal=1)
+            suppressed = (iou > self.iou_threshold).any(0)
+            keep = ~suppressed
+            kept_boxes.append(b[keep])
+            kept_scores.append(s[keep])
+            kept_labels.append(torch.full_like(s[keep], c, dtype=torch.long))
+        if len(kept_boxes) == 0:
+            return torch.zeros(0, 4), torch.zeros(0), torch.zeros(0, dtype=torch.long)
+        return torch.cat(kept_boxes), torch.cat(kept_scores), torch.cat(kept_labels)
+
+
+def _detections(n: int, classes: int, scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    corner = torch.rand(n, 2) * 4
+    size = torch.rand(n, 2) * 3 + 0.5
+    return torch.cat([corner, corner + size], 1), torch.rand(n, classes) * scale
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_multi_class_nms(opset: int) -> None:
+    model = torch.jit.script(MultiClassNMS())
+    dynamic = {"input_names": ["boxes", "scores"], "dynamic_axes": {"boxes": {0: "n"}, "scores": {0: "n"}}}
+    others = [_detections(3, 3), _detections(25, 3), _detections(5, 3, scale=0.1)]
+    _check(model, _detections(10, 3), others, opset, needs=13, **dynamic)
+
+
+class AnchorDecoder(torch.nn.Module):
+    """Anchor generation on a run-time feature map size, box decoding, clipping and a
+    ``torch.where`` cascade that labels anchors as background / ignore / foreground."""
+
+    def __init__(self, stride: int = 8) -> None:
+        super().__init__()
+        self.stride = stride
+        self.register_buffer("sizes", torch.tensor([[16.0, 16.0], [32.0, 16.0], [16.0, 32.0]]))
+
+    def forward(
+        self, features: torch.Tensor, deltas: torch.Tensor, gt: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        height, width = features.shape[-2], features.shape[-1]
+        ys = (torch.arange(height, dtype=torch.float32) + 0.5) * self.stride
+        xs = (torch.arange(width, dtype=torch.float32) + 0.5) * self.stride
+        grid_y, grid_x = torch.meshgrid(ys, xs, indexing="ij")
+        centers = torch.stack([grid_x.reshape(-1), grid_y.reshape(-1)], 1)
+        centers = centers[:, None, :].expand(-1, self.sizes.size(0), 2).reshape(-1, 2)
+        wh = self.sizes.repeat(height * width, 1)
+        anchors = torch.cat([centers - wh / 2, centers + wh / 2], 1)
+        d = deltas.reshape(-1, 4)
+        ctr = centers + d[:, :2] * wh
+        size = wh * torch.exp(d[:, 2:].clamp(max=4.0))
+        boxes = torch.cat([ctr - size / 2, ctr + size / 2], 1)
+        boxes = boxes.clamp(min=0.0, max=float(width * self.stride))
+        iou = _iou(anchors, gt).max(1)[0]
+        labels = torch.where(
+            iou >= 0.5, torch.ones_like(iou), torch.where(iou < 0.3, torch.zeros_like(iou), -torch.ones_like(iou))
+        )
+        return boxes, labels.to(torch.long)
+
+
+def _anchor_inputs(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    gt = torch.tensor([[4.0, 4.0, 30.0, 30.0], [10.0, 0.0, 20.0, 40.0]])
+    return torch.randn(1, 2, h, w), torch.randn(h * w * 3, 4) * 0.1, gt
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_anchor_decoder(opset: int) -> None:
+    model = torch.jit.script(AnchorDecoder())
+    dynamic = {
+        "input_names": ["features", "deltas", "gt"],
+        "dynamic_axes": {"features": {2: "h", 3: "w"}, "deltas": {0: "a"}, "gt": {0: "g"}},
+    }
+    others = [_anchor_inputs(2, 5), _anchor_inputs(6, 3)]
+    _check(model, _anchor_inputs(4, 4), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+
+
+# --------------------------------------------------------------------------- sequence tagging
+
+
+class BatchedViterbi(torch.nn.Module):
+    """Batched CRF Viterbi with a mask: scores per step, a list of backpointer tensors, then
+    backtracking over that list with ``gather``."""
+
+    def __init__(self, tags: int = 5) -> None:
+        super().__init__()
+        self.transitions = torch.nn.Parameter(torch.randn(tags, tags))
+        self.start = torch.nn.Parameter(torch.randn(tags))
+        self.end = torch.nn.Parameter(torch.randn(tags))
+
+    def forward(self, emissions: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # emissions: (batch, steps, tags), mask: (batch, steps) bool
+        score = self.start + emissions[:, 0]
+        history: list[torch.Tensor] = []
+        for t in range(1, emissions.size(1)):
+            candidate = score.unsqueeze(2) + self.transitions + emissions[:, t].unsqueeze(1)
+            best, index = candidate.max(1)
+            score = torch.where(mask[:, t].unsqueeze(1), best, score)
+            history.append(index)
+        score = score + self.end
+        best_score, best_last = score.max(1)
+        lengths = mask.long().sum(1)
+        path: list[torch.Tensor] = [best_last]
+        current = best_last
+        for t in range(len(history) - 1, -1, -1):
+            previous = history[t].gather(1, current.unsqueeze(1)).squeeze(1)
+            # steps past a sequence's end keep the tag chosen at its last step
+            current = torch.where(t + 1 < lengths, previous, current)
+            path.append(current)
+        path.reverse()
+        return torch.stack(path, 1), best_score
+
+
+def _tagging_inputs(batch: int, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.randint(1, steps + 1, (batch,))
+    lengths[0] = steps
+    mask = torch.arange(steps)[None, :] < lengths[:, None]
+    return torch.randn(batch, steps, 5), mask
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_viterbi(opset: int) -> None:
+    model = torch.jit.script(BatchedViterbi())
+    dynamic = {
+        "input_names": ["emissions", "mask"],
+        "dynamic_axes": {"emissions": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}},
+    }
+    others = [_tagging_inputs(3, 1), _tagging_inputs(1, 8), _tagging_inputs(4, 3)]
+    _check(model, _tagging_inputs(2, 5), others, opset, **dynamic)
+
+
+# --------------------------------------------------------------------------- tokenizer-like integer work
+
+
+class PadTruncate(torch.nn.Module):
+    """Right-trim padding, truncate to a maximum length, build attention mask and positions with
+    ``cumsum``, ``masked_fill`` special tokens, and pad back to a multiple of 8 (a ceil division)."""
+
+    max_length: Final[int]
+
+    def __init__(self, pad: int = 0, max_length: int = 12, cls: int = 101) -> None:
+        super().__init__()
+        self.pad = pad
+        self.max_length = max_length
+        self.cls = cls
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        mask = ids != self.pad
+        lengths = mask.long().sum(1)
+        longest = int(lengths.max())
+        keep = min(longest, self.max_length - 1)
+        ids = ids[:, :keep]
+        mask = mask[:, :keep]
+        ids = torch.cat([torch.full((ids.size(0), 1), self.cls, dtype=ids.dtype), ids], 1)
+        mask = torch.cat([torch.ones(mask.size(0), 1, dtype=torch.bool), mask], 1)
+        positions = (mask.long().cumsum(1) - 1).masked_fill(~mask, 0)
+        target = (ids.size(1) + 7) // 8 * 8
+        extra = target - ids.size(1)
+        ids = F.pad(ids, [0, extra], value=float(self.pad))
+        mask = F.pad(mask.long(), [0, extra])
+        positions = F.pad(positions, [0, extra])
+        ranks = torch.arange(ids.size(1), dtype=torch.long).unsqueeze(0).expand(ids.size(0), ids.size(1))
+        return ids.masked_fill(ranks >= target, self.pad), mask, positions
+
+
+def _token_ids(batch: int, steps: int) -> torch.Tensor:
+    ids = torch.randint(1, 50, (batch, steps))
+    lengths = torch.randint(1, steps + 1, (batch,))
+    return ids.masked_fill(torch.arange(steps)[None, :] >= lengths[:, None], 0)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_pad_truncate(opset: int) -> None:
+    model = torch.jit.script(PadTruncate())
+    dynamic = {"input_names": ["ids"], "dynamic_axes": {"ids": {0: "b", 1: "t"}}}
+    others = [(_token_ids(1, 3),), (_token_ids(4, 20),), (_token_ids(3, 9),)]
+    _check(model, (_token_ids(2, 6),), others, opset, **dynamic)
+
+
+@torch.jit.script
+def lengths_to_mask(lengths: torch.Tensor, max_len: Optional[int] = None) -> torch.Tensor:
+    """A scripted free function: a padding mask from lengths, arange with a run-time bound."""
+    if max_len is None:
+        max_len = int(lengths.max())
+    return torch.arange(max_len, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def test_scripted_function_with_run_time_arange() -> None:
+    others = [(torch.tensor([1, 1]),), (torch.tensor([7, 2, 5, 1]),)]
+    dynamic = {"input_names": ["lengths"], "dynamic_axes": {"lengths": {0: "b"}}}
+    for opset in OPSETS:
+        _check(lengths_to_mask, (torch.tensor([3, 5, 2]),), others, opset, **dynamic)
+
+
+# --------------------------------------------------------------------------- module structure
+
+
+@torch.jit.script
+def scaled_residual(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    return x + alpha * y
+
+
+class Block(torch.nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(width, width)
+        self.norm = torch.nn.LayerNorm(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return scaled_residual(x, torch.relu(self.linear(self.norm(x))), 0.5)
+
+
+class StructuredModel(torch.nn.Module):
+    """ModuleList iteration, ModuleDict lookup by constant key, ``__constants__`` and ``Final``,
+    an ``Optional[Tensor]`` argument, ignored/unused methods never reached, a helper method,
+    size arithmetic, and Dict/List/Tuple outputs."""
+
+    __constants__ = ["scale"]
+    use_gate: Final[bool]
+
+    def __init__(self, width: int = 8, depth: int = 3) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(width) for _ in range(depth)])
+        self.scale = 0.5
+        self.head = torch.nn.ModuleDict({"cls": torch.nn.Linear(width, 3), "reg": torch.nn.Linear(width, 2)})
+        self.use_gate = True
+
+    @torch.jit.unused
+    def debug_dump(self, x: torch.Tensor) -> torch.Tensor:
+        print(x.numpy())
+        return x
+
+    @torch.jit.ignore
+    def python_only(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def pooled(self, x: torch.Tensor, mask: Optional[torch.Tensor]) -> torch.Tensor:
+        if mask is None:
+            return x.mean(1)
+        weights = mask.to(x.dtype).unsqueeze(-1)
+        return (x * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+    def forward(
+        self, x: torch.Tensor, mask: Optional[torch.Tensor] = None
+    ) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
+        if self.training:
+            x = self.debug_dump(x)
+        states: list[torch.Tensor] = []
+        for block in self.blocks:
+            x = block(x)
+            states.append(x)
+        half = x.size(1) // 2
+        chunks = (x.size(1) + 2) // 3  # a ceil division on a dynamic size
+        pooled = self.pooled(x, mask)
+        if self.use_gate:
+            pooled = pooled * torch.sigmoid(pooled)
+        outputs: dict[str, torch.Tensor] = {}
+        outputs["cls"] = self.head["cls"](pooled)
+        outputs["reg"] = self.head["reg"](pooled) * self.scale
+        outputs["first_half"] = x[:, :half].sum(1)
+        outputs["chunks"] = torch.tensor(chunks)
+        return outputs, states
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_structured_module_with_mask(opset: int) -> None:
+    model = torch.jit.script(StructuredModel().eval())
+    dynamic = {"input_names": ["x", "mask"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}}}
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)
+    others = [
+        (torch.randn(1, 2, 8), torch.ones(1, 2, dtype=torch.bool)),
+        (torch.randn(3, 7, 8), torch.rand(3, 7) > 0.5),
+    ]
+    _check(model, (torch.randn(2, 5, 8), mask), others, opset, **dynamic)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_structured_module_without_mask(opset: int) -> None:
+    model = torch.jit.script(StructuredModel().eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 2, 8),), (torch.randn(3, 7, 8),)]
+    _check(model, (torch.randn(2, 5, 8),), others, opset, **dynamic)
+
+
+def test_structured_module_saved_and_loaded(tmp_path) -> None:
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(StructuredModel().eval()), buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
+    others = [(torch.randn(3, 7, 8),)]
+    _check(loaded, (torch.randn(2, 5, 8),), others, 17, **dynamic)
+    path = tmp_path / "model.pt"
+    torch.jit.save(torch.jit.script(StructuredModel().eval()), str(path))
+    _check(torch.jit.load(str(path)), (torch.randn(2, 5, 8),), others, NEWEST, **dynamic)
+
+
+# --------------------------------------------------------------------------- recurrent and attention
+
+
+class ManualLSTM(torch.nn.Module):
+    """Two stacked LSTM cells stepped by hand over a run-time length, hidden state tuples in a
+    list, outputs stacked; a reverse pass reading the sequence backwards."""
+
+    def __init__(self, width: int = 6, hidden: int = 7) -> None:
+        super().__init__()
+        self.cells = torch.nn.ModuleList([torch.nn.LSTMCell(width, hidden), torch.nn.LSTMCell(hidden, hidden)])
+        self.backward_cell = torch.nn.GRUCell(width, hidden)
+        self.hidden = hidden
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        batch = x.size(1)
+        states: list[tuple[torch.Tensor, torch.Tensor]] = []
+        for _ in range(len(self.cells)):
+            states.append((torch.zeros(batch, self.hidden), torch.zeros(batch, self.hidden)))
+        outputs: list[torch.Tensor] = []
+        for t in range(x.size(0)):
+            inp = x[t]
+            new_states: list[tuple[torch.Tensor, torch.Tensor]] = []
+            for i, cell in enumerate(self.cells):
+                h, c = cell(inp, states[i])
+                new_states.append((h, c))
+                inp = h
+            states = new_states
+            outputs.append(inp)
+        back = torch.zeros(batch, self.hidden)
+        for t in range(x.size(0) - 1, -1, -1):
+            back = self.backward_cell(x[t], back)
+        return torch.stack(outputs), back, states[-1]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_manual_lstm_cells(opset: int) -> None:
+    model = torch.jit.script(ManualLSTM().eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t", 1: "b"}}}
+    others = [(torch.randn(1, 1, 6),), (torch.randn(9, 3, 6),)]
+    _check(model, (torch.randn(4, 2, 6),), others, opset, **dynamic)
+
+
+class CausalAttention(torch.nn.Module):
+    """Self-attention with a causal mask combined with a key padding mask built from run-time
+    lengths, written out (no fused kernel)."""
+
+    def __init__(self, width: int = 16, heads: int = 4) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.out = torch.nn.Linear(width, width)
+        self.heads = heads
+        self.head_dim = width // heads
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        batch, steps, width = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(batch, steps, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(batch, steps, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(batch, steps, self.heads, self.head_dim).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / (self.head_dim**0.5)
+        causal = torch.ones(steps, steps, dtype=torch.bool).triu(1)
+        padding = torch.arange(steps)[None, :] >= lengths[:, None]
+        blocked = causal[None, None] | padding[:, None, None, :]
+        scores = scores.masked_fill(blocked, float("-inf"))
+        weights = torch.softmax(scores, -1).nan_to_num(0.0)
+        y = (weights @ v).transpose(1, 2).reshape(batch, steps, width)
+        return self.out(y)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_causal_attention_with_run_time_lengths(opset: int) -> None:
+    model = torch.jit.script(CausalAttention().eval())
+    dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
+    others = [(torch.randn(1, 2, 16), torch.tensor([1])), (torch.randn(3, 9, 16), torch.tensor([9, 4, 1]))]
+    _check(model, (torch.randn(2, 5, 16), torch.tensor([5, 3])), others, opset, **dynamic)
+
+
+def _encoder() -> torch.nn.Module:
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_scripted_transformer_encoder(opset: int) -> None:
+    model = torch.jit.script(_encoder())
+    dynamic = {"input_names": ["src"], "dynamic_axes": {"src": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 2, 16),), (torch.randn(3, 9, 16),)]
+    _check(model, (torch.randn(2, 5, 16),), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+
+
+class EncoderWithPadding(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoder = _encoder()
+
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        padding = torch.arange(src.size(1))[None, :] >= lengths[:, None]
+        return self.encoder(src, src_key_padding_mask=padding)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_scripted_transformer_encoder_with_padding_mask(opset: int) -> None:
+    model = torch.jit.script(EncoderWithPadding().eval())
+    dynamic = {"input_names": ["src", "lengths"], "dynamic_axes": {"src": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
+    others = [(torch.randn(1, 2, 16), torch.tensor([2])), (torch.randn(3, 9, 16), torch.tensor([9, 4, 1]))]
+    _check(model, (torch.randn(2, 5, 16), torch.tensor([5, 3])), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_scripted_multihead_attention(opset: int) -> None:
+    model = torch.jit.script(torch.nn.MultiheadAttention(16, 4, batch_first=True).eval())
+    dynamic = {
+        "input_names": ["q", "k", "v"],
+        "dynamic_axes": {"q": {0: "b", 1: "t"}, "k": {0: "b", 1: "s"}, "v": {0: "b", 1: "s"}},
+    }
+
+    def inputs(b: int, t: int, s: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        kv = torch.randn(b, s, 16)
+        return torch.randn(b, t, 16), kv, kv
+
+    others = [inputs(1, 1, 3), inputs(3, 7, 2)]
+    _check(model, inputs(2, 4, 5), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+
+
+class Tagger(torch.nn.Module):
+    """A bidirectional two-layer LSTM or GRU under a linear head, as taggers are scripted: the
+    call resolves to the recurrent module's tensor overload of forward."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.rnn = getattr(torch.nn, kind)(6, 5, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = torch.nn.Linear(10, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y, state = self.rnn(x)
+        return self.head(y), state[0] if isinstance(state, tuple) else state
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_scripted_recurrent_modules(opset: int, kind: str) -> None:
+    model = torch.jit.script(Tagger(kind).eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 1, 6),), (torch.randn(4, 9, 6),)]
+    _check(model, (torch.randn(2, 5, 6),), others, opset, **dynamic)
+
+
+# --------------------------------------------------------------------------- dicts
+
+
+class DictBuilder(torch.nn.Module):
+    """Dicts built item by item, read back, iterated (keys/values/items), copied and merged."""
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {}
+        out["double"] = x * 2
+        out["shifted"] = x + 1
+        if "double" in out:
+            out["diff"] = out["double"] - out["shifted"]
+        out["count"] = torch.tensor(len(out))
+        total = torch.zeros_like(x)
+        for key in out.keys():
+            if key != "count":
+                total = total + out[key]
+        for key, value in out.items():
+            total = total + value.float().sum()
+        for value in out.values():
+            total = total + value.float().mean()
+        extra = out.copy()
+        extra.update({"total": total})
+        extra["fallback"] = out.get("missing", x)
+        extra["defaulted"] = extra.setdefault("double", x * 0)
+        extra.pop("shifted")
+        del extra["diff"]
+        return extra
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_dict_built_item_by_item(opset: int) -> None:
+    model = torch.jit.script(DictBuilder())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    onnx_model = assert_matches_torch(
+        model, (torch.randn(3, 4),), opset=opset, other_inputs=[(torch.randn(5, 4),)], **dynamic
+    )
+    assert [v.name for v in onnx_model.graph.outputs] == ["double", "count", "total", "fallback", "defaulted"]
+
+
+class DictInControlFlow(torch.nn.Module):
+    """Dict items written in an ``if`` on a run-time value and in a loop with a run-time trip
+    count: each written key is one value threaded through the If or Loop."""
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {"acc": x[0] * 0}
+        counts: dict[str, int] = {"positive": 0}
+        if bool(x.sum() > 0):
+            out["sign"] = torch.ones(1)
+            out["acc"] = out["acc"] + 1
+        else:
+            out["sign"] = -torch.ones(1)
+        for i in range(x.size(0)):
+            out["acc"] = out["acc"] + x[i]
+            if bool(x[i, 0] > 0):
+                counts["positive"] = counts["positive"] + 1
+        out["positive"] = torch.tensor(counts["positive"])
+        return out
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_dict_items_written_in_run_time_control_flow(opset: int) -> None:
+    model = torch.jit.script(DictInControlFlow())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 4) - 3,), (torch.randn(7, 4) + 0.5,)]
+    assert_matches_torch(model, (torch.randn(3, 4),), opset=opset, other_inputs=others, **dynamic)
+
+
+class KeyOnOnePath(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {}
+        if bool(x.sum() > 0):
+            out["positive"] = x
+        return out
+
+
+class PopInBranch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {"a": x, "b": x * 2}
+        if bool(x.sum() > 0):
+            out.pop("a")
+        return out
+
+
+class RunTimeKey(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[int, torch.Tensor]:
+        out: dict[int, torch.Tensor] = {}
+        out[int(x.argmax())] = x
+        return out
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (KeyOnOnePath(), r"prim::If.*out\[\"positive\"\] = x|dict key 'positive' is set on some paths"),
+        (PopInBranch(), r"aten::pop on a dict inside an `if` on a value computed at run time"),
+        (RunTimeKey(), r"aten::_set_item.*key computed at run time"),
+    ],
+)
+def test_dicts_onnx_cannot_hold_fail_naming_op_and_line(model: torch.nn.Module, message: str) -> None:
+    with pytest.raises(exporter.ExporterError, match=message) as info:
+        exporter.export(torch.jit.script(model), (torch.randn(3),), io.BytesIO(), opset_version=17)
+    assert "test_scripted_programs.py:" in str(info.value)
+
+
+class PrefixedScan(torch.nn.Module):
+    """A list holding items before a loop with a run-time trip count that appends one item per
+    iteration: the Loop's scan output with the earlier items stacked in front (any opset)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows: list[torch.Tensor] = [x[0] * 0, x[0]]
+        lengths: list[int] = [0]
+        for i in range(1, x.size(0)):
+            rows.append(x[i] * 2)
+            lengths.append(i)
+        return torch.stack(rows), torch.tensor(lengths)
+
+
+@pytest.mark.parametrize("opset", (9, *OPSETS))
+def test_list_with_items_appended_in_a_run_time_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(6, 3),)]
+    model = torch.jit.script(PrefixedScan())
+    _check(model, (torch.randn(4, 3),), others, opset, **dynamic)
+
+
+class ContinueAndBreak(torch.nn.Module):
+    """``continue`` and ``break`` in a for loop over a static range make TorchScript's loop a
+    while loop (``i < n`` carried); its condition is known at export time, so the loop is
+    unrolled and the list it appends to stays an export-time list (any opset)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[torch.Tensor] = []
+        for i in range(6):
+            if i % 3 == 1:
+                continue
+            if i == 5:
+                break
+            rows.append(x[i] * float(i))
+        return torch.stack(rows)
+
+
+@pytest.mark.parametrize("opset", (9, *OPSETS))
+def test_continue_and_break_in_a_static_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {1: "d"}}}
+    others = [(torch.randn(6, 1),), (torch.randn(6, 7),)]
+    assert_matches_torch(
+        torch.jit.script(ContinueAndBreak()), (torch.randn(6, 3),), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_multi_class_nms_with_a_run_time_class_count(opset: int) -> None:
+    """The class loop with ``continue`` has a run-time trip count here: the kept lists are ONNX
+    sequences, appended in one branch of the If and passed through the other."""
+    model = torch.jit.script(MultiClassNMS())
+    dynamic = {"input_names": ["boxes", "scores"], "dynamic_axes": {"boxes": {0: "n"}, "scores": {0: "n", 1: "c"}}}
+    others = [_detections(3, 1), _detections(25, 5), _detections(5, 2, scale=0.1)]
+    _check(model, _detections(10, 3), others, opset, needs=13, **dynamic)
+
+
+class LongContinueLoop(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[torch.Tensor] = []
+        for i in range(300):
+            if i % 7 != 0:
+                continue
+            rows.append(x * float(i))
+        return torch.stack(rows)
+
+
+def test_a_static_loop_longer_than_the_unroll_limit_stays_a_loop() -> None:
+    """Beyond 256 iterations the loop is not unrolled (no truncation): a Loop carrying a sequence."""
+    onnx_model = assert_matches_torch(torch.jit.script(LongContinueLoop()), (torch.randn(2),), opset=17)
+    assert [node.op_type for node in onnx_model.graph].count("Loop") == 1
