@@ -313,6 +313,7 @@ def _script(
     types without running anything. It is there to refuse inputs that do not fit with the
     model's own message; ``example_run=False`` skips it where the model has just run on these
     inputs (torch.jit.trace of a module with scripted parts)."""
+    _check_has_forward(model)
     graph, params, param_names = _lower_scripted(model)
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
@@ -370,6 +371,21 @@ def _state_dict_names(model: torch.jit.ScriptModule, params: Sequence[Any]) -> l
         key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
         param_names.append(by_storage.get(key, f"param_{i}"))
     return param_names
+
+
+def _check_has_forward(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> None:
+    """A scripted module whose forward is overloaded (nn.LSTM/GRU/RNN: tensor and
+    PackedSequence inputs) has only the compiled overloads, ``forward__0``..., and no
+    ``forward`` that torch itself could call: say so instead of torch's bare RuntimeError."""
+    if not isinstance(model, torch.jit.ScriptModule) or model._c._has_method("forward"):
+        return
+    overloads = sorted(name for name in model._c._method_names() if name.startswith("forward__"))
+    name = model.original_name
+    detail = f" (only its overloads {', '.join(overloads)})" if overloads else ""
+    raise ExporterError(
+        f"the scripted module {name} has no forward method{detail}: torch cannot call it either. Script a module "
+        f"whose forward calls {name}, which picks the overload for its inputs, or export the module unscripted"
+    )
 
 
 def _schema_params(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> list[torch._C.Argument]:

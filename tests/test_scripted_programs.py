@@ -8,6 +8,7 @@ two input sets of different sizes or values, so data-dependent control flow is e
 """
 
 import io
+import math
 from typing import Final, Optional
 
 import pytest
@@ -764,3 +765,190 @@ def test_a_static_loop_longer_than_the_unroll_limit_stays_a_loop() -> None:
     """Beyond 256 iterations the loop is not unrolled (no truncation): a Loop carrying a sequence."""
     onnx_model = assert_matches_torch(torch.jit.script(LongContinueLoop()), (torch.randn(2),), opset=17)
     assert [node.op_type for node in onnx_model.graph].count("Loop") == 1
+
+
+# --------------------------------------------------------------------------- scalar math, windows, pooling, sorting
+
+
+class SizeMath(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        n = x.size(0)
+        d = x.size(1)
+        half = math.ceil(n / 2)
+        low = math.floor(n / 3)
+        scale = 1.0 / math.sqrt(d)
+        keep = max(1, min(int(n * 0.75), n - 1))
+        pad = (4 - n % 4) % 4
+        y = F.pad(x, [0, 0, 0, pad]) * scale
+        y = y.view(-1, 4, d).sum(1)
+        return y, x[:half] + x[low : low + half].mean(), torch.tensor([half, low, keep, abs(n - 5)])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_size_math(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n", 1: "d"}}}
+    others = [(torch.randn(2, 3),), (torch.randn(9, 5),)]
+    _check(torch.jit.script(SizeMath()), (torch.randn(6, 4),), others, opset, **dynamic)
+
+
+class SlidingWindows(torch.nn.Module):
+    def __init__(self, window: int = 4, stride: int = 3) -> None:
+        super().__init__()
+        self.window = window
+        self.stride = stride
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        chunks: list[torch.Tensor] = []
+        start = 0
+        n = x.size(0)
+        while start < n:
+            end = min(start + self.window, n)
+            chunk = x[start:end]
+            chunk = F.pad(chunk, [0, 0, 0, self.window - (end - start)])
+            chunks.append(chunk)
+            if end == n:
+                break
+            start += self.stride
+        return torch.stack(chunks)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_sliding_windows(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(2, 3),), (torch.randn(11, 3),), (torch.randn(7, 3),)]
+    _check(torch.jit.script(SlidingWindows()), (torch.randn(6, 3),), others, opset, **dynamic)
+
+
+class WordPooling(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(30, 6)
+
+    def forward(self, ids: torch.Tensor, continuation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        word_ids = torch.cumsum((~continuation).long(), 0) - 1
+        words = int(word_ids.max()) + 1
+        emb = self.embed(ids)
+        pooled = torch.zeros(words, emb.size(1)).index_add(0, word_ids, emb)
+        counts = torch.zeros(words).scatter_add(0, word_ids, torch.ones_like(word_ids, dtype=torch.float))
+        return pooled / counts.unsqueeze(1), torch.bincount(word_ids, minlength=words)
+
+
+def _pieces(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    cont = torch.rand(n) > 0.6
+    cont[0] = False
+    return torch.randint(0, 30, (n,)), cont
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_word_pooling(opset: int) -> None:
+    dynamic = {"input_names": ["ids", "cont"], "dynamic_axes": {"ids": {0: "n"}, "cont": {0: "n"}}}
+    others = [_pieces(1), _pieces(15)]
+    _check(torch.jit.script(WordPooling()), _pieces(7), others, opset, **dynamic)
+
+
+class LengthRegulator(torch.nn.Module):
+    """FastSpeech's length regulator: repeat each frame by its predicted duration, per batch
+    item in a loop, then pad all to the longest."""
+
+    def forward(self, x: torch.Tensor, durations: torch.Tensor, max_len: Optional[int] = None) -> torch.Tensor:
+        outputs: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            outputs.append(torch.repeat_interleave(x[i], durations[i], dim=0))
+        longest = max_len if max_len is not None else max([int(o.size(0)) for o in outputs])
+        padded = [F.pad(o, [0, 0, 0, longest - o.size(0)]) for o in outputs]
+        return torch.stack(padded)
+
+
+@pytest.mark.parametrize("opset", OPSETS[1:])
+def test_length_regulator(opset: int) -> None:
+    """Items of run-time shapes appended in a loop: an ONNX sequence carried by the Loop, which
+    needs opset 13 (at 11 the scan form exports, but items of different lengths then fail in
+    onnxruntime: ONNX scan outputs have one shape)."""
+    dynamic = {"input_names": ["x", "d"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "d": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 2, 3), torch.tensor([[1, 4]])), (torch.randn(3, 5, 3), torch.randint(0, 4, (3, 5)))]
+    _check(
+        torch.jit.script(LengthRegulator()),
+        (torch.randn(2, 3, 3), torch.randint(1, 3, (2, 3))),
+        others,
+        opset,
+        **dynamic,
+    )
+
+
+class StackOfLayers(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(5, 5) for _ in range(3)])
+        self.norms = torch.nn.ModuleList([torch.nn.LayerNorm(5) for _ in range(3)])
+        self.heads = torch.nn.ModuleDict({"a": torch.nn.Linear(5, 2), "b": torch.nn.Linear(5, 1)})
+
+    def forward(self, x: torch.Tensor, skip: Optional[int] = None) -> list[torch.Tensor]:
+        assert x.dim() == 3, "expects (batch, steps, features)"
+        if not torch.jit.is_scripting():
+            x = x * 1.0
+        for i, (layer, norm) in enumerate(zip(self.layers, self.norms)):
+            if skip is None or i != skip:
+                x = norm(x + torch.relu(layer(x)))
+        outs: list[torch.Tensor] = []
+        for name, head in self.heads.items():
+            outs.append(head(x))
+        hidden = torch.jit.annotate(list[torch.Tensor], [])
+        hidden.append(x.mean(1))
+        return outs + hidden
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_stack_of_layers(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 1, 5),), (torch.randn(3, 8, 5),)]
+    _check(torch.jit.script(StackOfLayers().eval()), (torch.randn(2, 4, 5),), others, opset, **dynamic)
+    _check(
+        torch.jit.script(StackOfLayers().eval()),
+        (torch.randn(2, 4, 5), 1),
+        [(torch.randn(3, 8, 5), 1)],
+        opset,
+        **dynamic,
+    )
+
+
+class SortedScores(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        values: list[float] = []
+        for i in range(x.size(0)):
+            values.append(float(x[i].max()))
+        values.sort()
+        best: list[int] = []
+        for i in range(x.size(0)):
+            best.append(int(x[i].argmax()))
+        return torch.tensor(values), torch.tensor(best)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_sorted_python_list(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(8, 3),)]
+    _check(torch.jit.script(SortedScores()), (torch.randn(4, 3),), others, opset, **dynamic)
+
+
+class SortedPair(torch.nn.Module):
+    """``l.sort()`` of an export-time list holding run-time numbers."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        values = [float(x[0].max()), float(x[1].min()), float(x.mean())]
+        values.sort(reverse=True)
+        counts = [int((x > 0).sum()), int((x < 0).sum()), 1]
+        counts.sort()
+        return torch.tensor(values) + torch.tensor(counts)
+
+
+@pytest.mark.parametrize("opset", (9, 10, *OPSETS))
+def test_sorted_export_time_list(opset: int) -> None:
+    others = [(torch.randn(2, 3) + 1,), (torch.randn(2, 3) - 1,)]
+    _check(torch.jit.script(SortedPair()), (torch.randn(2, 3),), others, opset)
+
+
+def test_scripted_lstm_itself() -> None:
+    """A bare scripted nn.LSTM has no ``forward`` (only its overloads)."""
+    model = torch.jit.script(torch.nn.LSTM(4, 3))
+    with pytest.raises(exporter.ExporterError, match="forward"):
+        exporter.export(model, (torch.randn(5, 2, 4),), "/tmp/unused.onnx")

@@ -237,6 +237,11 @@ def prim_tolist(g: GraphContext, *inputs: object) -> object:
 
 
 def _scalar_extreme(g: GraphContext, inputs: tuple[object, ...], pick_max: bool) -> object:
+    if len(inputs) == 1 and isinstance(inputs[0], RuntimeList):  # max(l) of a list built at run time
+        if inputs[0].item_rank not in (0, None):
+            raise ValueError("max/min of a list of tensors is not supported (TorchScript takes numbers here)")
+        stacked = runtime_list.tensor_of(g, inputs[0])
+        return h.reduce(g, "ReduceMax" if pick_max else "ReduceMin", stacked, [0], False)
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else list(inputs)
     if not items:
         raise ValueError("max/min of an empty list")
@@ -265,6 +270,17 @@ def prim_max(g: GraphContext, *inputs: object) -> object:
 def prim_min(g: GraphContext, *inputs: object) -> object:
     """prim::min(a, b) / prim::min(list) -> scalar: Python min when constant"""
     return _scalar_extreme(g, inputs, False)
+
+
+@onnx_symbolic("prim::abs")
+def prim_abs(g: GraphContext, *inputs: object) -> object:
+    """prim::abs.int(int a) -> int (also .float, .Scalar, Tensor): Python's abs() of a number,
+    folded when known at export time."""
+    (a,) = inputs
+    if isinstance(a, (bool, int, float)):
+        return abs(a)
+    assert isinstance(a, Value)
+    return g.op("Abs", a)
 
 
 @onnx_symbolic("prim::convert_element_type")
