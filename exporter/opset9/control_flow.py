@@ -20,10 +20,10 @@ from exporter import symbolic_helper as h
 from exporter.arguments import ArgumentError
 from exporter.errors import SymbolicError
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
-from exporter.opset9 import optionals
+from exporter.opset9 import optionals, script_dicts
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import all_nodes, schema_of
+from exporter.ts_graph import all_nodes, inside, static_loop_iterations
 
 Value = ir.Value
 
@@ -56,17 +56,6 @@ _LIST_MUTATIONS = frozenset(
 )
 
 
-def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
-    """Whether ``node`` lies in ``block`` or a block nested in it."""
-    owner: torch._C.Block | None = node.owningBlock()
-    while owner is not None:
-        if owner == block:
-            return True
-        parent = owner.owningNode()
-        owner = parent.owningBlock() if parent is not None else None
-    return False
-
-
 class _OuterList:
     """A list defined before a control-flow node and used inside its blocks."""
 
@@ -89,7 +78,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
         for position, value in enumerate(node.inputs()):
             if not isinstance(value.type(), torch._C.ListType):
                 continue
-            if any(_inside(block, value.node()) for block in blocks):
+            if any(inside(block, value.node()) for block in blocks):
                 continue
             obj = g.lookup(value)
             if not isinstance(obj, (list, RuntimeList)):
@@ -101,84 +90,6 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
             if position == 0 and node.kind() in _LIST_MUTATIONS:
                 entry.mutated = True
     return [entry for entry in found.values() if entry.mutated]
-
-
-# Ops that change a dict in place, and those among them that write one (constant) key.
-_DICT_MUTATIONS = frozenset(
-    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
-)
-_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
-_RUN_TIME_LOOP = "a loop whose trip count is only known at run time"
-
-
-class _OuterDict:
-    """A dict from enclosing code that a control-flow node's blocks write: its keys are fixed
-    at export time (script_dicts.py), so each key written becomes one value threaded through
-    the If or Loop, as a variable assigned in the blocks would be."""
-
-    def __init__(self, obj: dict) -> None:  # type: ignore[type-arg]
-        self.obj = obj
-        self.keys: list[object] = []
-        self.before = dict(obj)
-        # why the writes cannot be threaded (a key removed, or computed): fine where unrolled
-        self.refusal: str | None = None
-
-    def restore(self) -> None:
-        """The dict as it was before the control-flow node (each branch starts from it)."""
-        self.obj.clear()
-        self.obj.update(self.before)
-
-    def written(self, where: str) -> list[object]:
-        """The values of the written keys once a block was emitted; a key the block's path
-        leaves unset has no value on that path."""
-        if self.refusal is not None:
-            raise ValueError(self.refusal.format(where=where))
-        for key in self.keys:
-            if key not in self.obj:
-                raise ValueError(
-                    f"dict key {key!r} is set on some paths of {where} only: ONNX has no map whose keys change at "
-                    "run time; set it before, or on every path"
-                )
-        return [self.obj[key] for key in self.keys]
-
-    def update(self, values: Sequence[object]) -> None:
-        self.restore()
-        for key, value in zip(self.keys, values):
-            self.obj[key] = value
-
-
-def _outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_OuterDict]:
-    """The dicts from enclosing code that ``blocks`` write, with the (constant) keys written.
-    Removing keys (pop, del, clear), merging dicts or writing a computed key inside run-time
-    control flow would make the set of keys depend on run-time values, which ONNX cannot
-    hold: such a dict carries its refusal, raised if it must be threaded (not unrolled)."""
-    if not any(block.findAllNodes(kind, True) for kind in _DICT_MUTATIONS for block in blocks):
-        return []
-    found: dict[int, _OuterDict] = {}
-    for node in all_nodes(blocks):
-        if node.kind() not in _DICT_MUTATIONS or node.inputsSize() == 0:
-            continue
-        target = node.inputsAt(0)
-        if not isinstance(target.type(), torch._C.DictType) or any(_inside(b, target.node()) for b in blocks):
-            continue
-        obj = g.lookup(target)
-        if not isinstance(obj, dict):
-            continue
-        entry = found.setdefault(id(obj), _OuterDict(obj))
-        if node.kind() not in _DICT_KEY_WRITES:
-            entry.refusal = entry.refusal or (
-                f"{node.kind()} on a dict inside {{where}} is not supported: which keys the dict holds would "
-                "depend on run-time values, and ONNX has no map type a graph computes"
-            )
-            continue
-        key_node = node.inputsAt(1).node()
-        if key_node.kind() != "prim::Constant":
-            entry.refusal = entry.refusal or "a dict key written inside {where} must be a constant"
-            continue
-        key = key_node.output().toIValue()
-        if key not in entry.keys:
-            entry.keys.append(key)
-    return list(found.values())
 
 
 def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
@@ -238,7 +149,7 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         lists = [_as_runtime_list(g, entry) for entry in changed]
         before = [runtime_list.sequence_of(g, items) for items in lists]
         where = "an `if` on a value computed at run time"
-        dicts = _outer_dicts(g, [then_block, else_block])
+        dicts = script_dicts.outer_dicts(g, [then_block, else_block])
         branches = []
         for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
             for items, value in zip(lists, before):
@@ -465,84 +376,6 @@ def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carri
     return state[0] if count == 1 else (tuple(state) if count else None)
 
 
-class _NotStatic(Exception):
-    """A loop condition that cannot be computed at export time."""
-
-
-def _static_iterations(g: GraphContext, body: torch._C.Block, carried: Sequence[object], limit: int) -> int | None:
-    """How many times a loop body runs when its condition is known at export time on every
-    iteration (None otherwise, or beyond ``limit``): the condition may depend only on
-    constants, the iteration number, numbers from enclosing code and carried numbers that
-    themselves depend only on those, and is computed here in Python, iteration by iteration.
-
-    A for loop with ``continue`` or ``break`` decided at export time is such a loop in
-    TorchScript (``while i < n`` with ``i`` carried); unrolling it keeps Python state (the
-    lists the body appends to) at export time, as a plain for loop with a known trip count does.
-    """
-    params = list(body.inputs())
-    outputs = list(body.outputs())
-
-    def evaluate(value: torch._C.Value, env: dict[int, object], cache: dict[int, object]) -> object:
-        key = value.unique()
-        if key in env:
-            return env[key]
-        if key in cache:
-            return cache[key]
-        node = value.node()
-        if value in params:  # a carried value not known at export time
-            raise _NotStatic
-        if not _inside(body, node):
-            result = g.lookup(value)
-            if not (result is None or isinstance(result, (bool, int, float, str))):
-                raise _NotStatic
-        elif node.kind() == "prim::Constant":
-            result = node.output().toIValue()
-        elif node.kind() == "prim::Uninitialized":
-            result = None
-        elif node.kind() == "prim::If":  # the flags `break` and `continue` leave
-            taken = list(node.blocks())[0 if evaluate(node.inputsAt(0), env, cache) else 1]
-            result = evaluate(list(taken.outputs())[value.offset()], env, cache)
-        elif node.kind().startswith("aten::") and not list(node.blocks()) and node.outputsSize() == 1:
-            schema = schema_of(node)
-            if schema is None:
-                raise _NotStatic
-            packet = getattr(torch.ops.aten, node.kind().split("::", 1)[1])
-            args = [evaluate(v, env, cache) for v in node.inputs()]
-            if any(not (a is None or isinstance(a, (bool, int, float, str))) for a in args):
-                raise _NotStatic
-            try:
-                result = getattr(packet, schema.overload_name or "default")(*args)
-            except Exception as error:  # noqa: BLE001 - not computable here: the loop stays a Loop
-                raise _NotStatic from error
-            if not isinstance(result, (bool, int, float)):
-                raise _NotStatic
-        else:
-            raise _NotStatic
-        cache[key] = result
-        return result
-
-    # the carried numbers the condition may use: those computed from known values alone
-    known = [i for i, c in enumerate(carried) if isinstance(c, (bool, int, float))]
-    state = {params[i + 1].unique(): carried[i] for i in known}
-    for iteration in range(limit):
-        env = {params[0].unique(): iteration, **state}
-        cache: dict[int, object] = {}
-        try:
-            condition = evaluate(outputs[0], env, cache)
-        except _NotStatic:
-            return None
-        following = {}
-        for i in known:
-            try:
-                following[params[i + 1].unique()] = evaluate(outputs[i + 1], env, cache)
-            except _NotStatic:
-                continue  # a carried value the condition must then not read (it raises if it does)
-        if not condition:
-            return iteration + 1
-        state = following
-    return None
-
-
 def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
     """A list the body only appends to, once per iteration: a Loop scan output. Items the list
     held before the loop (``path = [last]`` before a backtracking loop) are stacked in front of
@@ -566,7 +399,7 @@ def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
 
 
 def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
-    return any(_inside(block, other) for block in node.blocks())
+    return any(inside(block, other) for block in node.blocks())
 
 
 class LoopRefused(Exception):
@@ -682,7 +515,7 @@ def _onnx_loop(
     carried: list[object],
     count: int,
     changed: list[_OuterList],
-    dicts: Sequence[_OuterDict] = (),
+    dicts: Sequence[script_dicts.OuterDict] = (),
 ) -> object:
     sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
     scans: list[_OuterList] = []
@@ -748,7 +581,9 @@ def _onnx_loop(
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
     # each dict key the body writes is one more carried value; it must hold one before the loop
     initial_dicts = [
-        _carried_value(g, v, torch._C.TensorType.get()) for entry in dicts for v in entry.written(_RUN_TIME_LOOP)
+        _carried_value(g, v, torch._C.TensorType.get())
+        for entry in dicts
+        for v in entry.written(script_dicts.RUN_TIME_LOOP)
     ]
     dicts_in = [
         ir.Value(
@@ -779,7 +614,7 @@ def _onnx_loop(
     def extra_outputs() -> list[object]:
         return [
             *_threaded_values(lists),
-            *(v for entry in dicts for v in entry.written(_RUN_TIME_LOOP)),
+            *(v for entry in dicts for v in entry.written(script_dicts.RUN_TIME_LOOP)),
             *dummy_in,
             *(c.item for c in collectors),
         ]
@@ -856,7 +691,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     (body,) = list(g.node.blocks())
     count = g.node.outputsSize()
     changed = _outer_lists(g, [body])
-    dicts = _outer_dicts(g, [body])
+    dicts = script_dicts.outer_dicts(g, [body])
     static_for = (
         isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
     )
@@ -881,7 +716,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
         or any(c is None or isinstance(c, (list, tuple)) for c in carried)
     )
     if isinstance(trip_count, int) and condition is True and needs_python_state:
-        iterations = _static_iterations(g, body, carried, min(trip_count, _UNROLL_LIMIT))
+        iterations = static_loop_iterations(body, carried, g.lookup, min(trip_count, _UNROLL_LIMIT))
         if iterations is not None:
             return _unrolled_loop(g, body, iterations, carried, count)
     try:
