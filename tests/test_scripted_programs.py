@@ -952,3 +952,241 @@ def test_scripted_lstm_itself() -> None:
     model = torch.jit.script(torch.nn.LSTM(4, 3))
     with pytest.raises(exporter.ExporterError, match="forward"):
         exporter.export(model, (torch.randn(5, 2, 4),), "/tmp/unused.onnx")
+
+
+# --------------------------------------------------------------------------- caches, packed sequences, integer ops, beams
+
+
+class CachedAttention(torch.nn.Module):
+    """Incremental decoding: an optional (key, value) cache from earlier steps is extended
+    with this step's keys and values and returned."""
+
+    def __init__(self, width: int = 8) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.width = width
+
+    def forward(
+        self, x: torch.Tensor, past: Optional[tuple[torch.Tensor, torch.Tensor]] = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        q, k, v = self.qkv(x).split(self.width, dim=-1)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=1)
+            v = torch.cat([past[1], v], dim=1)
+        steps, total = q.size(1), k.size(1)
+        scores = q @ k.transpose(1, 2) / math.sqrt(self.width)
+        offset = total - steps
+        allowed = torch.arange(total)[None, :] <= (torch.arange(steps) + offset)[:, None]
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        return torch.softmax(scores, -1) @ v, (k, v)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_cached_attention(opset: int) -> None:
+    model = torch.jit.script(CachedAttention().eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
+    others = [(torch.randn(1, 1, 8),), (torch.randn(3, 6, 8),)]
+    _check(model, (torch.randn(2, 3, 8),), others, opset, **dynamic)
+    past = (torch.randn(2, 4, 8), torch.randn(2, 4, 8))
+    dynamic = {
+        "input_names": ["x", "past_k", "past_v"],
+        "dynamic_axes": {"x": {0: "b", 1: "t"}, "past_k": {0: "b", 1: "p"}, "past_v": {0: "b", 1: "p"}},
+    }
+    others = [(torch.randn(1, 1, 8), (torch.randn(1, 7, 8), torch.randn(1, 7, 8)))]
+    _check(model, (torch.randn(2, 1, 8), past), others, opset, **dynamic)
+
+
+class PackedTagger(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 5, batch_first=True)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        padded, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return padded
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_packed_lstm(opset: int) -> None:
+    model = torch.jit.script(PackedTagger().eval())
+    dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
+    others = [(torch.randn(3, 6, 4), torch.tensor([6, 2, 4]))]
+    _check(model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), others, opset, **dynamic)
+
+
+class UniqueTopK(torch.nn.Module):
+    def forward(
+        self, ids: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        uniq, inverse, counts = torch.unique(ids, sorted=True, return_inverse=True, return_counts=True)
+        k = min(3, scores.size(0))
+        top, where = scores.topk(k)
+        return uniq, inverse, counts, ids[where] + top.long()
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_unique_and_topk_with_run_time_k(opset: int) -> None:
+    model = torch.jit.script(UniqueTopK())
+    dynamic = {"input_names": ["ids", "scores"], "dynamic_axes": {"ids": {0: "n"}, "scores": {0: "n"}}}
+    others = [(torch.tensor([4, 4]), torch.rand(2)), (torch.randint(0, 5, (9,)), torch.rand(9))]
+    _check(model, (torch.randint(0, 5, (6,)), torch.rand(6)), others, opset, **dynamic)
+
+
+class IntegerTricks(torch.nn.Module):
+    def forward(self, ids: torch.Tensor, shift: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        buckets = torch.div(ids, 4, rounding_mode="floor") % 3
+        hashed = (ids * 31 + 7) & 1023
+        rolled = torch.roll(ids, shifts=shift, dims=0)
+        flags = torch.cumsum(ids > 2, 0)
+        clipped = torch.clamp(ids - 2, min=0, max=5).flip(0)
+        return buckets + hashed, rolled, flags, clipped
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_integer_tricks(opset: int) -> None:
+    model = torch.jit.script(IntegerTricks())
+    dynamic = {"input_names": ["ids", "shift"], "dynamic_axes": {"ids": {0: "n"}}}
+    others = [(torch.randint(0, 50, (3,)), 5), (torch.randint(0, 50, (11,)), -2)]
+    _check(model, (torch.randint(0, 50, (6,)), 1), others, opset, **dynamic)
+
+
+class ExportedHelpers(torch.nn.Module):
+    sizes: list[int]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes = [2, 3]
+        self.proj = torch.nn.Linear(5, 5)
+
+    @torch.jit.export
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.proj(x))
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        h = self.encode(x)
+        parts: list[torch.Tensor] = []
+        start = 0
+        for size in self.sizes:
+            parts.append(h[:, start : start + size])
+            start += size
+        return parts
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_exported_helper_method_and_list_attribute(opset: int) -> None:
+    model = torch.jit.script(ExportedHelpers())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b"}}}
+    _check(model, (torch.randn(2, 5),), [(torch.randn(4, 5),)], opset, **dynamic)
+
+
+class SamePaddingConv(torch.nn.Module):
+    """TensorFlow-style 'same' padding computed from run-time sizes (EfficientNet ports)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ih, iw = x.shape[-2:]
+        kh, kw = 3, 3
+        sh, sw = 2, 2
+        pad_h = max((math.ceil(ih / sh) - 1) * sh + kh - ih, 0)
+        pad_w = max((math.ceil(iw / sw) - 1) * sw + kw - iw, 0)
+        x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
+        y = self.conv(x)
+        return F.interpolate(y, size=(ih, iw), mode="nearest")
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_same_padding_conv(opset: int) -> None:
+    model = torch.jit.script(SamePaddingConv().eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
+    others = [(torch.randn(1, 3, 7, 5),), (torch.randn(2, 3, 12, 9),)]
+    _check(model, (torch.randn(2, 3, 8, 8),), others, opset, **dynamic)
+
+
+class FinalizingBeamSearch(torch.nn.Module):
+    """Beam search that moves hypotheses reaching EOS into a finished list (tokens and
+    length-normalised scores), then returns the best finished one."""
+
+    def __init__(self, vocab: int = 9, hidden: int = 8, beam: int = 2, eos: int = 1, max_len: int = 5) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.cell = torch.nn.GRUCell(hidden, hidden)
+        self.out = torch.nn.Linear(hidden, vocab)
+        self.vocab = vocab
+        self.beam = beam
+        self.eos = eos
+        self.max_len = max_len
+
+    def forward(self, h0: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = h0.expand(self.beam, h0.size(1)).contiguous()
+        tokens = torch.zeros(self.beam, 1, dtype=torch.long)
+        scores = torch.tensor([0.0] + [-1e9] * (self.beam - 1))
+        finished_scores: list[float] = []
+        finished_tokens: list[torch.Tensor] = []
+        for step in range(self.max_len):
+            h = self.cell(self.embed(tokens[:, -1]), h)
+            logp = torch.log_softmax(self.out(h) + bias, -1)
+            top, index = (scores.unsqueeze(1) + logp).reshape(-1).topk(2 * self.beam)
+            origin = torch.div(index, self.vocab, rounding_mode="floor")
+            token = index % self.vocab
+            keep: list[int] = []
+            for j in range(2 * self.beam):
+                if int(token[j]) == self.eos:
+                    finished_scores.append(float(top[j]) / (step + 1))
+                    finished_tokens.append(F.pad(tokens[origin[j]], [0, self.max_len - step - 1], value=-1.0))
+                elif len(keep) < self.beam:
+                    keep.append(j)
+            chosen = torch.tensor(keep)
+            tokens = torch.cat([tokens[origin[chosen]], token[chosen].unsqueeze(1)], 1)
+            h = h[origin[chosen]]
+            scores = top[chosen]
+        if len(finished_scores) == 0:
+            return tokens[0, 1:], scores[0]
+        best = int(torch.tensor(finished_scores).argmax())
+        return finished_tokens[best][1:], torch.tensor(finished_scores[best])
+
+
+def _beam_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
+    bias = torch.zeros(9)
+    bias[1] = eos_bias
+    return torch.randn(1, 8), bias
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_finalizing_beam_search(opset: int) -> None:
+    model = torch.jit.script(FinalizingBeamSearch().eval())
+    others = [_beam_inputs(3.0), _beam_inputs(-50.0), _beam_inputs(1.5)]
+    _check(model, _beam_inputs(0.0), others, opset, needs=13)
+
+
+class RollByArgument(torch.nn.Module):
+    def forward(self, x: torch.Tensor, shift: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.roll(x, shifts=shift, dims=1), torch.roll(x, shifts=[shift, 1], dims=[0, 1])
+
+
+@pytest.mark.parametrize("opset", (9, 10, 11))
+def test_roll_by_a_run_time_shift(opset: int) -> None:
+    """The Gather form (opset 9) and the Mod + Slice form (10) take a shift computed at run
+    time, on dims of static and of run-time size."""
+    dynamic = {"input_names": ["x", "shift"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(2, 4), -7), (torch.randn(5, 4), 0)]
+    _check(torch.jit.script(RollByArgument()), (torch.randn(3, 4), 2), others, opset, **dynamic)
+
+
+class OptionalIsInstance(torch.nn.Module):
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if isinstance(mask, torch.Tensor):
+            return x * mask
+        return x + 1
+
+
+def test_isinstance_of_an_optional_argument() -> None:
+    """prim::isinstance is decided at export time from what the argument is."""
+    model = torch.jit.script(OptionalIsInstance())
+    for opset in (9, NEWEST):
+        assert_matches_torch(model, (torch.randn(3), torch.randn(3)), opset=opset)
+        assert_matches_torch(model, (torch.randn(3),), opset=opset)

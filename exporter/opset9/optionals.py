@@ -168,3 +168,43 @@ def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
     if present is not None:
         return present
     return not _identical(self, obj)
+
+
+def _holds(obj: object, ts_type: torch._C.JitType, static: torch._C.JitType) -> bool:
+    """Whether ``obj`` (what a value of TorchScript type ``static`` was emitted as) is a
+    ``ts_type``. Inside a Union or Optional the emitted object tells which member it is:
+    a graph value is a tensor unless the static type also allows a number."""
+    if static.isSubtypeOf(ts_type):
+        return True
+    if obj is None:
+        return isinstance(ts_type, torch._C.NoneType)
+    kinds: list[tuple[type | tuple[type, ...], type]] = [
+        ((list,), torch._C.ListType),
+        ((tuple,), torch._C.TupleType),
+        ((dict,), torch._C.DictType),
+        ((bool,), torch._C.BoolType),
+        ((str,), torch._C.StringType),
+    ]
+    for python_types, jit_type in kinds:
+        if isinstance(obj, python_types):
+            return isinstance(ts_type, jit_type)
+    if isinstance(obj, (int, float)):
+        return isinstance(ts_type, torch._C.IntType if isinstance(obj, int) else torch._C.FloatType)
+    if type(obj).__name__ == "RuntimeList":
+        return isinstance(ts_type, torch._C.ListType)
+    if isinstance(obj, (Value, torch.Tensor)):
+        members = static.containedTypes() if isinstance(static, (torch._C.UnionType, torch._C.OptionalType)) else []
+        if any(isinstance(m, (torch._C.IntType, torch._C.FloatType, torch._C.BoolType)) for m in members):
+            raise ValueError("isinstance of a Union of tensors and numbers computed at run time is not supported")
+        return isinstance(ts_type, torch._C.TensorType)
+    return False
+
+
+@onnx_symbolic("prim::isinstance")
+def prim_isinstance(g: GraphContext, *inputs: object) -> object:
+    """prim::isinstance[types=[...]](Any x) -> bool: decided at export time, where every
+    value has one type (``isinstance(lengths, Tensor)`` on a ``Union[Tensor, List[int]]``
+    argument, as torch.nn.utils.rnn.pack_padded_sequence checks)."""
+    (obj,) = inputs
+    static = g.node.inputsAt(0).type()
+    return any(_holds(obj, ts_type, static) for ts_type in g.node.tys("types"))
