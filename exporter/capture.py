@@ -22,7 +22,7 @@ import torch
 
 from exporter import meta_trace
 from exporter.errors import ExporterError, ModelRaisedError, TracingError
-from exporter.passes.lower import fix_index_dtypes, lower_script_module, substitute_interpolate
+from exporter.passes.lower import fix_index_dtypes, inline_forks, lower_script_module, substitute_interpolate
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.tensors import quantized_input_parts
@@ -319,6 +319,7 @@ def _script(
     call = _bind_call(schema_params, args, kwargs)
     substitute_interpolate(graph)
     torch._C._jit_pass_inline(graph)
+    inline_forks(graph)
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")

@@ -9,7 +9,7 @@ two input sets of different sizes or values, so data-dependent control flow is e
 
 import io
 import math
-from typing import Final, Optional
+from typing import Final, NamedTuple, Optional
 
 import pytest
 import torch
@@ -1190,3 +1190,169 @@ def test_isinstance_of_an_optional_argument() -> None:
     for opset in (9, NEWEST):
         assert_matches_torch(model, (torch.randn(3), torch.randn(3)), opset=opset)
         assert_matches_torch(model, (torch.randn(3),), opset=opset)
+
+
+# --------------------------------------------------------------------------- fork/wait, interfaces, named tuples, script classes, with blocks
+
+
+@torch.jit.script
+def branch(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.relu(x) * scale
+
+
+class ForkWait(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        futures = [torch.jit.fork(branch, x, float(i + 1)) for i in range(3)]
+        results = [torch.jit.wait(f) for f in futures]
+        return torch.stack(results).sum(0)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_fork_wait(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    _check(torch.jit.script(ForkWait()), (torch.randn(3, 2),), [(torch.randn(5, 2),)], opset, **dynamic)
+
+
+@torch.jit.interface
+class Scorer(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+class Linear(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.l(x)
+
+
+class WithInterface(torch.nn.Module):
+    scorer: Scorer
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scorer = Linear()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scorer.forward(x) * 2
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_interface_attribute(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    _check(torch.jit.script(WithInterface()), (torch.randn(3, 4),), [(torch.randn(5, 4),)], opset, **dynamic)
+
+
+class Detections(NamedTuple):
+    boxes: torch.Tensor
+    scores: torch.Tensor
+    labels: Optional[torch.Tensor]
+
+
+class NamedOutputs(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> Detections:
+        scores, labels = x.max(1)
+        keep = scores > 0
+        return Detections(x[keep], scores[keep], labels[keep])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_named_tuple_outputs(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    _check(torch.jit.script(NamedOutputs()), (torch.randn(5, 4),), [(torch.randn(9, 4),)], opset, **dynamic)
+
+
+@torch.jit.script
+class Hypothesis:
+    def __init__(self, tokens: torch.Tensor, score: float) -> None:
+        self.tokens = tokens
+        self.score = score
+
+    def extend(self, token: int, logp: float) -> "Hypothesis":
+        return Hypothesis(torch.cat([self.tokens, torch.tensor([token])]), self.score + logp)
+
+
+class ScriptClassDecoder(torch.nn.Module):
+    def forward(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hyp = Hypothesis(torch.zeros(1, dtype=torch.long), 0.0)
+        logp = torch.log_softmax(logits, -1)
+        for t in range(logits.size(0)):
+            k = int(logp[t].argmax())
+            hyp = hyp.extend(k, float(logp[t, k]))
+        return hyp.tokens, torch.tensor(hyp.score)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_script_class_objects(opset: int) -> None:
+    _check(torch.jit.script(ScriptClassDecoder()), (torch.randn(4, 6),), [(torch.randn(4, 6),)], opset)
+
+
+class NoGradBlock(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            y = self.l(x)
+        return y * 2
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_no_grad_block(opset: int) -> None:
+    _check(torch.jit.script(NoGradBlock()), (torch.randn(2, 3),), [], opset)
+
+
+class PreallocatedOutputs(torch.nn.Module):
+    """An RNN decoder writing each step into a preallocated output (``outputs[t] = h``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = torch.nn.GRUCell(3, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps, batch = x.size(0), x.size(1)
+        outputs = torch.zeros(steps, batch, 4)
+        h = torch.zeros(batch, 4)
+        for t in range(steps):
+            h = self.cell(x[t], h)
+            outputs[t] = h
+            outputs[t, :, 0] += 1.0
+        return outputs
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_preallocated_outputs_written_in_a_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t", 1: "b"}}}
+    others = [(torch.randn(1, 1, 3),), (torch.randn(6, 3, 3),)]
+    _check(torch.jit.script(PreallocatedOutputs().eval()), (torch.randn(4, 2, 3),), others, opset, **dynamic)
+
+
+def test_script_class_object_in_a_run_time_loop_fails_by_name() -> None:
+    model = torch.jit.script(ScriptClassDecoder())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t"}}}
+    with pytest.raises(exporter.ExporterError, match=r"prim::Loop.*Hypothesis carried through a loop") as info:
+        exporter.export(model, (torch.randn(4, 6),), io.BytesIO(), opset_version=17, **dynamic)
+    assert "test_scripted_programs.py:" in str(info.value)
+
+
+class ForkMethods(torch.nn.Module):
+    """Forked submodule calls waited on directly (ensembles scripted for parallelism)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(4, 3)
+        self.b = torch.nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fa = torch.jit.fork(self.a, x)
+        fb = torch.jit.fork(self.b, x)
+        return torch.jit.wait(fa) - torch.jit.wait(fb)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_forked_submodules(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    _check(torch.jit.script(ForkMethods()), (torch.randn(3, 4),), [(torch.randn(5, 4),)], opset, **dynamic)

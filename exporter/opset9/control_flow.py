@@ -450,6 +450,16 @@ def _carried_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> V
         return empty
     if obj is None:
         return None  # type: ignore[return-value]
+    if isinstance(obj, (dict, script_dicts.ScriptObject)):
+        what = (
+            f"an object of TorchScript class {obj.class_name}"
+            if isinstance(obj, script_dicts.ScriptObject)
+            else "a dict"
+        )
+        raise ValueError(
+            f"{what} carried through a loop whose trip count is only known at run time is not supported: ONNX "
+            "Loop carries tensors, sequences and optionals only (a loop with a known trip count is unrolled)"
+        )
     if isinstance(obj, float) or (isinstance(ts_type, torch._C.FloatType) and isinstance(obj, (int, float))):
         return g.constant(float(obj), ir.DataType.DOUBLE)
     return g.constant(obj)
@@ -699,7 +709,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
         needs_python_state = (
             bool(dicts)
             or any(isinstance(e.obj, list) for e in changed)
-            or any(c is None or isinstance(c, (list, tuple)) for c in carried)
+            or any(c is None or isinstance(c, (list, tuple, dict, script_dicts.ScriptObject)) for c in carried)
         )
         if needs_python_state or trip_count <= 1:
             return _unrolled_loop(g, body, trip_count, carried, count)
@@ -713,7 +723,7 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     needs_python_state = (
         bool(dicts)
         or any(isinstance(e.obj, list) for e in changed)
-        or any(c is None or isinstance(c, (list, tuple)) for c in carried)
+        or any(c is None or isinstance(c, (list, tuple, dict, script_dicts.ScriptObject)) for c in carried)
     )
     if isinstance(trip_count, int) and condition is True and needs_python_state:
         iterations = static_loop_iterations(body, carried, g.lookup, min(trip_count, _UNROLL_LIMIT))

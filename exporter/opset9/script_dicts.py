@@ -1,12 +1,15 @@
 """TorchScript dict builtins of scripted models: ``d[k] = v``, ``d[k]``, ``get``/``setdefault``,
 ``pop``/``del``/``clear``/``update``/``copy``, ``len``, ``keys``/``values``/``items`` and ``dict(d)``,
-on dicts with str or int keys.
+on dicts with str or int keys; and objects of TorchScript classes made in forward
+(prim::CreateObject, their attributes read and written, ``with`` blocks).
 
 ONNX idioms: ONNX has no map a graph can build (its Map type is for inputs and outputs only, and
 no operator makes or reads one), so a dict is a Python dict at export time: its keys must be
 known while the graph is emitted (string and int constants, as scripted code writes them), and
 its values are whatever the graph computed. A model returning a dict returns one output per
 value, named by its key (prim::DictConstruct). A key computed at run time is an error naming it.
+An object of a TorchScript class (a hypothesis of a beam search) is likewise a Python object at
+export time whose attributes hold graph values.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from exporter.ts_graph import all_nodes, inside
 
 _KEY_TYPES = (str, int, float, bool)
 
-__all__ = ["OuterDict", "outer_dicts", "RUN_TIME_LOOP"]
+__all__ = ["OuterDict", "outer_dicts", "RUN_TIME_LOOP", "ScriptObject"]
 
 
 def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
@@ -237,3 +240,54 @@ def outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
         if key not in entry.keys:
             entry.keys.append(key)
     return list(found.values())
+
+
+class ScriptObject:
+    """An instance of a TorchScript class made in forward: its attributes, by name."""
+
+    def __init__(self, class_name: str) -> None:
+        self.class_name = class_name
+        self.attributes: dict[str, object] = {}
+
+    def __repr__(self) -> str:
+        return f"ScriptObject({self.class_name})"
+
+
+@onnx_symbolic("prim::CreateObject")
+def prim_create_object(g: GraphContext, *inputs: object) -> object:
+    """prim::CreateObject() -> Class: the object its (inlined) __init__ fills with SetAttr."""
+    del inputs
+    return ScriptObject(g.node.output().type().qualified_name())
+
+
+@onnx_symbolic("prim::SetAttr")
+def prim_set_attr(g: GraphContext, *inputs: object) -> None:
+    """prim::SetAttr[name](Class obj, t value) -> (): writes of module attributes were resolved
+    before emission (passes/module_attributes.py); this is an object made in forward."""
+    obj, value = inputs
+    if not isinstance(obj, ScriptObject):
+        raise ValueError(f"writing attribute {g.node.s('name')!r} of {type(obj).__name__} is not supported")
+    obj.attributes[g.node.s("name")] = value
+
+
+@onnx_symbolic("prim::GetAttr")
+def prim_get_attr(g: GraphContext, *inputs: object) -> object:
+    """prim::GetAttr[name](Class obj) -> t: an attribute of an object made in forward."""
+    (obj,) = inputs
+    name = g.node.s("name")
+    if not isinstance(obj, ScriptObject) or name not in obj.attributes:
+        raise ValueError(f"reading attribute {name!r} of {obj!r}: not set at export time")
+    return obj.attributes[name]
+
+
+@onnx_symbolic("prim::Enter")
+def prim_enter(g: GraphContext, *inputs: object) -> None:
+    """prim::Enter(Class ctx) -> (): a ``with`` block (``torch.no_grad()``) changes nothing an
+    exported graph computes."""
+    del g, inputs
+
+
+@onnx_symbolic("prim::Exit")
+def prim_exit(g: GraphContext, *inputs: object) -> None:
+    """prim::Exit(Class ctx): the end of a ``with`` block."""
+    del g, inputs

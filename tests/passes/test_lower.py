@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from exporter.passes.lower import fix_index_dtypes, lower, lower_script_module, substitute_interpolate
+from exporter.passes.lower import fix_index_dtypes, inline_forks, lower, lower_script_module, substitute_interpolate
 from exporter.ts_graph import all_nodes
 
 
@@ -60,3 +60,26 @@ def test_lower_script_module_with_a_bool_attribute() -> None:
     graph, params = lower_script_module(torch.jit.script(_WithFlag()))
     assert len([p for p in params if isinstance(p, torch.Tensor)]) == 2
     assert len(list(graph.inputs())) == 1 + len(params)
+
+
+@torch.jit.script
+def _doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+class _Forks(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        futures = [torch.jit.fork(_doubled, x) for _ in range(2)]
+        direct = torch.jit.fork(_doubled, x + 1)
+        return torch.stack([torch.jit.wait(f) for f in futures]).sum(0) + torch.jit.wait(direct)
+
+
+def test_inline_forks_leaves_no_futures() -> None:
+    graph = torch.jit.script(_Forks()).graph.copy()
+    lower(graph)
+    inline_forks(graph)
+    torch._C._jit_pass_dce(graph)  # alias analysis accepts the retyped lists
+    kinds = _kinds(graph)
+    assert "prim::fork" not in kinds and "aten::wait" not in kinds
+    assert kinds.count("aten::mul") == 2  # the forked function, inlined once per fork site
+    assert "Future" not in str(graph)
