@@ -1356,3 +1356,102 @@ class ForkMethods(torch.nn.Module):
 def test_forked_submodules(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     _check(torch.jit.script(ForkMethods()), (torch.randn(3, 4),), [(torch.randn(5, 4),)], opset, **dynamic)
+
+
+# --------------------------------------------------------------------------- frozen, traced and saved modules
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        if y.size(2) > 4:
+            y = torch.nn.functional.max_pool2d(y, 2)
+        return self.head(y.mean((2, 3)))
+
+
+def _convnet() -> torch.nn.Module:
+    model = ConvNet().eval()
+    model.bn.running_mean.uniform_(-0.5, 0.5)
+    model.bn.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_frozen_module(opset: int) -> None:
+    model = torch.jit.freeze(torch.jit.script(_convnet()))
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
+    others = [(torch.randn(1, 3, 4, 4),), (torch.randn(3, 3, 10, 7),)]
+    assert_matches_torch(model, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=others, **dynamic)
+
+
+def test_optimized_for_inference_names_the_mkldnn_ops() -> None:
+    """optimize_for_inference rewrites the graph into MKLDNN kernels and layouts, which have
+    no ONNX form here: the error names them (export the frozen module instead)."""
+    model = torch.jit.optimize_for_inference(torch.jit.script(_convnet()))
+    with pytest.raises(exporter.UnsupportedOperatorError, match="prim::mkldnn_convolution"):
+        exporter.export(model, (torch.randn(2, 3, 8, 8),), io.BytesIO(), opset_version=17)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_traced_then_saved_archive(opset: int, tmp_path) -> None:
+    traced = torch.jit.trace(_convnet(), torch.randn(2, 3, 8, 8))
+    path = tmp_path / "traced.pt"
+    torch.jit.save(traced, str(path))
+    loaded = torch.jit.load(str(path))
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b"}}}
+    assert_matches_torch(
+        loaded, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=[(torch.randn(4, 3, 8, 8),)], **dynamic
+    )
+
+
+class Mixed(torch.nn.Module):
+    """A scripted wrapper around a traced backbone and a scripted decoding loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = torch.jit.trace(torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh()), torch.randn(2, 4))
+        self.step = torch.nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor, steps: int) -> torch.Tensor:
+        h = self.backbone(x)
+        for _ in range(steps):
+            h = torch.tanh(self.step(h)) + h
+        return h
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_traced_backbone_in_a_scripted_module(opset: int) -> None:
+    model = torch.jit.script(Mixed().eval())
+    dynamic = {"input_names": ["x", "steps"], "dynamic_axes": {"x": {0: "b"}}}
+    others = [(torch.randn(5, 4), 0), (torch.randn(1, 4), 4)]
+    assert_matches_torch(model, (torch.randn(2, 4), 2), opset=opset, other_inputs=others, **dynamic)
+
+
+class Saved(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, 8)
+        self.rnn = torch.nn.GRU(8, 8, batch_first=True)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        out, h = self.rnn(self.embed(ids))
+        lengths = (ids != 0).sum(1)
+        last = out[torch.arange(ids.size(0)), (lengths - 1).clamp(min=0)]
+        return last + h[0]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_saved_scripted_archive_from_bytes(opset: int) -> None:
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(Saved().eval()), buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    dynamic = {"input_names": ["ids"], "dynamic_axes": {"ids": {0: "b", 1: "t"}}}
+    others = [(torch.randint(1, 20, (1, 1)),), (torch.randint(0, 20, (4, 9)),)]
+    assert_matches_torch(loaded, (torch.randint(0, 20, (2, 5)),), opset=opset, other_inputs=others, **dynamic)
