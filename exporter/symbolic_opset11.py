@@ -517,14 +517,25 @@ def aten_scaled_dot_product_attention_11(
     value: Value,
     attn_mask: Value | None = None,
     dropout_p: float = 0.0,
-    is_causal: bool = False,
+    is_causal: bool | Value = False,
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Value:
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
 
-    is_causal works with sequence lengths known only at run time (the mask from Range).
+    is_causal works with sequence lengths known only at run time (the mask from Range), and
+    is_causal itself may be known only at run time (attention.causal_at_run_time).
     """
+    if isinstance(is_causal, Value):
+        return attention.causal_at_run_time(
+            g,
+            is_causal,
+            attn_mask,
+            query,
+            lambda sub, mask, causal: aten_scaled_dot_product_attention_11(
+                sub, query, key, value, mask, dropout_p, causal, scale, enable_gqa
+            ),
+        )
     return attention.scaled_dot_product_attention_with(
         g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal_mask
     )

@@ -1455,3 +1455,182 @@ def test_saved_scripted_archive_from_bytes(opset: int) -> None:
     dynamic = {"input_names": ["ids"], "dynamic_axes": {"ids": {0: "b", 1: "t"}}}
     others = [(torch.randint(1, 20, (1, 1)),), (torch.randint(0, 20, (4, 9)),)]
     assert_matches_torch(loaded, (torch.randint(0, 20, (2, 5)),), opset=opset, other_inputs=others, **dynamic)
+
+
+# --------------------------------------------------------------------------- decoders, samplers, buckets
+
+
+class TransformerGreedy(torch.nn.Module):
+    """Greedy decoding with a scripted nn.TransformerDecoder: the target grows by one token
+    per step (a loop-carried tensor whose length changes), with a causal mask rebuilt each step."""
+
+    def __init__(self, vocab: int = 11, width: int = 16, bos: int = 1, eos: int = 2, max_len: int = 6) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, width)
+        layer = torch.nn.TransformerDecoderLayer(width, 4, 32, dropout=0.0, batch_first=True)
+        self.decoder = torch.nn.TransformerDecoder(layer, 2)
+        self.out = torch.nn.Linear(width, vocab)
+        self.bos = bos
+        self.eos = eos
+        self.max_len = max_len
+
+    def forward(self, memory: torch.Tensor) -> torch.Tensor:
+        tokens = torch.full((memory.size(0), 1), self.bos, dtype=torch.long)
+        for _ in range(self.max_len):
+            steps = tokens.size(1)
+            mask = torch.triu(torch.full((steps, steps), float("-inf")), diagonal=1)
+            hidden = self.decoder(self.embed(tokens), memory, tgt_mask=mask)
+            next_token = self.out(hidden[:, -1]).argmax(-1)
+            tokens = torch.cat([tokens, next_token.unsqueeze(1)], 1)
+            if bool((next_token == self.eos).all()):
+                break
+        return tokens
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_transformer_decoder_greedy(opset: int) -> None:
+    model = torch.jit.script(TransformerGreedy().eval())
+    dynamic = {"input_names": ["memory"], "dynamic_axes": {"memory": {0: "b", 1: "s"}}}
+    others = [(torch.randn(1, 2, 16),), (torch.randn(3, 7, 16),)]
+    _check(model, (torch.randn(2, 4, 16),), others, opset, needs=16, rtol=1e-3, atol=1e-4, **dynamic)
+
+
+class TopKTopP(torch.nn.Module):
+    """HF-style logits filtering: keep the top k, then the smallest set whose probability
+    passes top_p (sort, cumsum, shift right, scatter back), as scripted samplers do."""
+
+    def forward(self, logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+        top_k = min(max(top_k, 1), logits.size(-1))
+        kth = torch.topk(logits, top_k)[0][..., -1, None]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+        sorted_logits, sorted_indices = torch.sort(logits, descending=True)
+        cumulative = torch.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        remove = cumulative > top_p
+        remove[..., 1:] = remove[..., :-1].clone()
+        remove[..., 0] = False
+        remove = remove.scatter(1, sorted_indices, remove)
+        return logits.masked_fill(remove, float("-inf"))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_top_k_top_p_filtering(opset: int) -> None:
+    model = torch.jit.script(TopKTopP())
+    dynamic = {"input_names": ["logits", "k", "p"], "dynamic_axes": {"logits": {0: "b", 1: "v"}}}
+    others = [(torch.randn(1, 3), 10, 0.5), (torch.randn(4, 20), 1, 0.99)]
+    _check(model, (torch.randn(2, 8), 4, 0.9), others, opset, **dynamic)
+
+
+class RelativeBuckets(torch.nn.Module):
+    """T5's relative position buckets for run-time query and key lengths."""
+
+    def __init__(self, buckets: int = 8, max_distance: int = 20) -> None:
+        super().__init__()
+        self.buckets = buckets
+        self.max_distance = max_distance
+        self.bias = torch.nn.Embedding(buckets, 2)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        context = torch.arange(q.size(1), dtype=torch.long)[:, None]
+        memory = torch.arange(k.size(1), dtype=torch.long)[None, :]
+        relative = memory - context
+        buckets = self.buckets // 2
+        result = (relative > 0).to(torch.long) * buckets
+        relative = torch.abs(relative)
+        max_exact = buckets // 2
+        is_small = relative < max_exact
+        large = max_exact + (
+            torch.log(relative.float() / max_exact) / math.log(self.max_distance / max_exact) * (buckets - max_exact)
+        ).to(torch.long)
+        large = torch.min(large, torch.full_like(large, buckets - 1))
+        result = result + torch.where(is_small, relative, large)
+        return self.bias(result).permute(2, 0, 1)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_t5_relative_buckets(opset: int) -> None:
+    model = torch.jit.script(RelativeBuckets())
+    dynamic = {"input_names": ["q", "k"], "dynamic_axes": {"q": {1: "t"}, "k": {1: "s"}}}
+    others = [(torch.randn(1, 1, 2), torch.randn(1, 30, 2)), (torch.randn(1, 25, 2), torch.randn(1, 3, 2))]
+    _check(model, (torch.randn(1, 5, 2), torch.randn(1, 7, 2)), others, opset, **dynamic)
+
+
+class BucketTokens(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("boundaries", torch.tensor([0.1, 0.5, 1.0, 2.0]))
+        self.bag = torch.nn.EmbeddingBag(5, 3, mode="mean")
+
+    def forward(self, values: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        ids = torch.bucketize(values, self.boundaries)
+        pos = torch.searchsorted(self.boundaries, values.clamp(max=1.5))
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)[:-1]])
+        return self.bag(ids, offsets), pos
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_bucketize_and_embedding_bag(opset: int) -> None:
+    model = torch.jit.script(BucketTokens())
+    dynamic = {"input_names": ["values", "lengths"], "dynamic_axes": {"values": {0: "n"}, "lengths": {0: "b"}}}
+    others = [(torch.rand(3) * 3, torch.tensor([3])), (torch.rand(9) * 3, torch.tensor([2, 4, 1, 2]))]
+    _check(model, (torch.rand(6) * 3, torch.tensor([2, 4])), others, opset, **dynamic)
+
+
+class SearchRows(torch.nn.Module):
+    def forward(self, rows: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        ordered, order = rows.sort(-1)
+        return (
+            torch.searchsorted(ordered, values),
+            torch.searchsorted(ordered, values, right=True, out_int32=True),
+            torch.searchsorted(rows, values, side="right", sorter=order),
+        )
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_searchsorted_rows(opset: int) -> None:
+    model = torch.jit.script(SearchRows())
+    dynamic = {
+        "input_names": ["rows", "values"],
+        "dynamic_axes": {"rows": {0: "b", 1: "n"}, "values": {0: "b", 1: "m"}},
+    }
+    ties = torch.tensor([[1.0, 2.0, 2.0, 3.0]])
+    others = [(ties, torch.tensor([[2.0, 0.0, 9.0]])), (torch.randn(3, 6), torch.randn(3, 2))]
+    _check(model, (torch.randn(2, 5), torch.randn(2, 4)), others, opset, **dynamic)
+
+
+class ShapeEquality(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        same = x.size() == y.size()
+        differ = x.size() != y.size()
+        lengths = [x.size(0), 3] == [y.size(0), 3]
+        return torch.tensor(same), torch.tensor(differ), torch.tensor(lengths)
+
+
+@pytest.mark.parametrize("opset", (9, *OPSETS))
+def test_size_list_equality(opset: int) -> None:
+    """``x.size() == y.size()`` of run-time sizes is one bool (all items equal)."""
+    dynamic = {"input_names": ["x", "y"], "dynamic_axes": {"x": {0: "a", 1: "b"}, "y": {0: "c", 1: "d"}}}
+    others = [(torch.randn(2, 3), torch.randn(3, 2)), (torch.randn(4, 1), torch.randn(4, 5))]
+    _check(torch.jit.script(ShapeEquality()), (torch.randn(2, 3), torch.randn(2, 3)), others, opset, **dynamic)
+
+
+class DecoderWithMask(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        layer = torch.nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
+        self.decoder = torch.nn.TransformerDecoder(layer, 1)
+
+    def forward(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        steps = tgt.size(1)
+        mask = torch.triu(torch.full((steps, steps), float("-inf")), diagonal=1)
+        return self.decoder(tgt, memory, tgt_mask=mask)
+
+
+@pytest.mark.parametrize("opset", (17, NEWEST))
+def test_scripted_transformer_decoder_with_a_causal_mask(opset: int) -> None:
+    """TransformerDecoder compares the mask with a causal one of the run-time length: its
+    is_causal is a run-time bool (an If over both attention forms) and the attention mask an
+    ONNX optional."""
+    model = torch.jit.script(DecoderWithMask().eval())
+    dynamic = {"input_names": ["t", "m"], "dynamic_axes": {"t": {0: "b", 1: "t"}, "m": {0: "b", 1: "s"}}}
+    others = [(torch.randn(1, 1, 16), torch.randn(1, 2, 16)), (torch.randn(3, 6, 16), torch.randn(3, 5, 16))]
+    _check(model, (torch.randn(2, 3, 16), torch.randn(2, 4, 16)), others, opset, rtol=1e-3, atol=1e-4, **dynamic)

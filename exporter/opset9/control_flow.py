@@ -173,7 +173,7 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         _shaped_placeholders(g, branches)
         _typed_sequence_placeholders(branches)
         flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
-        optionals.optional_branches(g, branches, flat_ts_types)
+        optional_shapes = optionals.optional_branches(g, branches, flat_ts_types, optionals.absent_in_branch(condition))
         _same_branch_dtypes(g, branches, flat_ts_types)
         dict_count = sum(len(entry.keys) for entry in dicts)
         count = flat_outputs + len(lists) + dict_count
@@ -185,6 +185,8 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         values = values if isinstance(values, tuple) else (values,)
         # a placeholder for a value set on the other path only (prim::Uninitialized) says nothing of its rank
         _typed_like(values, [a if not a.meta.get("uninitialized") else b for a, b in zip(*branches_outputs(branches))])
+        for position, shape in optional_shapes.items():
+            values[position].shape = shape
         for items, value in zip(lists, values[flat_outputs:]):
             items._set_sequence(value)
         position = flat_outputs + len(lists)
