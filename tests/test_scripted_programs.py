@@ -1634,3 +1634,149 @@ def test_scripted_transformer_decoder_with_a_causal_mask(opset: int) -> None:
     dynamic = {"input_names": ["t", "m"], "dynamic_axes": {"t": {0: "b", 1: "t"}, "m": {0: "b", 1: "s"}}}
     others = [(torch.randn(1, 1, 16), torch.randn(1, 2, 16)), (torch.randn(3, 6, 16), torch.randn(3, 5, 16))]
     _check(model, (torch.randn(2, 3, 16), torch.randn(2, 4, 16)), others, opset, rtol=1e-3, atol=1e-4, **dynamic)
+
+
+# --------------------------------------------------------------------------- CRF scoring, run-time splits, pre- and post-processing
+
+
+class CRFLogLikelihood(torch.nn.Module):
+    """The CRF forward algorithm (log partition) over a masked batch: logsumexp per step."""
+
+    def __init__(self, tags: int = 4) -> None:
+        super().__init__()
+        self.transitions = torch.nn.Parameter(torch.randn(tags, tags))
+        self.start = torch.nn.Parameter(torch.randn(tags))
+        self.end = torch.nn.Parameter(torch.randn(tags))
+
+    def forward(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        score = self.start + emissions[:, 0]
+        for t in range(1, emissions.size(1)):
+            nxt = torch.logsumexp(score.unsqueeze(2) + self.transitions + emissions[:, t].unsqueeze(1), dim=1)
+            score = torch.where(mask[:, t].unsqueeze(1), nxt, score)
+        return torch.logsumexp(score + self.end, dim=1)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_crf_log_partition(opset: int) -> None:
+    model = torch.jit.script(CRFLogLikelihood())
+    dynamic = {"input_names": ["e", "m"], "dynamic_axes": {"e": {0: "b", 1: "t"}, "m": {0: "b", 1: "t"}}}
+
+    def inputs(b: int, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        lengths = torch.randint(1, t + 1, (b,))
+        return torch.randn(b, t, 4), torch.arange(t)[None] < lengths[:, None]
+
+    _check(model, inputs(2, 5), [inputs(1, 1), inputs(4, 9)], opset, **dynamic)
+
+
+class SplitByLengths(torch.nn.Module):
+    """Split a packed batch by run-time lengths, pool each piece, pad them back."""
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        sizes: list[int] = lengths.tolist()
+        pieces = torch.split(x, sizes)
+        pooled: list[torch.Tensor] = []
+        for piece in pieces:
+            pooled.append(piece.max(0)[0])
+        padded = torch.nn.utils.rnn.pad_sequence(list(pieces), batch_first=True)
+        return torch.stack(pooled), padded
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_split_by_run_time_lengths(opset: int) -> None:
+    model = torch.jit.script(SplitByLengths())
+    dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "n"}, "lengths": {0: "b"}}}
+    others = [(torch.randn(3, 2), torch.tensor([3])), (torch.randn(9, 2), torch.tensor([2, 4, 1, 2]))]
+    _check(model, (torch.randn(5, 2), torch.tensor([2, 3])), others, opset, **dynamic)
+
+
+class Preprocess(torch.nn.Module):
+    """Detection preprocessing: resize keeping the aspect ratio to a target size, normalise,
+    pad to a multiple of 32."""
+
+    def __init__(self, target: int = 64) -> None:
+        super().__init__()
+        self.target = target
+        self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+
+    def forward(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h, w = image.shape[-2], image.shape[-1]
+        scale = min(self.target / h, self.target / w)
+        new_h, new_w = int(h * scale), int(w * scale)
+        resized = F.interpolate(image, size=(new_h, new_w), mode="bilinear", align_corners=False)
+        normalized = (resized - self.mean) / self.std
+        pad_h = int(math.ceil(new_h / 32) * 32) - new_h
+        pad_w = int(math.ceil(new_w / 32) * 32) - new_w
+        return F.pad(normalized, [0, pad_w, 0, pad_h]), torch.tensor([new_h, new_w])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_detection_preprocessing(opset: int) -> None:
+    model = torch.jit.script(Preprocess())
+    dynamic = {"input_names": ["image"], "dynamic_axes": {"image": {0: "b", 2: "h", 3: "w"}}}
+    others = [(torch.rand(1, 3, 50, 120),), (torch.rand(2, 3, 200, 90),)]
+    _check(model, (torch.rand(1, 3, 80, 100),), others, opset, rtol=1e-3, atol=1e-4, **dynamic)
+
+
+class BatchedPostprocess(torch.nn.Module):
+    """Per-image detections in a loop over the batch: threshold, class-offset NMS by IoU matrix,
+    keep the top-k, pad each image's result to a fixed count and stack."""
+
+    def __init__(self, max_detections: int = 5) -> None:
+        super().__init__()
+        self.max_detections = max_detections
+
+    def forward(self, boxes: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        results: list[torch.Tensor] = []
+        for i in range(boxes.size(0)):
+            best, labels = scores[i].max(1)
+            keep = best > 0.2
+            b, s, l = boxes[i][keep], best[keep], labels[keep]
+            shifted = b + (l.to(b.dtype) * 100.0).unsqueeze(1)
+            order = s.argsort(descending=True)
+            shifted, b, s, l = shifted[order], b[order], s[order], l[order]
+            lt = torch.max(shifted[:, None, :2], shifted[None, :, :2])
+            rb = torch.min(shifted[:, None, 2:], shifted[None, :, 2:])
+            inter = (rb - lt).clamp(min=0).prod(2)
+            area = (shifted[:, 2:] - shifted[:, :2]).prod(1)
+            iou = inter / (area[:, None] + area[None, :] - inter)
+            survivors = ~((iou.triu(1) > 0.5).any(0))
+            det = torch.cat([b[survivors], s[survivors, None], l[survivors, None].to(b.dtype)], 1)
+            det = det[: self.max_detections]
+            results.append(F.pad(det, [0, 0, 0, self.max_detections - det.size(0)], value=-1.0))
+        return torch.stack(results)
+
+
+def _batch(b: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    corner = torch.rand(b, n, 2) * 10
+    return torch.cat([corner, corner + torch.rand(b, n, 2) * 5 + 1], 2), torch.rand(b, n, 3)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_batched_postprocess(opset: int) -> None:
+    model = torch.jit.script(BatchedPostprocess())
+    dynamic = {
+        "input_names": ["boxes", "scores"],
+        "dynamic_axes": {"boxes": {0: "b", 1: "n"}, "scores": {0: "b", 1: "n"}},
+    }
+    _check(model, _batch(2, 8), [_batch(1, 3), _batch(3, 20)], opset, **dynamic)
+
+
+class PadThree(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        time_major = torch.nn.utils.rnn.pad_sequence([a, b, c], padding_value=-1.0)
+        left = torch.nn.utils.rnn.pad_sequence([a, b, c], batch_first=True, padding_side="left")
+        return time_major, left
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_pad_sequence_of_a_fixed_list(opset: int) -> None:
+    dynamic = {"input_names": ["a", "b", "c"], "dynamic_axes": {"a": {0: "x"}, "b": {0: "y"}, "c": {0: "z"}}}
+    others = [(torch.randn(1, 2), torch.randn(6, 2), torch.randn(3, 2))]
+    _check(
+        torch.jit.script(PadThree()),
+        (torch.randn(2, 2), torch.randn(4, 2), torch.randn(4, 2)),
+        others,
+        opset,
+        **dynamic,
+    )

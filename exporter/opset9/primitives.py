@@ -223,13 +223,21 @@ def prim_tolist(g: GraphContext, *inputs: object) -> object:
 
     A 0-d tensor stays a value (a Python scalar at run time); a 1-D tensor of static length
     becomes a list of 0-d values, which list consumers (ListUnpack, ListConstruct users)
-    take item by item.
+    take item by item. One of run-time length is a run-time list in the stacked form (the
+    tensor itself, in the list's int64 or double items): ``torch.split(x, lengths.tolist())``.
     """
     x = inputs[0]
     assert isinstance(x, Value)
     rank = h.known_rank(x, "prim::tolist")
     if rank == 0:
         return x
+    if rank == 1 and h.static_shape(x) is None:
+        kind = g.node.output().type()
+        element = kind.getElementType().str() if isinstance(kind, torch._C.ListType) else ""
+        dtype = runtime_list.SCALAR_LIST_ITEMS.get(element, x.dtype)
+        items = RuntimeList(stacked=h.cast(g, x, dtype), item_dtype=dtype)
+        items.item_rank = 0
+        return items
     if rank == 1:
         length = h.static_dim(x, 0, "prim::tolist")
         return [g.op("Gather", x, g.constant(i), axis=0) for i in range(length)]
