@@ -77,13 +77,28 @@ def source_location(node: torch._C.Node | None) -> str:
     """
     if node is None:
         return "unknown location"
+    own = _own_location(node)
+    if own:
+        return own
+    # nodes TorchScript makes for a builtin (prim::tolist of ``t.tolist()``) may carry no
+    # range: the statement that uses the result is the user's line
+    for output in node.outputs():
+        for use in output.uses():
+            used_at = _own_location(use.user)
+            if used_at:
+                return used_at
+    return "unknown location"
+
+
+def _own_location(node: torch._C.Node) -> str:
+    """:func:`source_location` of ``node``'s own source range ("" when it has none)."""
     try:
         text = node.sourceRange()
     except Exception:  # noqa: BLE001 - some nodes have no range
-        return "unknown location"
+        return ""
     frames = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not frames:
-        return "unknown location"
+        return ""
     scripted = _SCRIPTED_FRAME.search(frames[0])
     if scripted:
         code = ""

@@ -1780,3 +1780,21 @@ def test_pad_sequence_of_a_fixed_list(opset: int) -> None:
         opset,
         **dynamic,
     )
+
+
+class NestedToList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[list[float]] = x.tolist()
+        return torch.tensor(rows[0])
+
+
+def test_a_node_without_a_source_range_is_located_by_its_user() -> None:
+    """prim::tolist carries no source range of its own; the error names the line using it."""
+    with pytest.raises(exporter.ExporterError, match=r"prim::tolist .*test_scripted_programs.py:\d+ \(return"):
+        exporter.export(
+            torch.jit.script(NestedToList()),
+            (torch.randn(2, 3),),
+            io.BytesIO(),
+            input_names=["x"],
+            dynamic_axes={"x": {0: "n"}},
+        )
