@@ -525,9 +525,16 @@ def _propagate_shapes(
     """
     if not all(isinstance(p, torch.Tensor) for p in params):
         return graph
-    return torch._C._propagate_and_assign_input_shapes(
-        graph, tuple(flat_inputs) + tuple(params), [0] * (len(flat_inputs) + len(params)), False, _propagates(graph)
-    )
+    inputs = tuple(flat_inputs) + tuple(params)
+    propagate = _propagates(graph)
+    try:
+        return torch._C._propagate_and_assign_input_shapes(graph, inputs, [0] * len(inputs), False, propagate)
+    except RuntimeError:
+        # torch's legacy propagation asserts on some valid graphs (a list comprehension over
+        # chunks next to an index_put in a loop): the input types alone, as when it cannot run
+        if not propagate:
+            raise
+        return torch._C._propagate_and_assign_input_shapes(graph, inputs, [0] * len(inputs), False, False)
 
 
 def _propagates(graph: torch._C.Graph) -> bool:

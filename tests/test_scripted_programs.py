@@ -1798,3 +1798,90 @@ def test_a_node_without_a_source_range_is_located_by_its_user() -> None:
             input_names=["x"],
             dynamic_axes={"x": {0: "n"}},
         )
+
+
+# --------------------------------------------------------------------------- small constructs
+
+
+class ConditionalRows(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = torch.jit.annotate(dict[str, torch.Tensor], {})
+        rows: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                rows.append(x[i] * 2)
+        out["n"] = torch.tensor(len(rows))
+        total = torch.zeros(x.size(1))
+        for i, r in enumerate(rows):
+            total = total + r * float(i)
+        out["total"] = total
+        return out
+
+
+class DtypeChecks(torch.nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        neg = -1e9
+        y = x.masked_fill(~mask, neg)
+        if x.dtype == torch.float16:
+            y = y.float()
+        z = torch.softmax(y, -1).type_as(x) * math.pi
+        assert z.size(0) == mask.size(0), f"batch mismatch {z.size(0)}"
+        return z
+
+
+class ChunksAndMaskedWrites(torch.nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = torch.chunk(x, 3, dim=1)
+        picked = torch.gather(x, 1, index)
+        y = x.clone()
+        for i in range(x.size(0)):
+            y[i][y[i] < 0] = 0.0
+        return torch.cat([p.sum(1, keepdim=True) for p in parts], 1), picked + y.sum()
+
+
+class ZippedLists(torch.nn.Module):
+    def forward(self, xs: torch.Tensor) -> torch.Tensor:
+        a: list[torch.Tensor] = []
+        b: list[torch.Tensor] = []
+        for i in range(xs.size(0)):
+            a.append(xs[i])
+            b.append(xs[i] * 2)
+        s = torch.zeros(xs.size(1))
+        for p, q in zip(a, b):
+            s = s + p * q
+        return s
+
+
+@pytest.mark.parametrize(
+    ("model", "args", "others", "dynamic"),
+    [
+        (ConditionalRows(), (torch.randn(4, 3),), [(torch.randn(6, 3),)], {"x": {0: "n"}}),
+        (
+            DtypeChecks(),
+            (torch.randn(2, 5), torch.rand(2, 5) > 0.3),
+            [(torch.randn(3, 7), torch.rand(3, 7) > 0.3)],
+            {"x": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}},
+        ),
+        (
+            ChunksAndMaskedWrites(),
+            (torch.randn(2, 6), torch.tensor([[0, 5], [1, 1]])),
+            [(torch.randn(3, 6), torch.tensor([[2, 2], [0, 0], [5, 4]]))],
+            {"x": {0: "b"}, "index": {0: "b"}},
+        ),
+        (ZippedLists(), (torch.randn(4, 3),), [(torch.randn(1, 3),)], {"xs": {0: "n"}}),
+    ],
+    ids=["A", "B", "C", "D"],
+)
+@pytest.mark.parametrize("opset", (13, 17))
+def test_small_constructs(model: torch.nn.Module, args: tuple, others: list, dynamic: dict, opset: int) -> None:
+    """Conditional appends (a sequence from 13), enumerate/zip over run-time lists, dtype
+    checks and an f-string assert, chunks in a comprehension next to masked writes in a loop
+    (torch's shape propagation asserts on that graph: the input types alone are used)."""
+    names = {"A": ["x"], "B": ["x", "mask"], "C": ["x", "index"], "D": ["xs"]}[
+        {"ConditionalRows": "A", "DtypeChecks": "B", "ChunksAndMaskedWrites": "C", "ZippedLists": "D"}[
+            type(model).__name__
+        ]
+    ]
+    assert_matches_torch(
+        torch.jit.script(model), args, opset=opset, other_inputs=others, input_names=names, dynamic_axes=dynamic
+    )
