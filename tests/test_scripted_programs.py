@@ -1390,12 +1390,32 @@ def test_frozen_module(opset: int) -> None:
     assert_matches_torch(model, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=others, **dynamic)
 
 
-def test_optimized_for_inference_names_the_mkldnn_ops() -> None:
-    """optimize_for_inference rewrites the graph into MKLDNN kernels and layouts, which have
-    no ONNX form here: the error names them (export the frozen module instead)."""
-    model = torch.jit.optimize_for_inference(torch.jit.script(_convnet()))
-    with pytest.raises(exporter.UnsupportedOperatorError, match="prim::mkldnn_convolution"):
-        exporter.export(model, (torch.randn(2, 3, 8, 8),), io.BytesIO(), opset_version=17)
+class MobileBlock(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.expand = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.depthwise = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.hardswish(self.expand(x))
+        y = F.relu6(self.bn(self.depthwise(y))) + y
+        return torch.sigmoid(self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1)))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("make", [_convnet, lambda: MobileBlock().eval()], ids=["convnet", "mobile_block"])
+def test_optimized_for_inference(opset: int, make: object) -> None:
+    """optimize_for_inference rewrites a frozen CNN into MKLDNN layouts and kernels
+    (prim::mkldnn_convolution, ConstantMKLDNNTensor, MKLDNNHardSwish_/HardTanh_,
+    BroadcastMKLDNNTensors, to_mkldnn/to_dense): plain ONNX ops."""
+    model = torch.jit.optimize_for_inference(torch.jit.script(make()))  # type: ignore[operator]
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
+    others = [(torch.randn(1, 3, 5, 9),), (torch.randn(3, 3, 12, 6),)]
+    assert_matches_torch(
+        model, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=others, rtol=1e-3, atol=1e-4, **dynamic
+    )
 
 
 @pytest.mark.parametrize("opset", OPSETS)
