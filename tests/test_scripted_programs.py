@@ -1905,3 +1905,26 @@ def test_small_constructs(model: torch.nn.Module, args: tuple, others: list, dyn
     assert_matches_torch(
         torch.jit.script(model), args, opset=opset, other_inputs=others, input_names=names, dynamic_axes=dynamic
     )
+
+
+@torch.jit.script
+class Box:
+    def __init__(self, lo: torch.Tensor, hi: torch.Tensor) -> None:
+        self.lo = lo
+        self.hi = hi
+
+
+class PickBox(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            box = Box(x.min(0)[0], x.max(0)[0])
+        else:
+            box = Box(x[0], x[-1])
+        return box.hi - box.lo
+
+
+def test_a_script_class_object_chosen_at_run_time_fails_by_name() -> None:
+    with pytest.raises(
+        exporter.ExporterError, match=r"prim::If .*test_scripted_programs.py:\d+.*ScriptObject\(.*Box\)"
+    ):
+        exporter.export(torch.jit.script(PickBox()), (torch.randn(3, 2),), io.BytesIO(), opset_version=17)
