@@ -1804,16 +1804,37 @@ def test_pad_sequence_of_a_fixed_list(opset: int) -> None:
 
 class NestedToList(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows: list[list[float]] = x.tolist()
+        rows: list[list[list[float]]] = x.tolist()
         return torch.tensor(rows[0])
 
 
+class RowsToList(torch.nn.Module):
+    """``tolist()`` of 2-d tensors: a list of rows, known at export time or at run time."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        rows: list[list[float]] = x.tolist()
+        ids: list[list[int]] = (x > 0).long().tolist()
+        total = 0.0
+        for r in rows:
+            total += r[0]
+        return torch.tensor(rows[0]), torch.tensor(ids[-1]), torch.tensor(total)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("axes", [{}, {0: "n"}, {1: "m"}, {0: "n", 1: "m"}], ids=["static", "rows", "cols", "both"])
+def test_tolist_of_a_matrix(opset: int, axes: dict) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": axes}} if axes else {}
+    other = torch.randn(5 if 0 in axes else 3, 6 if 1 in axes else 4)
+    _check(torch.jit.script(RowsToList()), (torch.randn(3, 4),), [(other,)], opset, **dynamic)
+
+
 def test_a_node_without_a_source_range_is_located_by_its_user() -> None:
-    """prim::tolist carries no source range of its own; the error names the line using it."""
+    """prim::tolist carries no source range of its own; the error names the line using it
+    (tolist of a 3-d tensor is not supported)."""
     with pytest.raises(exporter.ExporterError, match=r"prim::tolist .*test_scripted_programs.py:\d+ \(return"):
         exporter.export(
             torch.jit.script(NestedToList()),
-            (torch.randn(2, 3),),
+            (torch.randn(2, 3, 2),),
             io.BytesIO(),
             input_names=["x"],
             dynamic_axes={"x": {0: "n"}},

@@ -231,17 +231,24 @@ def prim_tolist(g: GraphContext, *inputs: object) -> object:
     rank = h.known_rank(x, "prim::tolist")
     if rank == 0:
         return x
-    if rank == 1 and h.static_shape(x) is None:
-        kind = g.node.output().type()
-        element = kind.getElementType().str() if isinstance(kind, torch._C.ListType) else ""
-        dtype = runtime_list.SCALAR_LIST_ITEMS.get(element, x.dtype)
+    kind = g.node.output().type()
+    while isinstance(kind, torch._C.ListType):
+        kind = kind.getElementType()
+    dtype = runtime_list.SCALAR_LIST_ITEMS.get(kind.str(), x.dtype)
+    rows_known = x.shape is not None and isinstance(x.shape[0], int)
+    if rank in (1, 2) and (h.static_shape(x) is None if rank == 1 else not rows_known):
+        # a run-time list in the stacked form; a 2-d tensor is a list of rows (lists)
         items = RuntimeList(stacked=h.cast(g, x, dtype), item_dtype=dtype)
-        items.item_rank = 0
+        items.item_rank = rank - 1
+        items.nested = rank == 2
         return items
     if rank == 1:
         length = h.static_dim(x, 0, "prim::tolist")
         return [g.op("Gather", x, g.constant(i), axis=0) for i in range(length)]
-    raise ValueError("prim::tolist of a tensor with more than one dim is not supported")
+    if rank == 2:  # rows known at export time, each a list of its items
+        rows = [g.op("Gather", x, g.constant(i), axis=0) for i in range(h.static_dim(x, 0, "prim::tolist"))]
+        return [prim_tolist(g, row) for row in rows]
+    raise ValueError("prim::tolist of a tensor with more than two dims is not supported")
 
 
 def _scalar_extreme(g: GraphContext, inputs: tuple[object, ...], pick_max: bool) -> object:
