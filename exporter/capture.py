@@ -26,6 +26,7 @@ from exporter.errors import ExporterError, ModelRaisedError, TracingError
 from exporter.passes.lower import (
     fix_index_dtypes,
     inline_calls,
+    inline_forks,
     lower_script_module,
     substitute_interpolate,
 )
@@ -453,11 +454,13 @@ def _script(
     types without running anything. It is there to refuse inputs that do not fit with the
     model's own message; ``example_run=False`` skips it where the model has just run on these
     inputs (torch.jit.trace of a module with scripted parts)."""
+    _check_has_forward(model)
     graph, params, param_names = _lower_scripted(model)
     schema_params = _schema_params(model)
     call = _bind_call(schema_params, args, kwargs)
     substitute_interpolate(graph)
     inline_calls(graph)  # a ScriptFunction's calls (a module's were inlined by lowering)
+    inline_forks(graph)
     user_count = len(list(graph.inputs())) - len(params)
     if len(call) != user_count:
         raise TypeError(f"the scripted model takes {user_count} inputs, {len(call)} were given")
@@ -520,6 +523,21 @@ def _state_dict_names(model: torch.jit.ScriptModule, params: Sequence[Any]) -> l
         key = (p.data_ptr(), p.dtype, tuple(p.shape), p.stride())
         param_names.append(by_storage.get(key, f"param_{i}"))
     return param_names
+
+
+def _check_has_forward(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> None:
+    """A scripted module whose forward is overloaded (nn.LSTM/GRU/RNN: tensor and
+    PackedSequence inputs) has only the compiled overloads, ``forward__0``..., and no
+    ``forward`` that torch itself could call: say so instead of torch's bare RuntimeError."""
+    if not isinstance(model, torch.jit.ScriptModule) or model._c._has_method("forward"):
+        return
+    overloads = sorted(name for name in model._c._method_names() if name.startswith("forward__"))
+    name = model.original_name
+    detail = f" (only its overloads {', '.join(overloads)})" if overloads else ""
+    raise ExporterError(
+        f"the scripted module {name} has no forward method{detail}: torch cannot call it either. Script a module "
+        f"whose forward calls {name}, which picks the overload for its inputs, or export the module unscripted"
+    )
 
 
 def _schema_params(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> list[torch._C.Argument]:
@@ -684,13 +702,16 @@ def _propagate_shapes(
         for index, (value, ts_input) in enumerate(zip(flat_inputs, graph.inputs()))
         if isinstance(value, list) and _is_tensor_list(ts_input.type())
     ]
-    propagated = torch._C._propagate_and_assign_input_shapes(
-        graph,
-        tuple(stack) + tuple(params),
-        [0] * (len(stack) + len(params)),
-        False,
-        _propagates(graph) and not tensor_lists,
-    )
+    inputs = tuple(stack) + tuple(params)
+    propagate = _propagates(graph) and not tensor_lists
+    try:
+        propagated = torch._C._propagate_and_assign_input_shapes(graph, inputs, [0] * len(inputs), False, propagate)
+    except RuntimeError:
+        # torch's legacy propagation asserts on some valid graphs (a list comprehension over
+        # chunks next to an index_put in a loop): the input types alone, as when it cannot run
+        if not propagate:
+            raise
+        propagated = torch._C._propagate_and_assign_input_shapes(graph, inputs, [0] * len(inputs), False, False)
     ts_inputs = list(propagated.inputs())
     for index in tensor_lists:
         ts_inputs[index].setType(torch._C.ListType(torch._C.TensorType.get()))

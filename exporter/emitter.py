@@ -251,6 +251,12 @@ class _Emitter:
                     obj.meta["uninitialized"] = True
                 if obj is None:
                     raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
+                if not isinstance(obj, (bool, int, float, torch.Tensor, ir.Value)):
+                    # a dict or an object of a TorchScript class chosen at run time
+                    raise TypeError(
+                        f"a branch or loop body decided at run time returns {obj!r}: ONNX If and Loop carry "
+                        "tensors, sequences and optionals only (build it after the branch, from values chosen in it)"
+                    )
                 obj = builder.constant(obj) if not isinstance(obj, ir.Value) else obj
             if isinstance(obj.type, ir.SequenceType) and obj in graph.inputs and obj not in graph.outputs:
                 pass  # a Loop-carried list the body left alone

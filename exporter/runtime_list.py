@@ -40,6 +40,7 @@ __all__ = [
     "concatenated",
     "from_items",
     "list_item_value",
+    "item_value",
     "sequence_of",
     "append",
     "insert",
@@ -228,7 +229,7 @@ def _require(g: GraphContext, opset: int, what: str) -> None:
         raise ValueError(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
 
 
-def _item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
+def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
     """An ONNX value for one list item. Scalars take the list's item dtype; tensors must
     already have it, since ONNX sequences hold one dtype."""
     if isinstance(item, Value):
@@ -264,7 +265,7 @@ def list_item_value(g: GraphContext, item: list[Any] | tuple[Any, ...], dtype: i
             dtype = ir.DataType.INT64
     if all(not isinstance(v, Value) for v in item):
         return g.constant(torch.tensor(list(item), dtype=tensors.to_torch_dtype(dtype)).reshape(-1))
-    parts = [h.unsqueeze(g, _item_value(g, v, dtype), [0]) for v in item]
+    parts = [h.unsqueeze(g, item_value(g, v, dtype), [0]) for v in item]
     joined = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
     joined.dtype = dtype
     joined.shape = ir.Shape([len(parts)])
@@ -286,7 +287,7 @@ def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None
         return result
     values = []
     for item in items:
-        value = _item_value(g, item, result.item_dtype)
+        value = item_value(g, item, result.item_dtype)
         result._learn(value, item)
         values.append(value)
     result._set_sequence(g.op("SequenceConstruct", *values))
@@ -314,7 +315,7 @@ def _index_value(g: GraphContext, index: int | Value) -> Value:
 def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
     """``items.append(item)``: SequenceInsert at the end."""
     sequence = sequence_of(g, items)
-    value = _item_value(g, item, items.item_dtype)
+    value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
     items._set_sequence(g.op("SequenceInsert", sequence, value))
     return items
@@ -323,7 +324,7 @@ def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
 def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -> None:
     """``items.insert(index, item)``"""
     sequence = sequence_of(g, items)
-    value = _item_value(g, item, items.item_dtype)
+    value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
     items._set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
 
@@ -352,7 +353,7 @@ def set_item(g: GraphContext, items: RuntimeList, index: int | Value, item: Any)
     """``items[index] = item``: erase, then insert at the same position."""
     sequence = sequence_of(g, items)
     position = _position(g, items, index)
-    value = _item_value(g, item, items.item_dtype)
+    value = item_value(g, item, items.item_dtype)
     erased = g.op("SequenceErase", sequence, position)
     items._set_sequence(g.op("SequenceInsert", erased, value, position))
 

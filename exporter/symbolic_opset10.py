@@ -1004,11 +1004,14 @@ def aten_flip_10(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     return shape.flip_with(g, self, dims, _flip_dim_10)
 
 
-def _roll_dim_10(g: GraphContext, x: Value, shift: int, dim: int, size: Value) -> Value:
-    """Roll a dim of run-time size: Mod with fmod=0 takes the divisor's sign, so negative
-    shifts come out right, and Slice takes the run-time split point."""
+def _roll_dim_10(g: GraphContext, x: Value, shift: int | Value, dim: int, size: Value) -> Value:
+    """Roll a dim of run-time size or by a run-time shift: Mod with fmod=0 takes the divisor's
+    sign, so negative shifts come out right, and Slice takes the run-time split point."""
     size_1d = h.unsqueeze(g, size, [0])
-    split = g.op("Sub", size_1d, g.op("Mod", g.constant([shift]), size_1d, fmod=0))
+    shift_1d = (
+        g.constant([shift]) if isinstance(shift, int) else h.unsqueeze(g, h.cast(g, shift, ir.DataType.INT64), [0])
+    )
+    split = g.op("Sub", size_1d, g.op("Mod", shift_1d, size_1d, fmod=0))
     axes = g.constant([dim])
     tail = g.op("Slice", x, split, g.constant([h.INT64_MAX]), axes)
     head = g.op("Slice", x, g.constant([0]), split, axes)
@@ -1016,7 +1019,9 @@ def _roll_dim_10(g: GraphContext, x: Value, shift: int, dim: int, size: Value) -
 
 
 @onnx_symbolic("aten::roll", opset=10)
-def aten_roll_10(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int] = ()) -> Value:
+def aten_roll_10(
+    g: GraphContext, self: Value, shifts: Sequence[int] | Sequence[int | Value], dims: Sequence[int] = ()
+) -> Value:
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor: a dim of run-time size
     rolls with Mod and two run-time Slices."""
     return shape.roll_with(g, self, shifts, dims, _roll_dim_10)

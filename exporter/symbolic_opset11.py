@@ -66,18 +66,21 @@ def _resize(
     g: GraphContext,
     x: Value,
     mode: str,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
     scales: Sequence[float | None] | None,
     align_corners: bool | None,
 ) -> Value:
-    """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic.
+    """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic. Output sizes
+    computed at run time (scripted code resizing to ``int(h * scale)``) are Resize's sizes input.
 
     torch's nearest source is floor(dst * in/out), or floor(dst / scale) when a factor was
     given: asymmetric + floor. Linear with align_corners=False is half_pixel (torch clamps
     negative sources to 0, as onnxruntime does; pytorch_half_pixel would differ for an output
     of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
     """
-    out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)
+    if output_size and any(isinstance(v, Value) for v in output_size):
+        return _resize_to_run_time_size(g, x, mode, g.list_to_value(list(output_size)), bool(align_corners))
+    out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)  # type: ignore[arg-type]
     attrs = _resize_attributes(mode, align_corners)
     if out_sizes is not None and scale_list is not None:
         # both given (the non-vec overloads): torch samples with the scales, so keep them
@@ -156,7 +159,7 @@ def aten_unique_dim(
 
 @onnx_symbolic("aten::upsample_nearest1d", opset=11)
 def aten_upsample_nearest1d_11(
-    g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None
+    g: GraphContext, self: Value, output_size: Sequence[int] | Sequence[int | Value], scales: float | None = None
 ) -> Value:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
@@ -167,7 +170,10 @@ def aten_upsample_nearest1d_11(
 
 @onnx_symbolic("aten::upsample_nearest1d.vec", opset=11)
 def aten_upsample_nearest1d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
+    scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -177,7 +183,7 @@ def aten_upsample_nearest1d_vec_11(
 def aten_upsample_nearest2d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Sequence[int | Value],
     scales_h: float | None = None,
     scales_w: float | None = None,
 ) -> Value:
@@ -187,7 +193,10 @@ def aten_upsample_nearest2d_11(
 
 @onnx_symbolic("aten::upsample_nearest2d.vec", opset=11)
 def aten_upsample_nearest2d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
+    scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -197,7 +206,7 @@ def aten_upsample_nearest2d_vec_11(
 def aten_upsample_nearest3d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Sequence[int | Value],
     scales_d: float | None = None,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -208,7 +217,10 @@ def aten_upsample_nearest3d_11(
 
 @onnx_symbolic("aten::upsample_nearest3d.vec", opset=11)
 def aten_upsample_nearest3d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext,
+    input: Value,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
+    scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -216,7 +228,11 @@ def aten_upsample_nearest3d_vec_11(
 
 @onnx_symbolic("aten::upsample_linear1d", opset=11)
 def aten_upsample_linear1d(
-    g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales: float | None = None
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int] | Sequence[int | Value],
+    align_corners: bool,
+    scales: float | None = None,
 ) -> Value:
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
 
@@ -230,7 +246,7 @@ def aten_upsample_linear1d(
 def aten_upsample_linear1d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -242,7 +258,7 @@ def aten_upsample_linear1d_vec(
 def aten_upsample_bilinear2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Sequence[int | Value],
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -255,7 +271,7 @@ def aten_upsample_bilinear2d(
 def aten_upsample_bilinear2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -267,7 +283,7 @@ def aten_upsample_bilinear2d_vec(
 def aten_upsample_trilinear3d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Sequence[int | Value],
     align_corners: bool,
     scales_d: float | None = None,
     scales_h: float | None = None,
@@ -283,7 +299,7 @@ def aten_upsample_trilinear3d(
 def aten_upsample_trilinear3d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -295,7 +311,7 @@ def aten_upsample_trilinear3d_vec(
 def aten_upsample_bicubic2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Sequence[int | Value],
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -311,7 +327,7 @@ def aten_upsample_bicubic2d(
 def aten_upsample_bicubic2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -517,14 +533,25 @@ def aten_scaled_dot_product_attention_11(
     value: Value,
     attn_mask: Value | None = None,
     dropout_p: float = 0.0,
-    is_causal: bool = False,
+    is_causal: bool | Value = False,
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Value:
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
 
-    is_causal works with sequence lengths known only at run time (the mask from Range).
+    is_causal works with sequence lengths known only at run time (the mask from Range), and
+    is_causal itself may be known only at run time (attention.causal_at_run_time).
     """
+    if isinstance(is_causal, Value):
+        return attention.causal_at_run_time(
+            g,
+            is_causal,
+            attn_mask,
+            query,
+            lambda sub, mask, causal: aten_scaled_dot_product_attention_11(
+                sub, query, key, value, mask, dropout_p, causal, scale, enable_gqa
+            ),
+        )
     return attention.scaled_dot_product_attention_with(
         g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal_mask
     )

@@ -17,7 +17,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import normalization
+from exporter.symbolic_opset9 import attention, normalization
 from exporter.symbolic_opset11 import aten_scaled_dot_product_attention_11
 
 Value = ir.Value
@@ -31,7 +31,7 @@ def aten_scaled_dot_product_attention(
     value: Value,
     attn_mask: Value | None = None,
     dropout_p: float = 0.0,
-    is_causal: bool = False,
+    is_causal: bool | Value = False,
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Value:
@@ -43,6 +43,16 @@ def aten_scaled_dot_product_attention(
     onnxruntime's kernel (1.32) zeroes it too. A mask with is_causal takes the MatMul form,
     which zeroes fully masked rows itself.
     """
+    if isinstance(is_causal, Value):  # known only at run time: an If over both forms
+        return attention.causal_at_run_time(
+            g,
+            is_causal,
+            attn_mask,
+            query,
+            lambda sub, mask, causal: aten_scaled_dot_product_attention(
+                sub, query, key, value, mask, dropout_p, causal, scale, enable_gqa
+            ),
+        )
     if h.rank_of(query) != 4 or h.rank_of(key) != 4 or (attn_mask is not None and is_causal):
         # other ranks keep the MatMul/Softmax lowering
         return aten_scaled_dot_product_attention_11(

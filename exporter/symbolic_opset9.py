@@ -52,6 +52,8 @@ Families:
       amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix norms.
   repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid,
       as_strided/unfold, constant/reflection/replication/circular padding.
+  script_dicts: TorchScript dict builtins (d[k] = v, d[k], get, setdefault, pop, del, update,
+      len, keys/values/items) on dicts whose keys are export-time constants.
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
@@ -86,6 +88,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     recurrent,
     reductions,
     repeat_pad,
+    script_dicts,
     script_lists,
     shape,
     sorting,
@@ -115,6 +118,7 @@ __all__ = [
     "recurrent",
     "reductions",
     "repeat_pad",
+    "script_dicts",
     "script_lists",
     "shape",
     "sorting",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -25,6 +25,8 @@ __all__ = [
     "CALL_SITES",
     "library_line",
     "call_chain",
+    "inside",
+    "static_loop_iterations",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -92,13 +94,28 @@ def source_location(node: torch._C.Node | None) -> str:
     """
     if node is None:
         return "unknown location"
+    own = _own_location(node)
+    if own:
+        return own
+    # nodes TorchScript makes for a builtin (prim::tolist of ``t.tolist()``) may carry no
+    # range: the statement that uses the result is the user's line
+    for output in node.outputs():
+        for use in output.uses():
+            used_at = _own_location(use.user)
+            if used_at:
+                return used_at
+    return "unknown location"
+
+
+def _own_location(node: torch._C.Node) -> str:
+    """:func:`source_location` of ``node``'s own source range ("" when it has none)."""
     try:
         text = node.sourceRange()
     except Exception:  # noqa: BLE001 - some nodes have no range
-        return "unknown location"
+        return ""
     frames = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not frames:
-        return "unknown location"
+        return ""
     scripted = _SCRIPTED_FRAME.search(frames[0])
     if scripted:
         path, line_number = scripted.group("path"), scripted.group("line")
@@ -170,3 +187,96 @@ def call_chain(node: torch._C.Node, sites: str) -> str:
 def _user_frame(location: str) -> bool:
     path = location.split(" (", 1)[0].rsplit(":", 1)[0]
     return location != "unknown location" and not _inside_torch(path)
+
+
+def inside(block: torch._C.Block, node: torch._C.Node) -> bool:
+    """Whether ``node`` lies in ``block`` or a block nested in it."""
+    owner: torch._C.Block | None = node.owningBlock()
+    while owner is not None:
+        if owner == block:
+            return True
+        parent = owner.owningNode()
+        owner = parent.owningBlock() if parent is not None else None
+    return False
+
+
+class _NotStatic(Exception):
+    """A loop condition that cannot be computed at export time."""
+
+
+def static_loop_iterations(
+    body: torch._C.Block, carried: Sequence[object], lookup: Callable[[torch._C.Value], object], limit: int
+) -> int | None:
+    """How many times a loop body runs when its condition is known at export time on every
+    iteration (None otherwise, or beyond ``limit``): the condition may depend only on
+    constants, the iteration number, numbers from enclosing code (``lookup`` gives what a
+    value of enclosing code was emitted as) and carried numbers that themselves depend only
+    on those, and is computed here in Python, iteration by iteration, running aten's scalar
+    ops in torch.
+
+    A for loop with ``continue`` or ``break`` decided at export time is such a loop in
+    TorchScript (``while i < n`` with ``i`` carried); unrolling it keeps Python state (the
+    lists the body appends to) at export time, as a plain for loop with a known trip count does.
+    """
+    params = list(body.inputs())
+    outputs = list(body.outputs())
+
+    def evaluate(value: torch._C.Value, env: dict[int, object], cache: dict[int, object]) -> object:
+        key = value.unique()
+        if key in env:
+            return env[key]
+        if key in cache:
+            return cache[key]
+        node = value.node()
+        if value in params:  # a carried value not known at export time
+            raise _NotStatic
+        if not inside(body, node):
+            result = lookup(value)
+            if not (result is None or isinstance(result, (bool, int, float, str))):
+                raise _NotStatic
+        elif node.kind() == "prim::Constant":
+            result = node.output().toIValue()
+        elif node.kind() == "prim::Uninitialized":
+            result = None
+        elif node.kind() == "prim::If":  # the flags `break` and `continue` leave
+            taken = list(node.blocks())[0 if evaluate(node.inputsAt(0), env, cache) else 1]
+            result = evaluate(list(taken.outputs())[value.offset()], env, cache)
+        elif node.kind().startswith("aten::") and not list(node.blocks()) and node.outputsSize() == 1:
+            schema = schema_of(node)
+            if schema is None:
+                raise _NotStatic
+            packet = getattr(torch.ops.aten, node.kind().split("::", 1)[1])
+            args = [evaluate(v, env, cache) for v in node.inputs()]
+            if any(not (a is None or isinstance(a, (bool, int, float, str))) for a in args):
+                raise _NotStatic
+            try:
+                result = getattr(packet, schema.overload_name or "default")(*args)
+            except Exception as error:  # noqa: BLE001 - not computable here: the loop stays a Loop
+                raise _NotStatic from error
+            if not isinstance(result, (bool, int, float)):
+                raise _NotStatic
+        else:
+            raise _NotStatic
+        cache[key] = result
+        return result
+
+    # the carried numbers the condition may use: those computed from known values alone
+    known = [i for i, c in enumerate(carried) if isinstance(c, (bool, int, float))]
+    state = {params[i + 1].unique(): carried[i] for i in known}
+    for iteration in range(limit):
+        env = {params[0].unique(): iteration, **state}
+        cache: dict[int, object] = {}
+        try:
+            condition = evaluate(outputs[0], env, cache)
+        except _NotStatic:
+            return None
+        following = {}
+        for i in known:
+            try:
+                following[params[i + 1].unique()] = evaluate(outputs[i + 1], env, cache)
+            except _NotStatic:
+                continue  # a carried value the condition must then not read (it raises if it does)
+        if not condition:
+            return iteration + 1
+        state = following
+    return None

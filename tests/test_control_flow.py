@@ -13,7 +13,7 @@ import onnx
 import pytest
 import torch
 from cases import graph_kinds, opsets_for_kinds
-from conftest import assert_outputs_match, run_model
+from conftest import assert_matches_torch, assert_outputs_match, run_model
 
 import exporter
 
@@ -220,9 +220,10 @@ class DictMutation(torch.nn.Module):
         return d["a"] * 2
 
 
-def test_dict_mutation_fails_clearly() -> None:
-    with pytest.raises(exporter.ExporterError, match="test_control_flow.py"):
-        exporter.export(torch.jit.script(DictMutation()), (torch.randn(2),), io.BytesIO())
+def test_dict_mutation_exports() -> None:
+    """Dicts with constant keys are Python dicts at export time (script_dicts.py); the dicts
+    ONNX cannot hold fail by name in test_scripted_programs.py."""
+    assert_matches_torch(torch.jit.script(DictMutation()), (torch.randn(2),), opset=13)
 
 
 @torch.jit.ignore

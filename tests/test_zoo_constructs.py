@@ -202,12 +202,12 @@ def test_deepseek_v3_tracing_error_names_the_attention_line() -> None:
 
 def test_run_time_value_for_a_constant_argument_says_what_would_work() -> None:
     @torch.jit.script
-    def shifted(x: torch.Tensor, n: int) -> torch.Tensor:
-        return x.roll(n)
+    def swapped(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x.transpose(n, 0)  # ONNX Transpose takes its permutation as an attribute
 
     with pytest.raises(SymbolicError) as info:
-        exporter.export(shifted, (torch.randn(4), 1), io.BytesIO(), opset_version=17)
+        exporter.export(swapped, (torch.randn(4, 3), 1), io.BytesIO(), opset_version=17)
     message = str(info.value)
-    assert "aten::roll" in message and "argument 'shifts'" in message
+    assert "aten::transpose" in message and "argument 'dim0'" in message
     assert "test_zoo_constructs.py:" in info.value.location
     assert "make it a Python constant in the model" in message

@@ -155,8 +155,9 @@ def aten_pow(g: GraphContext, self: Value, exponent: Value) -> Value:
 
 @onnx_symbolic("aten::sqrt")
 def aten_sqrt(g: GraphContext, self: Value) -> Value:
-    """sqrt(Tensor self) -> Tensor"""
-    return g.op("Sqrt", self)
+    """sqrt(Tensor self) -> Tensor (also sqrt.int(int a) -> float: ``math.sqrt`` of a size):
+    integers compute in torch's float result dtype"""
+    return g.op("Sqrt", _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::rsqrt")
@@ -166,7 +167,7 @@ def aten_rsqrt(g: GraphContext, self: Value) -> Value:
     Div(1, Sqrt(x)) rather than Reciprocal(Sqrt(x)): onnxruntime's SimplifiedLayerNormFusion
     matches RMSNorm written as x * rsqrt(mean(x^2) + eps) (T5, LLaMA) only in the Div form.
     """
-    root = g.op("Sqrt", self)
+    root = g.op("Sqrt", _as_result_dtype(g, self, floating=True))
     return g.op("Div", h.scalar_like(g, 1.0, root), root)
 
 
@@ -179,26 +180,32 @@ def aten_reciprocal(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::exp")
 def aten_exp(g: GraphContext, self: Value) -> Value:
-    """exp(Tensor self) -> Tensor"""
-    return g.op("Exp", self)
+    """exp(Tensor self) -> Tensor (also exp.int(int a) -> float: ``math.exp`` of a size):
+    integers compute in torch's float result dtype"""
+    return g.op("Exp", _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::log")
 def aten_log(g: GraphContext, self: Value) -> Value:
-    """log(Tensor self) -> Tensor"""
-    return g.op("Log", self)
+    """log(Tensor self) -> Tensor (also log.int(int a) -> float: ``math.log`` of a size):
+    integers compute in torch's float result dtype"""
+    return g.op("Log", _as_result_dtype(g, self, floating=True))
 
 
 @onnx_symbolic("aten::floor")
 def aten_floor(g: GraphContext, self: Value) -> Value:
-    """floor(Tensor self) -> Tensor"""
-    return g.op("Floor", self) if h.is_floating(self) else self
+    """floor(Tensor self) -> Tensor; floor.float(float a) -> int (``math.floor(n / 2)`` of a size)
+    is an int64, as torch's int (``torch.tensor([math.floor(...)])`` is then int64 too)."""
+    rounded = g.op("Floor", self) if h.is_floating(self) else self
+    return h.cast(g, rounded, bitwise.result_dtype(g, rounded.dtype) or rounded.dtype)
 
 
 @onnx_symbolic("aten::ceil")
 def aten_ceil(g: GraphContext, self: Value) -> Value:
-    """ceil(Tensor self) -> Tensor"""
-    return g.op("Ceil", self) if h.is_floating(self) else self
+    """ceil(Tensor self) -> Tensor; ceil.float(float a) -> int (``math.ceil(n / 2)`` of a size)
+    is an int64, as torch's int (``torch.tensor([math.ceil(...)])`` is then int64 too)."""
+    rounded = g.op("Ceil", self) if h.is_floating(self) else self
+    return h.cast(g, rounded, bitwise.result_dtype(g, rounded.dtype) or rounded.dtype)
 
 
 @onnx_symbolic("aten::erf")

@@ -45,7 +45,7 @@ def aten_scaled_dot_product_attention(
     value: Value,
     attn_mask: Value | None = None,
     dropout_p: float = 0.0,
-    is_causal: bool = False,
+    is_causal: bool | Value = False,
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Value:
@@ -56,9 +56,50 @@ def aten_scaled_dot_product_attention(
     no key (all False, all -inf, or so with is_causal) is 0 as in torch, not Softmax's NaN.
     is_causal needs static sequence lengths before opset 11 (symbolic_opset11).
     """
+    if isinstance(is_causal, Value):
+        return causal_at_run_time(
+            g,
+            is_causal,
+            attn_mask,
+            query,
+            lambda sub, mask, causal: aten_scaled_dot_product_attention(
+                sub, query, key, value, mask, dropout_p, causal, scale, enable_gqa
+            ),
+        )
     return scaled_dot_product_attention_with(
         g, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, _causal_mask
     )
+
+
+def causal_at_run_time(
+    g: GraphContext,
+    is_causal: Value,
+    attn_mask: Value | None,
+    query: Value,
+    attend: Callable[[GraphContext, Value | None, bool], Value],
+) -> Value:
+    """Attention whose is_causal is known only at run time (nn.TransformerDecoder compares
+    the tgt_mask it is given with a causal mask of the run-time length): an If whose then
+    branch attends causally without the mask (None on that path in torch's
+    multi_head_attention_forward) and whose else branch attends with the mask (unwrapped when
+    it is an ONNX optional). ``attend(sub, mask, causal)`` emits one of them into ``sub``."""
+
+    def with_mask(sub: GraphContext) -> list[Value]:
+        mask = attn_mask
+        if mask is not None and isinstance(mask.type, ir.OptionalType):
+            element = sub.op("OptionalGetElement", mask)
+            element.type, element.shape = mask.type.elem_type, mask.shape
+            mask = element
+        return [attend(sub, mask, False)]
+
+    then_branch = g.build_subgraph([], lambda sub: [attend(sub, None, True)], "causal_branch")
+    else_branch = g.build_subgraph([], with_mask, "masked_branch")
+    condition = is_causal if h.rank_of(is_causal) == 0 else g.op("Reshape", is_causal, g.constant([]))
+    out = g.op("If", h.cast(g, condition, ir.DataType.BOOL), then_branch=then_branch, else_branch=else_branch)
+    out.dtype = query.dtype
+    rank = h.rank_of(query)
+    out.shape = ir.Shape([None] * rank) if rank is not None else None
+    return out
 
 
 def scaled_dot_product_attention_with(

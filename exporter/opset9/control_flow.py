@@ -20,10 +20,10 @@ from exporter import symbolic_helper as h
 from exporter.arguments import ArgumentError
 from exporter.errors import SymbolicError
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
-from exporter.opset9 import optionals
+from exporter.opset9 import optionals, script_dicts
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import all_nodes
+from exporter.ts_graph import all_nodes, inside, static_loop_iterations
 
 Value = ir.Value
 
@@ -66,17 +66,6 @@ _LIST_MUTATIONS = frozenset(
 )
 
 
-def _inside(block: torch._C.Block, node: torch._C.Node) -> bool:
-    """Whether ``node`` lies in ``block`` or a block nested in it."""
-    owner: torch._C.Block | None = node.owningBlock()
-    while owner is not None:
-        if owner == block:
-            return True
-        parent = owner.owningNode()
-        owner = parent.owningBlock() if parent is not None else None
-    return False
-
-
 class _OuterList:
     """A list defined before a control-flow node and used inside its blocks."""
 
@@ -99,7 +88,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
         for position, value in enumerate(node.inputs()):
             if not isinstance(value.type(), torch._C.ListType):
                 continue
-            if any(_inside(block, value.node()) for block in blocks):
+            if any(inside(block, value.node()) for block in blocks):
                 continue
             obj = g.lookup(value)
             if not isinstance(obj, (list, RuntimeList)):
@@ -171,17 +160,33 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
             _sequences_in_control_flow(g, "a list changed inside an `if` on a value computed at run time")
         lists = [_as_runtime_list(g, entry) for entry in changed]
         before = [runtime_list.sequence_of(g, items) for items in lists]
+        where = "an `if` on a value computed at run time"
+        dicts = script_dicts.outer_dicts(g, [then_block, else_block])
         branches = []
         for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
             for items, value in zip(lists, before):
                 items.sequence = value
+            for entry in dicts:
+                entry.restore()
             try:
-                branches.append(g.subgraph(block, [], name, extra_outputs=lambda: _threaded_values(lists)))
+                branches.append(
+                    g.subgraph(
+                        block,
+                        [],
+                        name,
+                        extra_outputs=lambda: [
+                            *_threaded_values(lists),
+                            *(v for entry in dicts for v in entry.written(where)),
+                        ],
+                    )
+                )
             except SymbolicError as error:
                 if not _raised_here(error):
                     raise
                 for items, value in zip(lists, before):
                     items.sequence = value
+                for entry in dicts:
+                    entry.restore()
                 result = g.inline_block(else_block if block is then_block else then_block)
                 g.keep_inputs_of(condition)  # torch keeps the check (an If), so its inputs stay
                 if outputs == 0:
@@ -189,12 +194,14 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
                 return result[0] if outputs == 1 else tuple(result)
         widths = [_flat_width(v.type()) for v in g.node.outputs()]
         flat_outputs = sum(widths)
+        _learned_sequence_types(branches, lists, flat_outputs)
         _shaped_placeholders(g, branches)
         _typed_sequence_placeholders(branches)
         flat_ts_types = [t for v in g.node.outputs() for t in _flat_types(v.type())]
-        optionals.optional_branches(g, branches, flat_ts_types)
+        optional_shapes = optionals.optional_branches(g, branches, flat_ts_types, optionals.absent_in_branch(condition))
         _same_branch_dtypes(g, branches, flat_ts_types)
-        count = flat_outputs + len(lists)
+        dict_count = sum(len(entry.keys) for entry in dicts)
+        count = flat_outputs + len(lists) + dict_count
         if count == 0:
             return None
         values = g.op(
@@ -203,8 +210,14 @@ def prim_if(g: GraphContext, *inputs: object) -> object:
         values = values if isinstance(values, tuple) else (values,)
         # a placeholder for a value set on the other path only (prim::Uninitialized) says nothing of its rank
         _typed_like(values, [a if not a.meta.get("uninitialized") else b for a, b in zip(*branches_outputs(branches))])
+        for position, shape in optional_shapes.items():
+            values[position].shape = shape
         for items, value in zip(lists, values[flat_outputs:]):
             items._set_sequence(value)
+        position = flat_outputs + len(lists)
+        for entry in dicts:
+            entry.update(values[position : position + len(entry.keys)])
+            position += len(entry.keys)
         if outputs == 0:
             return None
         grouped = [_as_list(v) for v in _regroup(list(values[:flat_outputs]), [v.type() for v in g.node.outputs()])]
@@ -236,6 +249,24 @@ def _typed_sequence_placeholders(branches: list[ir.Graph]) -> None:
             element = other.type.elem_type
             mine.producer().attributes["dtype"] = ir.AttrInt64("dtype", int(element.dtype))
             mine.type = ir.SequenceType(element)
+
+
+def _learned_sequence_types(branches: list[ir.Graph], lists: Sequence[RuntimeList], first: int) -> None:
+    """A list threaded through an If that starts empty learns its item dtype from the first
+    append, which may come in the second branch: the first branch's pass-through copy of
+    the empty sequence takes that dtype too (ONNX If needs one type per output)."""
+    for offset, items in enumerate(lists):
+        if items.item_dtype is None:
+            continue
+        for graph in branches:
+            output = graph.outputs[first + offset]
+            if not isinstance(output.type, ir.SequenceType):
+                continue
+            output.type = items.sequence_type()
+            producer = output.producer()
+            if producer is not None and producer.op_type == "Loop":  # the copy below opset 14
+                for carried in producer.attributes["body"].value.inputs[2:]:
+                    carried.type = items.sequence_type()
 
 
 def branches_outputs(branches: list[ir.Graph]) -> tuple[list[Value], list[Value]]:
@@ -373,8 +404,13 @@ def _unrolled_loop(g: GraphContext, body: torch._C.Block, trip_count: int, carri
 
 
 def _is_scan(entry: _OuterList, body: torch._C.Block) -> bool:
-    """An empty list the body only appends to, once per iteration: a Loop scan output."""
-    if not isinstance(entry.obj, list) or entry.obj or len(entry.uses) != 1:
+    """A list the body only appends to, once per iteration: a Loop scan output. Items the list
+    held before the loop (``path = [last]`` before a backtracking loop) are stacked in front of
+    it after the loop; they and the appended items must share one shape, as a scan output's
+    iterations do."""
+    if not isinstance(entry.obj, list) or len(entry.uses) != 1:
+        return False
+    if not all(isinstance(item, (Value, bool, int, float)) for item in entry.obj):
         return False
     (use,) = entry.uses
     return use.kind() == "aten::append" and use.owningBlock() == body and not use.output().uses()
@@ -408,7 +444,7 @@ def _later_uses(entry: _OuterList, node: torch._C.Node) -> list[str]:
 
 
 def _inside_node(node: torch._C.Node, other: torch._C.Node) -> bool:
-    return any(_inside(block, other) for block in node.blocks())
+    return any(inside(block, other) for block in node.blocks())
 
 
 class LoopRefused(Exception):
@@ -459,6 +495,16 @@ def _carried_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> V
         return empty
     if obj is None:
         return None  # type: ignore[return-value]
+    if isinstance(obj, (dict, script_dicts.ScriptObject)):
+        what = (
+            f"an object of TorchScript class {obj.class_name}"
+            if isinstance(obj, script_dicts.ScriptObject)
+            else "a dict"
+        )
+        raise ValueError(
+            f"{what} carried through a loop whose trip count is only known at run time is not supported: ONNX "
+            "Loop carries tensors, sequences and optionals only (a loop with a known trip count is unrolled)"
+        )
     if isinstance(obj, float) or (isinstance(ts_type, torch._C.FloatType) and isinstance(obj, (int, float))):
         return g.constant(float(obj), ir.DataType.DOUBLE)
     return g.constant(obj)
@@ -524,6 +570,7 @@ def _onnx_loop(
     carried: list[object],
     count: int,
     changed: list[_OuterList],
+    dicts: Sequence[script_dicts.OuterDict] = (),
 ) -> object:
     sequences_allowed = g.opset >= runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
     scans: list[_OuterList] = []
@@ -592,9 +639,28 @@ def _onnx_loop(
         for v in initial
     ]
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
+    # each dict key the body writes is one more carried value; it must hold one before the loop
+    initial_dicts = [
+        _carried_value(g, v, torch._C.TensorType.get())
+        for entry in dicts
+        for v in entry.written(script_dicts.RUN_TIME_LOOP)
+    ]
+    dicts_in = [
+        ir.Value(
+            name=g.unique_name("loop_dict_item"),
+            type=ir.TensorType(v.dtype) if v.dtype is not None else None,
+            shape=ir.Shape([None] * len(v.shape)) if v.shape is not None else None,
+        )
+        for v in initial_dicts
+    ]
+    position = 0
+    for entry in dicts:
+        entry.update(dicts_in[position : position + len(entry.keys)])
+        position += len(entry.keys)
     for items, value in zip(lists, lists_in):
         items.sequence = value
     collectors = [runtime_list.ScanItem() for _ in scans]
+    prefixes = [list(entry.obj) for entry in scans]  # type: ignore[call-overload]
     for entry, collector in zip(scans, collectors):
         g.replace(entry.obj, collector)
     buffers = [
@@ -608,7 +674,7 @@ def _onnx_loop(
     buffers_in = [value for b in buffers for value in (b.buffer_in, b.sizes_in)]
     # Loop-1 wants at least one loop-carried value: a loop that only has scan outputs passes
     # a dummy one through.
-    dummy = [g.constant(False)] if not initial and not initial_lists and not buffers else []
+    dummy = [g.constant(False)] if not initial and not initial_lists and not initial_dicts and not buffers else []
     dummy_in = [
         ir.Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
         for _ in dummy
@@ -616,15 +682,21 @@ def _onnx_loop(
 
     def extra_outputs() -> list[object]:
         grown = [value for b in buffers for value in (b.buffer_out, b.sizes_out)]
-        return [*_threaded_values(lists), *dummy_in, *grown, *(c.item for c in collectors)]
+        return [
+            *_threaded_values(lists),
+            *(v for entry in dicts for v in entry.written(script_dicts.RUN_TIME_LOOP)),
+            *dummy_in,
+            *grown,
+            *(c.item for c in collectors),
+        ]
 
     grouped_in = [_as_list(v) for v in _regroup(list(carried_in), carried_types, carried)]
     body_graph = _body_subgraph(
-        g, body, [iteration, *grouped_in, *lists_in, *dummy_in, *buffers_in], extra_outputs, lists_as_items
+        g, body, [iteration, *grouped_in, *lists_in, *dicts_in, *dummy_in, *buffers_in], extra_outputs, lists_as_items
     )
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
-    expected = 1 + flat_count + len(lists) + len(dummy) + len(buffers_in) + len(scans)
+    expected = 1 + flat_count + len(lists) + len(dicts_in) + len(dummy) + len(buffers_in) + len(scans)
     if len(body_graph.outputs) != expected:  # a carried list changed length: ONNX fixes the count
         raise ValueError(
             "a list re-assigned in a loop whose trip count is only known at run time must keep its length "
@@ -633,7 +705,7 @@ def _onnx_loop(
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise LoopRefused("the loop condition must be a bool")
     initial = _consistent_carried(g, body_graph, carried_in, initial)
-    if flat_count + len(lists) + len(scans) + len(buffers) == 0:
+    if flat_count + len(lists) + len(dicts_in) + len(scans) + len(buffers) == 0:
         return None
     # the buffers start empty, typed by the items the body appended
     initial_buffers = []
@@ -641,23 +713,38 @@ def _onnx_loop(
         assert buffer.item is not None and buffer.item.dtype is not None
         initial_buffers.append(g.constant(torch.zeros(0, dtype=tensors.to_torch_dtype(buffer.item.dtype))))
         initial_buffers.append(g.constant(torch.zeros(buffer.sizes_in.shape[0], dtype=torch.int64)))
-    total = flat_count + len(lists) + len(dummy) + len(buffers_in) + len(scans)
+    total = flat_count + len(lists) + len(dicts_in) + len(dummy) + len(buffers_in) + len(scans)
     values = g.op(
-        "Loop", trip, cond, *initial, *initial_lists, *dummy, *initial_buffers, body=body_graph, num_outputs=total
+        "Loop",
+        trip,
+        cond,
+        *initial,
+        *initial_lists,
+        *initial_dicts,
+        *dummy,
+        *initial_buffers,
+        body=body_graph,
+        num_outputs=total,
     )
     values = values if isinstance(values, tuple) else (values,)
     _typed_like(values[: total - len(scans)], body_graph.outputs[1:])
     for items, value in zip(lists, values[flat_count:]):
         items._set_sequence(value)
-    grown = values[flat_count + len(lists) + len(dummy) : total - len(scans)]
-    for (entry, _), buffer, position in zip(concats, buffers, range(0, len(grown), 2)):
-        g.replace(buffer, runtime_list.concatenated(g, buffer, grown[position], grown[position + 1]))
-    for entry, collector, value in zip(scans, collectors, values[total - len(scans) :]):
+    position = flat_count + len(lists)
+    for entry in dicts:
+        entry.update(values[position : position + len(entry.keys)])
+        position += len(entry.keys)
+    grown = values[flat_count + len(lists) + len(dicts_in) + len(dummy) : total - len(scans)]
+    for buffer, offset in zip(buffers, range(0, len(grown), 2)):
+        g.replace(buffer, runtime_list.concatenated(g, buffer, grown[offset], grown[offset + 1]))
+    for entry, collector, value, prefix in zip(scans, collectors, values[total - len(scans) :], prefixes):
         item = collector.item
         assert item is not None
         value.dtype = item.dtype
         if item.shape is not None:
             value.shape = ir.Shape([None, *item.shape])
+        if prefix:  # the items held before the loop go in front of the scanned ones
+            value = _scan_with_prefix(g, prefix, value, item)
         scanned = RuntimeList(stacked=value, item_dtype=item.dtype)
         scanned.nested = collector.nested
         g.replace(collector, scanned)
@@ -665,6 +752,15 @@ def _onnx_loop(
         return None
     grouped = [_as_list(v) for v in _regroup(list(values[:flat_count]), [v.type() for v in g.node.outputs()], carried)]
     return grouped[0] if count == 1 else tuple(grouped)
+
+
+def _scan_with_prefix(g: GraphContext, prefix: list[object], scanned: Value, item: Value) -> Value:
+    """``prefix`` (the list's items before the loop) stacked on axis 0 in front of the scan output."""
+    parts = [h.unsqueeze(g, runtime_list.item_value(g, v, item.dtype), [0]) for v in prefix]
+    joined = g.op("Concat", *parts, scanned, axis=0)
+    joined.dtype = scanned.dtype
+    joined.shape = scanned.shape
+    return joined
 
 
 @onnx_symbolic("prim::Loop")
@@ -682,12 +778,15 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
     (body,) = list(g.node.blocks())
     count = g.node.outputsSize()
     changed = _outer_lists(g, [body])
+    dicts = script_dicts.outer_dicts(g, [body])
     static_for = (
         isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= _UNROLL_LIMIT
     )
     if static_for:
-        needs_python_state = any(isinstance(e.obj, list) for e in changed) or any(
-            c is None or isinstance(c, (list, tuple)) for c in carried
+        needs_python_state = (
+            bool(dicts)
+            or any(isinstance(e.obj, list) for e in changed)
+            or any(c is None or isinstance(c, (list, tuple, dict, script_dicts.ScriptObject)) for c in carried)
         )
         if needs_python_state or trip_count <= 1:
             return _unrolled_loop(g, body, trip_count, carried, count)
@@ -698,8 +797,17 @@ def prim_loop(g: GraphContext, *inputs: object) -> object:
             for items, sequence, stacked in saved:
                 items.sequence, items.stacked = sequence, stacked
             return _unrolled_loop(g, body, trip_count, carried, count)
+    needs_python_state = (
+        bool(dicts)
+        or any(isinstance(e.obj, list) for e in changed)
+        or any(c is None or isinstance(c, (list, tuple, dict, script_dicts.ScriptObject)) for c in carried)
+    )
+    if isinstance(trip_count, int) and condition is True and needs_python_state:
+        iterations = static_loop_iterations(body, carried, g.lookup, min(trip_count, _UNROLL_LIMIT))
+        if iterations is not None:
+            return _unrolled_loop(g, body, iterations, carried, count)
     try:
-        return _onnx_loop(g, body, trip_count, condition, carried, count, changed)
+        return _onnx_loop(g, body, trip_count, condition, carried, count, changed, dicts)
     except LoopRefused as refusal:  # nothing to fall back to: report the refusal as it was raised
         if isinstance(refusal.__cause__, SymbolicError):
             raise refusal.__cause__

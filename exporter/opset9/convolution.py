@@ -1,5 +1,6 @@
 """Convolutions: every aten convolution entry point (conv1d/2d/3d, transposed, _convolution,
-conv_tbc, padding='same'), and sliding blocks (im2col/unfold, col2im/fold).
+conv_tbc, padding='same'), sliding blocks (im2col/unfold, col2im/fold), and the MKLDNN forms
+torch.jit.optimize_for_inference rewrites a frozen CNN into (layouts are no-ops in ONNX).
 
 ONNX idioms: Conv/ConvTranspose with explicit pads; im2col is zero padding plus one Gather of
 export-time patch indices (exact for every dtype); col2im below Col2Im-18 is a sum over kernel
@@ -15,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
+from exporter.opset9 import activations
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -177,6 +179,70 @@ def aten_conv3d(
 ) -> Value:
     """conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor (and the str padding overload)"""
     return _conv_nd(g, input, weight, bias, stride, padding, dilation, groups)
+
+
+@onnx_symbolic("prim::mkldnn_convolution")
+def prim_mkldnn_convolution(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    weight: Value,
+    bias: Value | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+) -> Value:
+    """prim::mkldnn_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor
+
+    torch.jit.optimize_for_inference's convolution on MKLDNN layouts (BatchNorm folded in):
+    layouts mean nothing in ONNX, so it is a plain Conv (aten::to_mkldnn/to_dense are no-ops,
+    prim::ConstantMKLDNNTensor a dense constant)."""
+    return _conv_nd(g, input, weight, bias, stride, padding, dilation, groups)
+
+
+@onnx_symbolic("prim::ConstantMKLDNNTensor")
+def prim_constant_mkldnn_tensor(g: GraphContext, *inputs: object) -> object:
+    """prim::ConstantMKLDNNTensor[value] -> Tensor: a weight in MKLDNN layout, as a dense constant."""
+    del inputs
+    return g.node.t("value").to_dense()
+
+
+@onnx_symbolic("prim::MKLDNNHardSwish_")
+def prim_mkldnn_hardswish(g: GraphContext, *inputs: object) -> object:
+    """prim::MKLDNNHardSwish_(Tensor self) -> Tensor: hardswish (in place, on an MKLDNN tensor)."""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    return activations.aten_hardswish(g, x)
+
+
+@onnx_symbolic("prim::MKLDNNHardTanh_")
+def prim_mkldnn_hardtanh(g: GraphContext, *inputs: object) -> object:
+    """prim::MKLDNNHardTanh_[min_val, max_val](Tensor self) -> Tensor: hardtanh/relu6."""
+    (x,) = inputs
+    assert isinstance(x, Value)
+    return h.clip(g, x, g.node.f("min_val"), g.node.f("max_val"))
+
+
+@onnx_symbolic("prim::BroadcastMKLDNNTensors")
+def prim_broadcast_mkldnn_tensors(g: GraphContext, *inputs: object) -> object:
+    """prim::BroadcastMKLDNNTensors(Tensor a, Tensor b) -> (Tensor, Tensor): MKLDNN kernels do
+    not broadcast, ONNX's do; the elementwise op that follows broadcasts the originals."""
+    return tuple(inputs)
+
+
+@onnx_symbolic("aten::to_mkldnn")
+def aten_to_mkldnn(g: GraphContext, self: Value, dtype: torch.dtype | None = None) -> Value:
+    """to_mkldnn(Tensor self, ScalarType? dtype=None) -> Tensor: a layout change only"""
+    return self if dtype is None else h.cast(g, self, h.ir_dtype(dtype))
+
+
+@onnx_symbolic("aten::to_dense")
+def aten_to_dense(
+    g: GraphContext, self: Value, dtype: torch.dtype | None = None, masked_grad: bool | None = None
+) -> Value:
+    """to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor: a layout change only"""
+    del masked_grad
+    return self if dtype is None else h.cast(g, self, h.ir_dtype(dtype))
 
 
 @onnx_symbolic("aten::conv_tbc")

@@ -415,8 +415,14 @@ def _nonzero_rows(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::nonzero")
 def aten_nonzero(g: GraphContext, self: Value) -> Value:
-    """nonzero(Tensor self) -> Tensor: [n, rank], NonZero's [rank, n] transposed"""
-    return h.data_dependent(g, g.op("Transpose", _nonzero_rows(g, self), perm=[1, 0]))
+    """nonzero(Tensor self) -> Tensor: [n, rank], NonZero's [rank, n] transposed. Only the
+    count is data-dependent: the static second dim lets ``nonzero(m).squeeze(1)`` of a 1-d
+    mask (box filtering) be a plain Squeeze with a known rank."""
+    out = h.data_dependent(g, g.op("Transpose", _nonzero_rows(g, self), perm=[1, 0]))
+    rank = h.rank_of(self)
+    if rank is not None:
+        out.shape = ir.Shape([None, rank])
+    return out
 
 
 @onnx_symbolic("aten::nonzero_numpy")

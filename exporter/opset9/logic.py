@@ -11,8 +11,8 @@ from __future__ import annotations
 import onnx_ir as ir
 import torch
 
+from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
-from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -29,6 +29,55 @@ def aten_eq(g: GraphContext, self: Value, other: Value) -> Value:
 def aten_ne(g: GraphContext, self: Value, other: Value) -> Value:
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
     return g.op("Not", h.equal(g, self, other))
+
+
+def _list_value(g: GraphContext, items: object, dtype: ir.DataType) -> Value:
+    """A list operand of a list comparison as a 1-d tensor: a run-time shape, or the items."""
+    if isinstance(items, Value):
+        return h.cast(g, items, dtype)
+    assert isinstance(items, (list, tuple))
+    return runtime_list.list_item_value(g, list(items), dtype)
+
+
+def _lists_equal(g: GraphContext, a: object, b: object, dtype: ir.DataType) -> object:
+    """``a == b`` of two lists of numbers (``mask.size() == other.size()``): decided at
+    export time when the items are, or when the lengths differ; else Equal of the items,
+    all of them. Lists are equal only at equal lengths, so lengths known only at run time
+    (a list built by a loop) are refused rather than compared elementwise."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return False
+        if not any(isinstance(v, Value) for v in (*a, *b)):
+            return list(a) == list(b)
+    a_v, b_v = _list_value(g, a, dtype), _list_value(g, b, dtype)
+    lengths = [v.shape[0] if v.shape is not None and len(v.shape) == 1 else None for v in (a_v, b_v)]
+    if not all(isinstance(n, int) for n in lengths):
+        raise ValueError("comparing lists whose lengths are only known at run time is not supported")
+    if lengths[0] != lengths[1]:
+        return False
+    if lengths[0] == 0:
+        return True
+    same = h.cast(g, g.op("Equal", a_v, b_v), ir.DataType.INT64)
+    return h.cast(g, h.reduce(g, "ReduceMin", same, [0], False), ir.DataType.BOOL)
+
+
+@onnx_symbolic("aten::eq.int_list")
+@onnx_symbolic("aten::eq.float_list")
+@onnx_symbolic("aten::eq.bool_list")
+def aten_eq_list(g: GraphContext, a: object, b: object) -> object:
+    """eq.int_list(int[] a, int[] b) -> bool: one bool for the whole lists (Equal alone
+    compared them item by item, a tensor that then failed to become a bool)."""
+    kind = g.node.inputsAt(0).type().getElementType().str()
+    return _lists_equal(g, a, b, runtime_list.SCALAR_LIST_ITEMS.get(kind, ir.DataType.INT64))
+
+
+@onnx_symbolic("aten::ne.int_list")
+@onnx_symbolic("aten::ne.float_list")
+@onnx_symbolic("aten::ne.bool_list")
+def aten_ne_list(g: GraphContext, a: object, b: object) -> object:
+    """ne.int_list(int[] a, int[] b) -> bool"""
+    equal = aten_eq_list(g, a, b)
+    return (not equal) if isinstance(equal, bool) else g.op("Not", equal)
 
 
 def _bool_operands(g: GraphContext, a: Value, b: Value) -> tuple[Value, Value]:

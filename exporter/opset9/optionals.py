@@ -43,10 +43,43 @@ def element_shape(shapes: Sequence[ir.Shape | None]) -> ir.Shape | None:
     return None
 
 
-def optional_branches(g: GraphContext, branches: list[ir.Graph], ts_types: list[torch._C.JitType]) -> None:
+def absent_in_branch(condition: object) -> tuple[Value, int] | None:
+    """For ``if x is not None`` / ``if x is None`` on an ONNX optional ``x``: ``x`` and the
+    branch (0 then, 1 else) where it is known to be empty."""
+    if not isinstance(condition, Value) or condition.producer() is None:
+        return None
+    producer = condition.producer()
+    if producer.op_type == "OptionalHasElement":
+        return producer.inputs[0], 1  # type: ignore[return-value]
+    if producer.op_type == "Not" and producer.inputs[0] is not None and producer.inputs[0].producer() is not None:
+        inner = producer.inputs[0].producer()
+        if inner.op_type == "OptionalHasElement":
+            return inner.inputs[0], 0  # type: ignore[return-value]
+    return None
+
+
+def _passes_through(output: Value, value: Value) -> bool:
+    while output is not value:
+        producer = output.producer()
+        if producer is None or producer.op_type != "Identity" or producer.inputs[0] is None:
+            return False
+        output = producer.inputs[0]
+    return True
+
+
+def optional_branches(
+    g: GraphContext,
+    branches: list[ir.Graph],
+    ts_types: list[torch._C.JitType],
+    absent: tuple[Value, int] | None = None,
+) -> dict[int, ir.Shape | None]:
     """An ``Optional[T]`` output that one branch leaves None (an empty optional, see
     emitter) is an ONNX optional in both branches: a tensor from the other branch is wrapped
-    in Optional, and the empty one takes its element type."""
+    in Optional, and the empty one takes its element type. ``absent`` (see absent_in_branch):
+    an optional passed through the branch where it is empty says nothing of the element shape
+    (``if mask is not None: mask = mask.unsqueeze(0)`` keeps the new rank). Returns the
+    element shape of each optional output, for the If's own outputs."""
+    shapes: dict[int, ir.Shape | None] = {}
     for position, ts_type in enumerate(ts_types):
         if not isinstance(ts_type, torch._C.OptionalType):
             continue
@@ -57,14 +90,23 @@ def optional_branches(g: GraphContext, branches: list[ir.Graph], ts_types: list[
             (o.type.elem_type if isinstance(o.type, ir.OptionalType) else o.type)
             for o in sorted(outputs, key=lambda o: bool(o.meta.get("empty_optional")))
         )
-        shape = element_shape([o.shape for o in outputs if not o.meta.get("empty_optional")])
-        for graph, output in zip(branches, outputs):
+        passed = [
+            absent is not None and i == absent[1] and _passes_through(o, absent[0]) for i, o in enumerate(outputs)
+        ]
+        shape = element_shape(
+            [o.shape for o, skip in zip(outputs, passed) if not o.meta.get("empty_optional") and not skip]
+        )
+        shapes[position] = shape
+        for graph, output, skip in zip(branches, outputs, passed):
+            if skip:  # empty on this path: keeps its own type
+                continue
             if output.meta.get("empty_optional"):
                 output.producer().attributes["type"] = ir.AttrTypeProto("type", ir.TypeAndShape(element, shape))
                 output.type = ir.OptionalType(element)
             elif not isinstance(output.type, ir.OptionalType):
                 wrap_optional(g, graph, position)
             graph.outputs[position].shape = shape
+    return shapes
 
 
 def is_optional(value: object) -> bool:
@@ -130,6 +172,8 @@ def prim_unchecked_cast(g: GraphContext, *inputs: object) -> object:
         assert isinstance(value, Value) and isinstance(value.type, ir.OptionalType)
         element = g.op("OptionalGetElement", value)
         element.type = value.type.elem_type
+        if element.shape is None and value.shape is not None:  # an optional's shape is its element's
+            element.shape = value.shape
         return element
     return value
 
@@ -168,3 +212,43 @@ def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
     if present is not None:
         return present
     return not _identical(self, obj)
+
+
+def _holds(obj: object, ts_type: torch._C.JitType, static: torch._C.JitType) -> bool:
+    """Whether ``obj`` (what a value of TorchScript type ``static`` was emitted as) is a
+    ``ts_type``. Inside a Union or Optional the emitted object tells which member it is:
+    a graph value is a tensor unless the static type also allows a number."""
+    if static.isSubtypeOf(ts_type):
+        return True
+    if obj is None:
+        return isinstance(ts_type, torch._C.NoneType)
+    kinds: list[tuple[type | tuple[type, ...], type]] = [
+        ((list,), torch._C.ListType),
+        ((tuple,), torch._C.TupleType),
+        ((dict,), torch._C.DictType),
+        ((bool,), torch._C.BoolType),
+        ((str,), torch._C.StringType),
+    ]
+    for python_types, jit_type in kinds:
+        if isinstance(obj, python_types):
+            return isinstance(ts_type, jit_type)
+    if isinstance(obj, (int, float)):
+        return isinstance(ts_type, torch._C.IntType if isinstance(obj, int) else torch._C.FloatType)
+    if type(obj).__name__ == "RuntimeList":
+        return isinstance(ts_type, torch._C.ListType)
+    if isinstance(obj, (Value, torch.Tensor)):
+        members = static.containedTypes() if isinstance(static, (torch._C.UnionType, torch._C.OptionalType)) else []
+        if any(isinstance(m, (torch._C.IntType, torch._C.FloatType, torch._C.BoolType)) for m in members):
+            raise ValueError("isinstance of a Union of tensors and numbers computed at run time is not supported")
+        return isinstance(ts_type, torch._C.TensorType)
+    return False
+
+
+@onnx_symbolic("prim::isinstance")
+def prim_isinstance(g: GraphContext, *inputs: object) -> object:
+    """prim::isinstance[types=[...]](Any x) -> bool: decided at export time, where every
+    value has one type (``isinstance(lengths, Tensor)`` on a ``Union[Tensor, List[int]]``
+    argument, as torch.nn.utils.rnn.pack_padded_sequence checks)."""
+    (obj,) = inputs
+    static = g.node.inputsAt(0).type()
+    return any(_holds(obj, ts_type, static) for ts_type in g.node.tys("types"))

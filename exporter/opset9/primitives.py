@@ -223,20 +223,40 @@ def prim_tolist(g: GraphContext, *inputs: object) -> object:
 
     A 0-d tensor stays a value (a Python scalar at run time); a 1-D tensor of static length
     becomes a list of 0-d values, which list consumers (ListUnpack, ListConstruct users)
-    take item by item.
+    take item by item. One of run-time length is a run-time list in the stacked form (the
+    tensor itself, in the list's int64 or double items): ``torch.split(x, lengths.tolist())``.
     """
     x = inputs[0]
     assert isinstance(x, Value)
     rank = h.known_rank(x, "prim::tolist")
     if rank == 0:
         return x
+    kind = g.node.output().type()
+    while isinstance(kind, torch._C.ListType):
+        kind = kind.getElementType()
+    dtype = runtime_list.SCALAR_LIST_ITEMS.get(kind.str(), x.dtype)
+    rows_known = x.shape is not None and isinstance(x.shape[0], int)
+    if rank in (1, 2) and (h.static_shape(x) is None if rank == 1 else not rows_known):
+        # a run-time list in the stacked form; a 2-d tensor is a list of rows (lists)
+        items = RuntimeList(stacked=h.cast(g, x, dtype), item_dtype=dtype)
+        items.item_rank = rank - 1
+        items.nested = rank == 2
+        return items
     if rank == 1:
         length = h.static_dim(x, 0, "prim::tolist")
         return [g.op("Gather", x, g.constant(i), axis=0) for i in range(length)]
-    raise ValueError("prim::tolist of a tensor with more than one dim is not supported")
+    if rank == 2:  # rows known at export time, each a list of its items
+        rows = [g.op("Gather", x, g.constant(i), axis=0) for i in range(h.static_dim(x, 0, "prim::tolist"))]
+        return [prim_tolist(g, row) for row in rows]
+    raise ValueError("prim::tolist of a tensor with more than two dims is not supported")
 
 
 def _scalar_extreme(g: GraphContext, inputs: tuple[object, ...], pick_max: bool) -> object:
+    if len(inputs) == 1 and isinstance(inputs[0], RuntimeList):  # max(l) of a list built at run time
+        if inputs[0].item_rank not in (0, None):
+            raise ValueError("max/min of a list of tensors is not supported (TorchScript takes numbers here)")
+        stacked = runtime_list.tensor_of(g, inputs[0])
+        return h.reduce(g, "ReduceMax" if pick_max else "ReduceMin", stacked, [0], False)
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else list(inputs)
     if not items:
         raise ValueError("max/min of an empty list")
@@ -265,6 +285,17 @@ def prim_max(g: GraphContext, *inputs: object) -> object:
 def prim_min(g: GraphContext, *inputs: object) -> object:
     """prim::min(a, b) / prim::min(list) -> scalar: Python min when constant"""
     return _scalar_extreme(g, inputs, False)
+
+
+@onnx_symbolic("prim::abs")
+def prim_abs(g: GraphContext, *inputs: object) -> object:
+    """prim::abs.int(int a) -> int (also .float, .Scalar, Tensor): Python's abs() of a number,
+    folded when known at export time."""
+    (a,) = inputs
+    if isinstance(a, (bool, int, float)):
+        return abs(a)
+    assert isinstance(a, Value)
+    return g.op("Abs", a)
 
 
 @onnx_symbolic("prim::convert_element_type")

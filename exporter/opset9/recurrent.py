@@ -346,8 +346,7 @@ def _pack(g: GraphContext, padded: Value, lengths: Value, rank: int) -> tuple[Va
 
     Row-major over ``[T, B]``, the valid positions are already in packed order because the
     lengths are sorted in decreasing order; Compress keeps exactly those rows. batch_sizes
-    drops the all-padding steps at the end (it has max(lengths) entries).
-    """
+    drops the all-padding steps at the end (it has max(lengths) entries)."""
     mask = _valid_mask(g, h.dim_size(g, padded, 0), lengths)
     shape = h.static_shape(padded)
     if shape is not None:
@@ -357,6 +356,7 @@ def _pack(g: GraphContext, padded: Value, lengths: Value, rank: int) -> tuple[Va
             "Concat", g.constant([-1]), h.slice_static(g, g.op("Shape", padded), [0], [2], [rank]), axis=0
         )
     rows = g.op("Reshape", padded, flat_shape)
+    rows.shape = rows.shape or ir.Shape([None] * (rank - 1))  # a computed target hides the rank
     data = g.op("Compress", rows, g.op("Reshape", mask, g.constant([-1])), axis=0)
     counts = h.reduce(g, "ReduceSum", h.cast(g, mask, ir.DataType.INT64), [1], keepdims=False)
     batch_sizes = g.op("Compress", counts, g.op("Greater", counts, g.constant(0)), axis=0)

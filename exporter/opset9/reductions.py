@@ -620,3 +620,26 @@ def aten_linalg_norm(
 def aten_frobenius_norm(g: GraphContext, self: Value, dim: Sequence[int], keepdim: bool = False) -> Value:
     """frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
     return vector_norm(g, self, 2.0, _axes(dim, h.rank_of(self)), keepdim)
+
+
+@onnx_symbolic("aten::bincount")
+def aten_bincount(g: GraphContext, self: Value, weights: Value | None = None, minlength: int | Value = 0) -> Value:
+    """bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor
+
+    Counts as a sum of one-hot rows: ``self[:, None] == arange(size)`` summed over the
+    inputs (times ``weights``), with ``size = max(max(self) + 1, minlength)`` computed at run
+    time (a -1 appended first makes the maximum of an empty input 0 bins). No scatter, so any
+    opset; memory is n x size. Weighted counts are float for float32 weights, else double.
+    """
+    x = h.cast(g, self, ir.DataType.INT64)
+    flat = g.op("Reshape", x, g.constant([-1]))
+    padded = g.op("Concat", flat, g.constant([-1]), axis=0)
+    top = g.op("Add", h.reduce(g, "ReduceMax", padded, [0], False), g.constant(1))
+    floor = g.constant(minlength) if isinstance(minlength, int) else h.cast(g, minlength, ir.DataType.INT64)
+    size = h.max_min(g, top, floor, larger=True)
+    hits = g.op("Equal", h.unsqueeze(g, flat, [1]), h.unsqueeze(g, h.iota(g, size), [0]))
+    if weights is None:
+        return h.reduce(g, "ReduceSum", h.cast(g, hits, ir.DataType.INT64), [0], False)
+    dtype = weights.dtype if weights.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE) else ir.DataType.DOUBLE
+    w = g.op("Reshape", h.cast(g, weights, dtype), g.constant([-1]))
+    return h.reduce(g, "ReduceSum", g.op("Mul", h.cast(g, hits, dtype), h.unsqueeze(g, w, [1])), [0], False)

@@ -1,5 +1,5 @@
 """TorchScript list builtins of scripted models: len, indexing (also at an index computed at run
-time), append/insert/pop/del/item assignment, reverse, clear, list() copies and ``in``.
+time), append/insert/pop/del/item assignment, reverse, sort, clear, list() copies and ``in``.
 
 ONNX idioms: a list is a Python list at export time wherever its length is fixed, so most
 builtins act on it while the graph is emitted; lists whose length is only known at run time
@@ -17,7 +17,7 @@ import onnx_ir as ir
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
-from exporter.opset9 import control_flow
+from exporter.opset9 import control_flow, sorting
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 
@@ -235,4 +235,39 @@ def aten_clear_t(g: GraphContext, self: object) -> object:
         runtime_list.clear(g, self)
         return None
     _export_time_list(g, self, "clear").clear()
+    return None
+
+
+@onnx_symbolic("aten::sort.int")
+@onnx_symbolic("aten::sort.float")
+@onnx_symbolic("aten::sort.bool")
+def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None:
+    """sort.int(int[](a!) self, bool reverse=False) -> (): ``l.sort()`` in place. Numbers known at
+    export time sort in Python; otherwise the stacked items go through a TopK of the whole
+    list (k is the run-time length from opset 10), and the list holds the sorted values."""
+    if isinstance(self, list) and all(isinstance(v, (bool, int, float)) for v in self):
+        self.sort(reverse=reverse)
+        return None
+    if isinstance(self, list):
+        dtype = control_flow.list_item_dtype([g.node.inputsAt(0)])
+        stacked = runtime_list.list_item_value(g, self, dtype)
+    elif isinstance(self, RuntimeList):
+        stacked = runtime_list.tensor_of(g, self)
+    else:
+        raise ValueError(f"sort of {type(self).__name__} is not supported")
+    dtype = stacked.dtype
+    work = h.cast(g, stacked, ir.DataType.INT64) if dtype == ir.DataType.BOOL else stacked
+    count = len(self) if isinstance(self, list) else h.dim_size(g, work, 0)
+    if g.opset >= 11:
+        values, _ = h.topk(g, work, count, 0, largest=int(reverse), sorted=1)
+    else:
+        values, _ = sorting.topk_before_11(g, work, count, 0, reverse, True)
+    values = h.cast(g, values, dtype)  # type: ignore[arg-type]
+    values.dtype, values.shape = dtype, ir.Shape([None])
+    if isinstance(self, list):
+        self[:] = [g.op("Gather", values, g.constant(i), axis=0) for i in range(len(self))]
+        return None
+    sorted_items = RuntimeList(stacked=values, item_dtype=dtype)
+    sorted_items.item_rank = 0
+    runtime_list.assign(self, sorted_items)
     return None

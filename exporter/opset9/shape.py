@@ -139,6 +139,12 @@ def aten_contiguous(g: GraphContext, self: Value) -> Value:
     return self
 
 
+@onnx_symbolic("aten::cpu")
+def aten_cpu(g: GraphContext, self: Value) -> Value:
+    """cpu(Tensor(a) self) -> Tensor(a): device placement only (pack_padded_sequence moves lengths)"""
+    return self
+
+
 @onnx_symbolic("aten::clone")
 def aten_clone(g: GraphContext, self: Value) -> Value:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
@@ -340,10 +346,11 @@ def flip_with(
     return out
 
 
-def _roll_dim_gather(g: GraphContext, x: Value, shift: int, dim: int, size: Value) -> Value:
-    """Opset 9 roll along a run-time dim (no Mod, no run-time Slice bounds): gather index
-    (i - shift) mod size, the modulo made non-negative with Where (Div truncates)."""
-    shift_v = g.constant(shift)
+def _roll_dim_gather(g: GraphContext, x: Value, shift: int | Value, dim: int, size: Value) -> Value:
+    """Opset 9 roll along a run-time dim or by a run-time shift (no Mod, no run-time Slice
+    bounds): gather index (i - shift) mod size, the modulo made non-negative with Where (Div
+    truncates)."""
+    shift_v = g.constant(shift) if isinstance(shift, int) else h.cast(g, shift, ir.DataType.INT64)
     remainder = g.op("Sub", shift_v, g.op("Mul", g.op("Div", shift_v, size), size))
 
     def wrap(v: Value) -> Value:
@@ -353,14 +360,17 @@ def _roll_dim_gather(g: GraphContext, x: Value, shift: int, dim: int, size: Valu
     return g.op("Gather", x, index, axis=dim)
 
 
-RollDynamic = Callable[[GraphContext, Value, int, int, Value], Value]
+RollDynamic = Callable[[GraphContext, Value, "int | Value", int, Value], Value]
 
 
-def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int, dynamic: RollDynamic) -> Value:
-    """One roll: the last ``shift`` items (mod size) move to the front. A static size is
-    reduced at export time; a run-time one goes to ``dynamic(g, x, shift, dim, size)``."""
+def _roll_dim(g: GraphContext, x: Value, shift: int | Value, dim: int, dynamic: RollDynamic) -> Value:
+    """One roll: the last ``shift`` items (mod size) move to the front. A static size and
+    shift are reduced at export time; a run-time one goes to ``dynamic(g, x, shift, dim, size)``."""
     size = h.dim_size(g, x, dim)
+    if isinstance(size, int) and not isinstance(shift, int):  # a shift computed at run time
+        return dynamic(g, x, shift, dim, g.constant(size))
     if isinstance(size, int):
+        assert isinstance(shift, int)
         s = shift % size if size else 0
         if s == 0:
             return x
@@ -371,18 +381,22 @@ def _roll_dim(g: GraphContext, x: Value, shift: int, dim: int, dynamic: RollDyna
 
 
 @onnx_symbolic("aten::roll")
-def aten_roll(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int] = ()) -> Value:
+def aten_roll(
+    g: GraphContext, self: Value, shifts: Sequence[int] | Sequence[int | Value], dims: Sequence[int] = ()
+) -> Value:
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 
     Each roll is two slices concatenated in swapped order, the shift taken modulo the dim
     size (shifts larger than the dim, and negative ones, are valid in torch). Without dims
     the flattened tensor rolls and is reshaped back. At opset 9 (no Mod, no run-time Slice
-    bounds) a dynamic dim rolls by a Gather; symbolic_opset10 slices.
+    bounds) a dynamic dim or shift (a scripted argument) rolls by a Gather; symbolic_opset10 slices.
     """
     return roll_with(g, self, shifts, dims, _roll_dim_gather)
 
 
-def roll_with(g: GraphContext, self: Value, shifts: Sequence[int], dims: Sequence[int], dynamic: RollDynamic) -> Value:
+def roll_with(
+    g: GraphContext, self: Value, shifts: Sequence[int | Value], dims: Sequence[int], dynamic: RollDynamic
+) -> Value:
     """aten::roll, rolling dims of run-time size with ``dynamic(g, x, shift, dim, size)``."""
     if not dims:
         flat = h.reshape(g, self, [-1])

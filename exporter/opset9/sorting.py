@@ -168,3 +168,41 @@ def aten_bucketize(
             below = g.op("Or", below, g.op("IsNaN", column))
     count = h.reduce(g, "ReduceSum", h.cast(g, below, ir.DataType.INT64), [rank], False)
     return h.cast(g, count, ir.DataType.INT32 if out_int32 else ir.DataType.INT64)
+
+
+@onnx_symbolic("aten::searchsorted")
+def aten_searchsorted(
+    g: GraphContext,
+    sorted_sequence: Value,
+    self: Value,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Value | None = None,
+) -> Value:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+
+    bucketize with the arguments swapped when the sequence is 1-d; an N-d sequence (one
+    sorted row per leading index of ``self``) compares each row with its own values: the
+    values gain a last axis, the rows a second-to-last one. ``sorter`` reorders the rows
+    first (GatherElements, opset 11).
+    """
+    right = right or side == "right"
+    if sorter is not None:
+        if g.opset < 11:
+            raise ValueError("searchsorted with a sorter needs opset 11 (GatherElements)")
+        sorted_sequence = g.op("GatherElements", sorted_sequence, sorter, axis=-1)
+    if h.rank_of(sorted_sequence) == 1:
+        return aten_bucketize(g, self, sorted_sequence, out_int32, right)
+    rank = h.known_rank(self, "searchsorted")
+    rows = h.unsqueeze(g, sorted_sequence, [rank - 1])
+    x, b = self, rows
+    if x.dtype != b.dtype:
+        x, b = h.cast(g, x, ir.DataType.DOUBLE), h.cast(g, b, ir.DataType.DOUBLE)
+    x, b = h.comparable(g, x), h.comparable(g, b)
+    column = h.unsqueeze(g, x, [rank])
+    below = g.op("Not", g.op("Greater", b, column)) if right else g.op("Less", b, column)
+    if not right and h.is_floating(x):
+        below = g.op("Or", below, g.op("IsNaN", column))
+    count = h.reduce(g, "ReduceSum", h.cast(g, below, ir.DataType.INT64), [rank], False)
+    return h.cast(g, count, ir.DataType.INT32 if out_int32 else ir.DataType.INT64)

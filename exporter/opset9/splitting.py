@@ -193,12 +193,22 @@ def aten_split(
 
 @onnx_symbolic("aten::split_with_sizes")
 def aten_split_with_sizes(
-    g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value], dim: int = 0
+    g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value] | RuntimeList, dim: int = 0
 ) -> list[Value] | RuntimeList:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
     Sizes computed at run time (``[n // 2, n - n // 2]``) cut slices at their running sums.
+    A list of sizes whose length is only known at run time (``lengths.tolist()``) gives as
+    many pieces: SplitToSequence (opset 11), a run-time list.
     """
+    if isinstance(split_sizes, RuntimeList):
+        if g.opset < runtime_list.SEQUENCE_OPSET:
+            raise ValueError("split with a run-time number of sizes needs opset 11 (SplitToSequence)")
+        sizes = h.cast(g, runtime_list.tensor_of(g, split_sizes), ir.DataType.INT64)
+        pieces = RuntimeList(sequence=g.op("SplitToSequence", self, sizes, axis=dim), item_dtype=self.dtype)
+        pieces.item_rank = h.rank_of(self)
+        pieces.sequence.type = pieces.sequence_type()  # type: ignore[union-attr]
+        return pieces
     return _split_by(g, self, list(split_sizes), dim)
 
 
@@ -483,3 +493,86 @@ def aten_vstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F8
     """vstack(Tensor[] tensors) -> Tensor: 1-D inputs become rows, then concatenated on dim 0."""
     parts = [_atleast(g, t, 2) for t in tensors]
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
+
+
+def _pad_to(g: GraphContext, x: Value, longest: Value, padding_value: float, left: bool) -> Value:
+    """``x`` padded along dim 0 to ``longest`` (0-d int64) items with ``padding_value``."""
+    rank = h.known_rank(x, "pad_sequence")
+    extra = h.unsqueeze(g, g.op("Sub", longest, _dim_size_value(g, x, 0)), [0])
+    zeros = g.constant([0] * (rank - 1)) if rank > 1 else None
+    zero = g.constant([0])
+    before = [extra if left else zero, *([zeros] if zeros is not None else [])]
+    after = [zero if left else extra, *([zeros] if zeros is not None else [])]
+    pads = g.op("Concat", *before, *after, axis=0)
+    value = g.constant(torch.tensor(padding_value, dtype=tensors_module.to_torch_dtype(x.dtype)))
+    out = g.op("Pad", x, pads, value)
+    out.dtype, out.shape = x.dtype, ir.Shape([None] * rank)
+    return out
+
+
+def _pad_run_time_list(g: GraphContext, items: RuntimeList, padding_value: float, left: bool) -> Value:
+    """The items of a sequence padded to the longest and stacked on axis 0: one Loop gathers
+    the lengths (a scan output), a second pads each item (a scan output, which stacks)."""
+    sequence = runtime_list.sequence_of(g, items)
+    count = runtime_list.length(g, items)
+    assert isinstance(count, Value)
+    trip = h.cast(g, count, ir.DataType.INT64)
+
+    def loop(name: str, item_output: Callable[[GraphContext, Value], Value]) -> Value:
+        iteration = ir.Value(name=g.unique_name(f"{name}_i"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
+        cond = ir.Value(name=g.unique_name(f"{name}_cond"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+        dummy = ir.Value(name=g.unique_name(f"{name}_dummy"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
+
+        def body(sub: GraphContext) -> list[Value]:
+            item = items._typed(sub.op("SequenceAt", sequence, iteration), 0)
+            return [sub.op("Identity", cond), sub.op("Identity", dummy), item_output(sub, item)]
+
+        graph = g.build_subgraph([iteration, cond, dummy], body, name)
+        _, scanned = g.op("Loop", trip, g.constant(True), g.constant(False), body=graph, num_outputs=2)
+        return scanned
+
+    lengths = loop("pad_lengths", lambda sub, item: _dim_size_value(sub, item, 0))
+    lengths.dtype, lengths.shape = ir.DataType.INT64, ir.Shape([None])
+    longest = h.reduce(g, "ReduceMax", lengths, [0], False)
+    stacked = loop("pad_items", lambda sub, item: _pad_to(sub, item, longest, padding_value, left))
+    stacked.dtype = items.item_dtype
+    if items.item_rank is not None:
+        stacked.shape = ir.Shape([None] * (items.item_rank + 1))
+    return stacked
+
+
+@onnx_symbolic("aten::pad_sequence")
+def aten_pad_sequence(
+    g: GraphContext,
+    sequences: Sequence[Value] | RuntimeList,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    padding_side: str = "right",
+) -> Value:
+    """pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.0, str padding_side="right") -> Tensor
+
+    Each sequence padded along dim 0 to the longest (Pad with run-time pads: opset 11) and
+    stacked. A list built at run time (a sequence) is padded item by item in a Loop; a list
+    in the stacked form already has items of one length.
+    """
+    if g.opset < 11:
+        raise ValueError("pad_sequence needs opset 11 (Pad takes run-time pads from 11)")
+    left = padding_side == "left"
+    if isinstance(sequences, RuntimeList) and sequences.sequence is None:
+        stacked = sequences.stacked
+        assert stacked is not None
+    elif isinstance(sequences, RuntimeList):
+        stacked = _pad_run_time_list(g, sequences, padding_value, left)
+    else:
+        items = list(sequences)
+        longest = _dim_size_value(g, items[0], 0)
+        for item in items[1:]:
+            longest = h.max_min(g, longest, _dim_size_value(g, item, 0), larger=True)
+        padded = [h.unsqueeze(g, _pad_to(g, v, longest, padding_value, left), [0]) for v in items]
+        stacked = padded[0] if len(padded) == 1 else g.op("Concat", *padded, axis=0)
+    rank = h.rank_of(stacked)
+    if batch_first or rank is None:
+        if not batch_first:
+            raise ValueError("pad_sequence with batch_first=False needs the rank of the items")
+        return stacked
+    return g.op("Transpose", stacked, perm=[1, 0, *range(2, rank)])

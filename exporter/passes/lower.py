@@ -6,6 +6,7 @@ operator calls that the later passes and the emitter understand.
 - :func:`lower_script_module`: a ScriptModule's forward as a graph whose parameters are inputs.
 - :func:`substitute_interpolate`: scripted ``F.interpolate`` calls become one node.
 - :func:`fix_index_dtypes`: the index outputs legacy shape propagation mistypes.
+- :func:`inline_forks`: ``torch.jit.fork`` tasks run in place, their futures are their results.
 
 Capture calls the ones that must run before inlining or after shape propagation; the rest
 run in :func:`exporter.passes.run_all`.
@@ -17,9 +18,16 @@ from typing import Any
 
 import torch
 
-from exporter.ts_graph import CALL_SITES, has_blocks, source_location
+from exporter.ts_graph import CALL_SITES, all_nodes, has_blocks, source_location
 
-__all__ = ["lower", "inline_calls", "lower_script_module", "substitute_interpolate", "fix_index_dtypes"]
+__all__ = [
+    "lower",
+    "inline_calls",
+    "inline_forks",
+    "lower_script_module",
+    "substitute_interpolate",
+    "fix_index_dtypes",
+]
 
 
 def lower(graph: torch._C.Graph) -> None:
@@ -240,3 +248,42 @@ def fix_index_dtypes(graph: torch._C.Graph) -> None:
             out = node.output()
             if isinstance(out.type(), torch._C.TensorType):
                 out.setType(out.type().with_dtype(torch.int64))
+
+
+def inline_forks(graph: torch._C.Graph) -> None:
+    """``torch.jit.fork(f, *args)`` computes ``f(*args)`` (asynchronously, in TorchScript); an
+    exported graph computes it in place. Each prim::fork's subgraph is inlined where the fork
+    was and its future stands for the result itself, however it travels (a list of futures
+    waited on in a loop): values typed ``Future[T]`` become ``T`` (lists of them ``List[T]``)
+    and each aten::wait passes its input through. torch's own inline_fork_wait pass only pairs
+    a fork with a wait that reads its output directly."""
+    forks = graph.findAllNodes("prim::fork", True)
+    if not forks:
+        return
+    for node in forks:
+        subgraph = node.g("Subgraph").copy()
+        torch._C._jit_pass_inline(subgraph)
+        with graph.insert_point_guard(node):
+            (result,) = graph.insertGraph(subgraph, list(node.inputs()))
+        node.output().replaceAllUsesWith(result)
+        node.destroy()
+    for node in all_nodes([graph.block()]):
+        values = [*node.outputs(), *(v for block in node.blocks() for v in block.inputs())]
+        for value in values:
+            value.setType(_without_future(value.type()))
+    for node in graph.findAllNodes("aten::wait", True):
+        node.output().replaceAllUsesWith(node.inputsAt(0))
+        node.destroy()
+
+
+def _without_future(ts_type: torch._C.JitType) -> torch._C.JitType:
+    """``ts_type`` with every ``Future[T]`` in it replaced by ``T``."""
+    if isinstance(ts_type, torch._C.FutureType):
+        return _without_future(ts_type.getElementType())
+    if isinstance(ts_type, torch._C.ListType):
+        return torch._C.ListType(_without_future(ts_type.getElementType()))
+    if isinstance(ts_type, torch._C.OptionalType):
+        return torch._C.OptionalType(_without_future(ts_type.getElementType()))
+    if isinstance(ts_type, torch._C.TupleType):
+        return torch._C.TupleType([_without_future(t) for t in ts_type.elements()])
+    return ts_type

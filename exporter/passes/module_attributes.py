@@ -10,6 +10,10 @@ replaced by each write. A write inside a ``prim::If`` branch makes the attribute
 output of the If; a write inside a ``prim::Loop`` body makes it a loop-carried value. The
 writes are then deleted. The exported model computes the outputs of one call from the
 module's state at export time; the state it would leave behind is not an output.
+
+Writes to objects that are not modules reached from ``self`` (instances of TorchScript classes
+made in forward, the ``torch.no_grad()`` object of a ``with`` block) are left alone: the
+emitter holds such objects at export time (prim::CreateObject).
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
     paths: dict[int, _Path] = {self_value.unique(): ()}
     types: dict[_Path, torch._C.JitType] = {}
     _collect_paths(graph.block(), paths, types)
+    writes = [node for node in writes if not _on_object(node, paths)]
+    if not writes:
+        return False
     written: list[_Path] = []
     for node in writes:
         path = _attribute_path(node, paths)
@@ -48,6 +55,12 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
     _resolve_block(graph.block(), env, paths, types)
     torch._C._jit_pass_dce(graph)
     return True
+
+
+def _on_object(node: torch._C.Node, paths: dict[int, _Path]) -> bool:
+    """Whether a SetAttr writes an object that is not a module: modules cannot be made in
+    forward, so every module value is reached from ``self`` through GetAttr (``paths``)."""
+    return node.inputsAt(0).unique() not in paths
 
 
 def _attribute_path(node: torch._C.Node, paths: dict[int, _Path]) -> _Path:
@@ -119,7 +132,7 @@ def _resolve_block(
         if kind == "prim::GetAttr" and paths.get(node.output().unique()) in env:
             node.output().replaceAllUsesWith(env[paths[node.output().unique()]])
             node.destroy()
-        elif kind == "prim::SetAttr":
+        elif kind == "prim::SetAttr" and not _on_object(node, paths):
             env[_attribute_path(node, paths)] = node.inputsAt(1)
             node.destroy()
         elif kind == "prim::If":
@@ -137,6 +150,8 @@ def _written_in(block: torch._C.Block, paths: dict[int, _Path]) -> list[_Path]:
     """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order."""
     written: list[_Path] = []
     for node in block.findAllNodes("prim::SetAttr", True):
+        if _on_object(node, paths):
+            continue
         path = _attribute_path(node, paths)
         if path not in written:
             written.append(path)

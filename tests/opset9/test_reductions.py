@@ -246,6 +246,21 @@ CASES = [
         ),
         f32(3, 4, 2),
     ),
+    # bincount: sizes from the data (max + 1, at least minlength), so other inputs check them
+    Case(
+        "bincount",
+        lambda a: (torch.bincount(a), torch.bincount(a, minlength=9)),
+        small_ints(7, low=0, high=5),
+        dynamic={"x0": {0: "n"}},
+        others=lambda: [(torch.tensor([6, 6, 0]),), (torch.zeros(0, dtype=torch.int64),)],
+    ),
+    Case(
+        "bincount_weights",
+        lambda a, w: (torch.bincount(a, w), torch.bincount(a, w.double(), 3), torch.bincount(a, (w * 4).long())),
+        lambda: (torch.randint(0, 4, (6,)), torch.rand(6)),
+        dynamic={"x0": {0: "n"}, "x1": {0: "n"}},
+        others=lambda: [(torch.tensor([5, 1]), torch.tensor([0.5, 2.0]))],
+    ),
 ]
 
 

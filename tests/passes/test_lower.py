@@ -5,7 +5,14 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from exporter.passes.lower import fix_index_dtypes, inline_calls, lower, lower_script_module, substitute_interpolate
+from exporter.passes.lower import (
+    fix_index_dtypes,
+    inline_calls,
+    inline_forks,
+    lower,
+    lower_script_module,
+    substitute_interpolate,
+)
 from exporter.ts_graph import CALL_SITES, all_nodes, source_location
 
 
@@ -100,3 +107,26 @@ def test_inline_calls_leaves_a_graph_without_calls_alone() -> None:
     before = str(graph)
     inline_calls(graph)
     assert str(graph) == before
+
+
+@torch.jit.script
+def _doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+class _Forks(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        futures = [torch.jit.fork(_doubled, x) for _ in range(2)]
+        direct = torch.jit.fork(_doubled, x + 1)
+        return torch.stack([torch.jit.wait(f) for f in futures]).sum(0) + torch.jit.wait(direct)
+
+
+def test_inline_forks_leaves_no_futures() -> None:
+    graph = torch.jit.script(_Forks()).graph.copy()
+    lower(graph)
+    inline_forks(graph)
+    torch._C._jit_pass_dce(graph)  # alias analysis accepts the retyped lists
+    kinds = _kinds(graph)
+    assert "prim::fork" not in kinds and "aten::wait" not in kinds
+    assert kinds.count("aten::mul") == 2  # the forked function, inlined once per fork site
+    assert "Future" not in str(graph)

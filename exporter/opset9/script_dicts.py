@@ -1,0 +1,293 @@
+"""TorchScript dict builtins of scripted models: ``d[k] = v``, ``d[k]``, ``get``/``setdefault``,
+``pop``/``del``/``clear``/``update``/``copy``, ``len``, ``keys``/``values``/``items`` and ``dict(d)``,
+on dicts with str or int keys; and objects of TorchScript classes made in forward
+(prim::CreateObject, their attributes read and written, ``with`` blocks).
+
+ONNX idioms: ONNX has no map a graph can build (its Map type is for inputs and outputs only, and
+no operator makes or reads one), so a dict is a Python dict at export time: its keys must be
+known while the graph is emitted (string and int constants, as scripted code writes them), and
+its values are whatever the graph computed. A model returning a dict returns one output per
+value, named by its key (prim::DictConstruct). A key computed at run time is an error naming it.
+An object of a TorchScript class (a hypothesis of a beam search) is likewise a Python object at
+export time whose attributes hold graph values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from exporter.graph_context import GraphContext
+from exporter.registry import onnx_symbolic
+from exporter.ts_graph import all_nodes, inside
+
+_KEY_TYPES = (str, int, float, bool)
+
+__all__ = ["OuterDict", "outer_dicts", "RUN_TIME_LOOP", "ScriptObject"]
+
+
+def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} on {type(value).__name__} is not supported (a dict is expected)")
+    return value
+
+
+def _key(key: object, what: str) -> object:
+    """A key known at export time; a run-time one has no ONNX form (no operator reads a map)."""
+    if not isinstance(key, _KEY_TYPES):
+        raise ValueError(
+            f"{what} with a key computed at run time is not supported: ONNX has no map operators, so dict keys "
+            "must be constants at export time"
+        )
+    return key
+
+
+def _missing(key: object) -> KeyError:
+    return KeyError(f"key {key!r} is not in the dict at export time")
+
+
+@onnx_symbolic("aten::_set_item.str")
+@onnx_symbolic("aten::_set_item.int")
+def aten__set_item_dict(g: GraphContext, l: object, idx: object, v: object) -> None:  # noqa: E741 - schema name
+    """_set_item.str(Dict(str, t)(a!) l, str(b -> *) idx, t(c -> *) v) -> (): `d[k] = v`"""
+    _dict(l, "item assignment")[_key(idx, "item assignment")] = v
+
+
+@onnx_symbolic("aten::__getitem__.Dict_str")
+@onnx_symbolic("aten::__getitem__.Dict_int")
+def aten___getitem___dict(g: GraphContext, self: object, key: object) -> object:
+    """__getitem__.Dict_str(Dict(str, t) self, str key) -> t(*)"""
+    items = _dict(self, "indexing")
+    if _key(key, "indexing") not in items:
+        raise _missing(key)
+    return items[key]
+
+
+@onnx_symbolic("aten::get.str")
+@onnx_symbolic("aten::get.int")
+def aten_get_dict(g: GraphContext, self: object, key: object) -> object:
+    """get.str(Dict(str, t) self, str key) -> t(*)?: None when the key is absent."""
+    return _dict(self, "get").get(_key(key, "get"))
+
+
+@onnx_symbolic("aten::get.default_str")
+@onnx_symbolic("aten::get.default_int")
+def aten_get_default_dict(g: GraphContext, self: object, key: object, default_value: object) -> object:
+    """get.default_str(Dict(str, t) self, str key, t default_value) -> t(*)"""
+    return _dict(self, "get").get(_key(key, "get"), default_value)
+
+
+@onnx_symbolic("aten::setdefault.str")
+@onnx_symbolic("aten::setdefault.int")
+def aten_setdefault_dict(g: GraphContext, self: object, key: object, default_value: object) -> object:
+    """setdefault.str(Dict(str, t)(a!) self, str(b -> *) key, t(c -> *) default_value) -> t(*)"""
+    return _dict(self, "setdefault").setdefault(_key(key, "setdefault"), default_value)
+
+
+@onnx_symbolic("aten::pop.Dict_str")
+@onnx_symbolic("aten::pop.Dict_int")
+def aten_pop_dict(g: GraphContext, self: object, key: object) -> object:
+    """pop.Dict_str(Dict(str, t)(a!) self, str key) -> t(*)"""
+    items = _dict(self, "pop")
+    if _key(key, "pop") not in items:
+        raise _missing(key)
+    return items.pop(key)
+
+
+@onnx_symbolic("aten::pop.Dict_default_str")
+@onnx_symbolic("aten::pop.Dict_default_int")
+def aten_pop_default_dict(g: GraphContext, self: object, key: object, default_value: object) -> object:
+    """pop.Dict_default_str(Dict(str, t)(a!) self, str key, t default_value) -> t(*)"""
+    return _dict(self, "pop").pop(_key(key, "pop"), default_value)
+
+
+@onnx_symbolic("aten::Delete.Dict_str")
+@onnx_symbolic("aten::Delete.Dict_int")
+def aten_delete_dict(g: GraphContext, self: object, key: object) -> None:
+    """Delete.Dict_str(Dict(str, t)(a!) self, str key) -> (): `del d[k]`"""
+    items = _dict(self, "del")
+    if _key(key, "del") not in items:
+        raise _missing(key)
+    del items[key]
+
+
+@onnx_symbolic("aten::clear.str")
+@onnx_symbolic("aten::clear.int")
+def aten_clear_dict(g: GraphContext, self: object) -> None:
+    """clear.str(Dict(str, t)(a!) self) -> ()"""
+    _dict(self, "clear").clear()
+
+
+@onnx_symbolic("aten::update.str")
+@onnx_symbolic("aten::update.int")
+def aten_update_dict(g: GraphContext, self: object, to_add: object) -> None:
+    """update.str(Dict(str, t)(a!) self, Dict(str, t)(a!) to_add) -> ()"""
+    _dict(self, "update").update(_dict(to_add, "update"))
+
+
+@onnx_symbolic("aten::copy.Dict_str")
+@onnx_symbolic("aten::copy.Dict_int")
+@onnx_symbolic("aten::dict.Dict_str")
+@onnx_symbolic("aten::dict.Dict_int")
+def aten_copy_dict(g: GraphContext, self: object) -> object:
+    """copy.Dict_str(Dict(str, t)(a) self) -> Dict(str, t): a new dict, so later writes to
+    either stay separate."""
+    return dict(_dict(self, "copy"))
+
+
+@onnx_symbolic("aten::len.Dict_str")
+@onnx_symbolic("aten::len.Dict_int")
+def aten_len_dict(g: GraphContext, self: object) -> int:
+    """len.Dict_str(Dict(str, t) self) -> int"""
+    return len(_dict(self, "len"))
+
+
+@onnx_symbolic("aten::keys.str")
+@onnx_symbolic("aten::keys.int")
+def aten_keys_dict(g: GraphContext, self: object) -> list:  # type: ignore[type-arg]
+    """keys.str(Dict(str, t) self) -> str[](*): in insertion order, as TorchScript iterates."""
+    return list(_dict(self, "keys"))
+
+
+@onnx_symbolic("aten::values.str")
+@onnx_symbolic("aten::values.int")
+def aten_values_dict(g: GraphContext, self: object) -> list:  # type: ignore[type-arg]
+    """values.str(Dict(str, t) self) -> t[](*)"""
+    return list(_dict(self, "values").values())
+
+
+@onnx_symbolic("aten::items.str")
+@onnx_symbolic("aten::items.int")
+def aten_items_dict(g: GraphContext, self: object) -> list:  # type: ignore[type-arg]
+    """items.str(Dict(str, t) self) -> ((str, t)[])"""
+    return list(_dict(self, "items").items())
+
+
+# Ops that change a dict in place, and those among them that write one (constant) key.
+_DICT_MUTATIONS = frozenset(
+    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
+)
+_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
+RUN_TIME_LOOP = "a loop whose trip count is only known at run time"
+
+
+class OuterDict:
+    """A dict from enclosing code that a control-flow node's blocks write: its keys are fixed
+    at export time (script_dicts.py), so each key written becomes one value threaded through
+    the If or Loop, as a variable assigned in the blocks would be."""
+
+    def __init__(self, obj: dict) -> None:  # type: ignore[type-arg]
+        self.obj = obj
+        self.keys: list[object] = []
+        self.before = dict(obj)
+        # why the writes cannot be threaded (a key removed, or computed): fine where unrolled
+        self.refusal: str | None = None
+
+    def restore(self) -> None:
+        """The dict as it was before the control-flow node (each branch starts from it)."""
+        self.obj.clear()
+        self.obj.update(self.before)
+
+    def written(self, where: str) -> list[object]:
+        """The values of the written keys once a block was emitted; a key the block's path
+        leaves unset has no value on that path."""
+        if self.refusal is not None:
+            raise ValueError(self.refusal.format(where=where))
+        for key in self.keys:
+            if key not in self.obj:
+                raise ValueError(
+                    f"dict key {key!r} is set on some paths of {where} only: ONNX has no map whose keys change at "
+                    "run time; set it before, or on every path"
+                )
+        return [self.obj[key] for key in self.keys]
+
+    def update(self, values: Sequence[object]) -> None:
+        self.restore()
+        for key, value in zip(self.keys, values):
+            self.obj[key] = value
+
+
+def outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[OuterDict]:
+    """The dicts from enclosing code that ``blocks`` write, with the (constant) keys written.
+    Removing keys (pop, del, clear), merging dicts or writing a computed key inside run-time
+    control flow would make the set of keys depend on run-time values, which ONNX cannot
+    hold: such a dict carries its refusal, raised if it must be threaded (not unrolled)."""
+    if not any(block.findAllNodes(kind, True) for kind in _DICT_MUTATIONS for block in blocks):
+        return []
+    found: dict[int, OuterDict] = {}
+    for node in all_nodes(blocks):
+        if node.kind() not in _DICT_MUTATIONS or node.inputsSize() == 0:
+            continue
+        target = node.inputsAt(0)
+        if not isinstance(target.type(), torch._C.DictType) or any(inside(b, target.node()) for b in blocks):
+            continue
+        obj = g.lookup(target)
+        if not isinstance(obj, dict):
+            continue
+        entry = found.setdefault(id(obj), OuterDict(obj))
+        if node.kind() not in _DICT_KEY_WRITES:
+            entry.refusal = entry.refusal or (
+                f"{node.kind()} on a dict inside {{where}} is not supported: which keys the dict holds would "
+                "depend on run-time values, and ONNX has no map type a graph computes"
+            )
+            continue
+        key_node = node.inputsAt(1).node()
+        if key_node.kind() != "prim::Constant":
+            entry.refusal = entry.refusal or "a dict key written inside {where} must be a constant"
+            continue
+        key = key_node.output().toIValue()
+        if key not in entry.keys:
+            entry.keys.append(key)
+    return list(found.values())
+
+
+class ScriptObject:
+    """An instance of a TorchScript class made in forward: its attributes, by name."""
+
+    def __init__(self, class_name: str) -> None:
+        self.class_name = class_name
+        self.attributes: dict[str, object] = {}
+
+    def __repr__(self) -> str:
+        return f"ScriptObject({self.class_name})"
+
+
+@onnx_symbolic("prim::CreateObject")
+def prim_create_object(g: GraphContext, *inputs: object) -> object:
+    """prim::CreateObject() -> Class: the object its (inlined) __init__ fills with SetAttr."""
+    del inputs
+    return ScriptObject(g.node.output().type().qualified_name())
+
+
+@onnx_symbolic("prim::SetAttr")
+def prim_set_attr(g: GraphContext, *inputs: object) -> None:
+    """prim::SetAttr[name](Class obj, t value) -> (): writes of module attributes were resolved
+    before emission (passes/module_attributes.py); this is an object made in forward."""
+    obj, value = inputs
+    if not isinstance(obj, ScriptObject):
+        raise ValueError(f"writing attribute {g.node.s('name')!r} of {type(obj).__name__} is not supported")
+    obj.attributes[g.node.s("name")] = value
+
+
+@onnx_symbolic("prim::GetAttr")
+def prim_get_attr(g: GraphContext, *inputs: object) -> object:
+    """prim::GetAttr[name](Class obj) -> t: an attribute of an object made in forward."""
+    (obj,) = inputs
+    name = g.node.s("name")
+    if not isinstance(obj, ScriptObject) or name not in obj.attributes:
+        raise ValueError(f"reading attribute {name!r} of {obj!r}: not set at export time")
+    return obj.attributes[name]
+
+
+@onnx_symbolic("prim::Enter")
+def prim_enter(g: GraphContext, *inputs: object) -> None:
+    """prim::Enter(Class ctx) -> (): a ``with`` block (``torch.no_grad()``) changes nothing an
+    exported graph computes."""
+    del g, inputs
+
+
+@onnx_symbolic("prim::Exit")
+def prim_exit(g: GraphContext, *inputs: object) -> None:
+    """prim::Exit(Class ctx): the end of a ``with`` block."""
+    del g, inputs
