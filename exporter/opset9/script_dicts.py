@@ -56,6 +56,8 @@ def aten__set_item_dict(g: GraphContext, l: object, idx: object, v: object) -> N
 
 @onnx_symbolic("aten::__getitem__.Dict_str")
 @onnx_symbolic("aten::__getitem__.Dict_int")
+@onnx_symbolic("aten::__getitem__.Dict_bool")
+@onnx_symbolic("aten::__getitem__.Dict_float")
 def aten___getitem___dict(g: GraphContext, self: object, key: object) -> object:
     """__getitem__.Dict_str(Dict(str, t) self, str key) -> t(*)"""
     items = _dict(self, "indexing")

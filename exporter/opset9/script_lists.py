@@ -51,20 +51,6 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
     raise ValueError(f"indexing a {type(list).__name__} with {type(idx).__name__} is not supported")
 
 
-@onnx_symbolic("aten::__getitem__.Dict_str")
-@onnx_symbolic("aten::__getitem__.Dict_int")
-@onnx_symbolic("aten::__getitem__.Dict_bool")
-@onnx_symbolic("aten::__getitem__.Dict_float")
-def aten___getitem___dict(g: GraphContext, self: object, key: object) -> object:
-    """__getitem__.Dict_str(Dict(str, t) self, str key) -> t(*): a dict built by
-    prim::DictConstruct (a scripted dict argument) is a Python dict at export time."""
-    if isinstance(self, dict) and isinstance(key, (str, int, float, bool)):
-        if key not in self:
-            raise KeyError(f"key {key!r} is not in the dict (keys: {list(self)})")
-        return self[key]
-    raise ValueError(f"looking up a {type(key).__name__} key in a {type(self).__name__} is not supported")
-
-
 def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value) -> object:
     """``items[i]`` of an export-time list at an index known only at run time.
 
