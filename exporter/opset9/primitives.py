@@ -376,3 +376,99 @@ def aten_extend(g: GraphContext, self: object, other: object) -> object:
     else:  # the export-time list becomes a run-time one for every value bound to it
         g.replace(self, result)
     return None
+
+
+# Scalar and builtin primitives of scripted code (ranges, lengths, flags that are constant in an
+# exported graph, strings that only feed messages).
+
+
+@onnx_symbolic("aten::len.Tensor")
+def aten_len_tensor(g: GraphContext, t: Value) -> object:
+    """len.Tensor(Tensor t) -> int"""
+    return h.dim_size(g, t, 0)
+
+
+@onnx_symbolic("aten::__range_length")
+def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step: int | Value) -> object:
+    """__range_length(int lo, int hi, int step) -> int: trip count of range(lo, hi, step)."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (lo, hi, step)]
+    lo_v, hi_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    span = g.op("Sub", hi_v, lo_v)
+    # ceil(span / step), clamped at 0: (span + step - sign(step)) / step, which truncates like floor
+    # whenever the result is positive (span and step of one sign), for either sign of step
+    count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.op("Sign", step_v)), step_v)
+    return (
+        g.op("Max", count, g.constant(0))
+        if g.opset >= 12
+        else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
+    )
+
+
+@onnx_symbolic("aten::__derive_index")
+def aten___derive_index(g: GraphContext, index: int | Value, start: int | Value, step: int | Value) -> object:
+    """__derive_index(int index, int start, int step) -> int: start + index * step."""
+    values = [v if isinstance(v, Value) else g.constant(v) for v in (index, start, step)]
+    index_v, start_v, step_v = (h.cast(g, v, ir.DataType.INT64) for v in values)
+    return g.op("Add", start_v, g.op("Mul", index_v, step_v))
+
+
+@onnx_symbolic("aten::is_autocast_enabled")
+def aten_is_autocast_enabled(g: GraphContext) -> object:
+    """is_autocast_enabled() -> bool: an exported graph never autocasts."""
+    return False
+
+
+@onnx_symbolic("aten::is_grad_enabled")
+def aten_is_grad_enabled(g: GraphContext) -> object:
+    """is_grad_enabled() -> bool: an exported graph computes no gradients."""
+    return False
+
+
+@onnx_symbolic("prim::requires_grad")
+def prim_requires_grad(g: GraphContext, *inputs: object) -> object:
+    """prim::requires_grad(Tensor a) -> bool"""
+    return False
+
+
+@onnx_symbolic("prim::is_nested")
+def prim_is_nested(g: GraphContext, *inputs: object) -> object:
+    """prim::is_nested(Tensor a) -> bool: nested tensors have no ONNX form."""
+    return False
+
+
+@onnx_symbolic("prim::type")
+def prim_type(g: GraphContext, *inputs: object) -> object:
+    """prim::type(Device self) -> str: the device type; ONNX graphs are device independent."""
+    (device,) = inputs
+    return device.type if isinstance(device, torch.device) else "cpu"
+
+
+@onnx_symbolic("aten::warn")
+def aten_warn(g: GraphContext, *inputs: object) -> object:
+    """warn(str message, int stacklevel=2) -> (): warnings are dropped from the graph."""
+    return None
+
+
+@onnx_symbolic("aten::format")
+def aten_format(g: GraphContext, *inputs: object) -> object:
+    """format(str self, ...) -> str: strings only feed messages; a run-time value prints as '?'."""
+    template, *values = inputs
+    try:
+        return str(template).format(*("?" if isinstance(v, Value) else v for v in values))
+    except (IndexError, KeyError, ValueError):
+        return str(template)
+
+
+@onnx_symbolic("prim::TupleIndex")
+def prim_tuple_index(g: GraphContext, *inputs: object) -> object:
+    """prim::TupleIndex(Any tup, int i) -> Any"""
+    container, index = inputs
+    if not isinstance(index, int):
+        raise ValueError("indexing a tuple with a run-time index is not supported")
+    return container[index]
+
+
+@onnx_symbolic("aten::len.str")
+def aten_len_str(g: GraphContext, s: str) -> object:
+    """len.str(str s) -> int"""
+    return len(s)
