@@ -17,7 +17,7 @@ import torch
 
 from exporter import tensors
 from exporter.ts_graph import source_location
-from exporter.type_inference import infer, infer_with_onnx
+from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
 __all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location", "OPTIONAL_OPSET"]
 
@@ -49,6 +49,8 @@ class GraphBuilder:
         self.parent = parent
         self._constants: dict[tuple[Any, ...], ir.Value] = {}
         self._transposed: dict[int, ir.Value] = {}
+        # ONNX inference results by node key, shared by the main graph and its subgraphs
+        self._inference_cache: InferenceCache = parent._inference_cache if parent is not None else {}
         # Names are unique across the main graph and its subgraphs: one counter for all.
         self._name_counts: dict[str, int] = parent._name_counts if parent is not None else {}
 
@@ -82,7 +84,7 @@ class GraphBuilder:
         self.graph.append(node)
         if not domain and infer_types:
             infer(op_type, inputs, attributes, node.outputs)
-            infer_with_onnx(node, self.options.opset)
+            infer_with_onnx(node, self.options.opset, self._inference_cache)
         return list(node.outputs)
 
     def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
