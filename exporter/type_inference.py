@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import onnx_ir as ir
+import torch
+
+from exporter.tensors import DeferredTorchTensor, TorchTensor
 
 __all__ = ["infer", "infer_with_onnx", "InferenceCache"]
 
@@ -181,7 +184,19 @@ def _dims(value: ir.Value) -> list[Any] | None:
     """The dims ONNX's inference sees for ``value`` (what _type_proto writes)."""
     if value.shape is None:
         return None
-    return [d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape]
+    return [
+        d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape.dims
+    ]
+
+
+def _data_bytes(tensor: Any) -> bytes:
+    """The bytes of a small constant, read from torch directly where it holds them (the
+    generic ``tobytes`` goes through ctypes, ten times slower for a shape constant)."""
+    if isinstance(tensor, TorchTensor) and not isinstance(tensor, DeferredTorchTensor):
+        raw = tensor.raw.detach()
+        if raw.device.type == "cpu" and raw.layout == torch.strided and not raw.is_quantized:
+            return raw.reshape(-1).view(torch.uint8).numpy().tobytes()
+    return tensor.tobytes()
 
 
 def _inference_key(node: ir.Node, opset: int) -> tuple[Any, ...] | None:
@@ -205,7 +220,7 @@ def _inference_key(node: ir.Node, opset: int) -> tuple[Any, ...] | None:
         tensor = value.const_value
         data = None
         if tensor is not None and tensor.size <= _MAX_DATA_ELEMENTS:
-            data = (tensor.dtype, tuple(tensor.shape), tensor.tobytes())
+            data = (tensor.dtype, tuple(tensor.shape), _data_bytes(tensor))
         inputs.append((sequence, value.dtype, tuple(dims) if dims is not None else None, data))
     return (node.domain, node.op_type, opset, len(node.outputs), tuple(attributes), tuple(inputs))
 
