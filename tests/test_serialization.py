@@ -7,6 +7,7 @@ import time
 
 import onnx
 import onnx_ir as ir
+import pytest
 import torch
 
 from exporter import serialization, tensors
@@ -33,10 +34,13 @@ def _expected_bytes(tensor: tensors.TorchTensor) -> bytes:
     return tensor.raw.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
 
 
-def test_transposed_weights_are_written_as_their_transposes() -> None:
+@pytest.mark.parametrize("chunk_bytes", [4 * 1024 * 1024, 1000, 64], ids=["whole", "chunks", "rows"])
+def test_transposed_weights_are_written_as_their_transposes(chunk_bytes: int, monkeypatch) -> None:
     """Transposed views of several sizes and dtypes, between contiguous and computed weights:
-    each is staged in one of two buffers taken in turn while the previous one is written, so
-    a buffer refilled too early would show as another weight's bytes."""
+    each is staged (whole, or in chunks of rows when larger than a chunk) in one of two
+    buffers taken in turn while the previous piece is written, so a buffer refilled too early
+    would show as another piece's bytes."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", chunk_bytes)
     generator = torch.Generator().manual_seed(0)
 
     def transposed(rows: int, cols: int, dtype: torch.dtype = torch.float32) -> tensors.TorchTensor:
@@ -68,4 +72,5 @@ def test_staging_buffers_are_sized_by_the_largest_copied_weight() -> None:
     views = [tensors.TorchTensor(torch.zeros(8, 16).t()), tensors.TorchTensor(torch.zeros(32, 4).t())]
     staging = serialization._Staging([*views, tensors.TorchTensor(torch.zeros(1000))])
     assert [b.numel() for b in staging._buffers] == [512, 512]
+    assert staging._gathered.numel() == 0  # both fit in one chunk: copied whole
     assert serialization._Staging([tensors.TorchTensor(torch.zeros(1000))])._buffers == []
