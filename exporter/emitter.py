@@ -449,9 +449,9 @@ class _Emitter:
             or not self.registry.foldable(kind)
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
+            or any(_is_dynamic(obj) for obj in inputs)  # most nodes: checked before asking torch
             or has_blocks(node)
             or _is_nondeterministic(node)
-            or any(_is_dynamic(obj) for obj in inputs)
         ):
             return False
         try:
@@ -496,16 +496,16 @@ def _correct_propagated_dtypes(
     corrected. Otherwise the mismatch stands and _stamp reports the symbolic."""
     outputs = list(node.outputs())
     results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
-    pairs = [
-        (ts_value, obj)
-        for ts_value, obj in zip(outputs, results)
-        if isinstance(obj, ir.Value)
-        and obj.dtype is not None
-        and isinstance(ts_value.type(), torch._C.TensorType)
-        and ts_value.type().dtype() is not None
-        and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(ts_value.type().dtype(), ts_value.type().dtype()))
-        != obj.dtype
-    ]
+    pairs = []
+    for ts_value, obj in zip(outputs, results):
+        if not isinstance(obj, ir.Value) or obj.dtype is None:
+            continue
+        ts_type = ts_value.type()  # one pybind round trip per output (this runs for every node)
+        if not isinstance(ts_type, torch._C.TensorType):
+            continue
+        recorded = ts_type.dtype()
+        if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:
+            pairs.append((ts_value, obj))
     if not pairs:
         return
     computed = _meta_dtypes(schema, inputs)

@@ -7,6 +7,7 @@ Symbolics never touch the graph under construction directly; they call ``g.op`` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -222,8 +223,14 @@ class GraphContext:
     def __init__(self, builder: GraphBuilder, node: torch._C.Node | None, emitter: Any = None) -> None:
         self._builder = builder
         self.node = node
-        self._scope = _scope_of(node)
+        self._scope_name: str | None = None  # computed when the symbolic first adds a node
         self._emitter = emitter
+
+    @property
+    def _scope(self) -> str:
+        if self._scope_name is None:
+            self._scope_name = _scope_of(self.node)
+        return self._scope_name
 
     @property
     def opset(self) -> int:
@@ -444,7 +451,12 @@ def _scope_of(node: torch._C.Node | None) -> str:
     """
     if node is None:
         return ""
-    scope = node.scopeName()
+    return _scope_path(node.scopeName())
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope_path(scope: str) -> str:
+    """_scope_of for one scope name (nodes of one module share theirs)."""
     if not scope:
         return ""
     parts = []
