@@ -213,7 +213,8 @@ def _equal_storages(weights: list[Any]) -> dict[int, tuple[int, torch.dtype, int
             continue
         raw = weight.detach()
         if (
-            raw.numel() == 0
+            type(raw) is not torch.Tensor  # a subclass may dispatch anywhere: not from this thread
+            or raw.numel() == 0
             or raw.is_quantized
             or raw.layout != torch.strided
             or raw.device.type != "cpu"
