@@ -16,7 +16,7 @@ import torch
 from exporter import passes, serialization
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
-from exporter.cleanup import cleanup
+from exporter.cleanup import EqualWeights, cleanup
 from exporter.errors import ExporterError, SymbolicError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
@@ -105,6 +105,9 @@ def export(
             captured = capture(model, args, inline)
         with timer.phase("passes"):
             passes.run_all(captured.graph)
+        # equal weights (deep-copied layers) are found while the graph is emitted
+        fold = do_constant_folding and not is_training
+        equal_weights = EqualWeights(captured.params) if fold and export_params else None
         try:
             with timer.phase("emission"):
                 onnx_model = assemble(
@@ -135,7 +138,7 @@ def export(
             )
     with timer.phase("cleanup"):
         # Shape arithmetic on constants is always folded during emission; this folds weights.
-        cleanup(onnx_model, fold_constants=do_constant_folding and not is_training)
+        cleanup(onnx_model, fold_constants=fold, equal_weights=equal_weights)
     if verbose:
         print(onnx_model)
     if verify:

@@ -485,9 +485,9 @@ class _Emitter:
             or not self.registry.foldable(kind)
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
+            or any(_is_dynamic(obj) for obj in inputs)  # most nodes: checked before asking torch
             or has_blocks(node)
             or _is_nondeterministic(node)
-            or any(_is_dynamic(obj) for obj in inputs)
         ):
             return False
         try:
@@ -558,8 +558,10 @@ def _corrected_dtypes(
     results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
     pairs = []
     for ts_value, obj in zip(outputs, results):
-        ts_type = ts_value.type()
-        if not isinstance(obj, ir.Value) or obj.dtype is None or not isinstance(ts_type, torch._C.TensorType):
+        if not isinstance(obj, ir.Value) or obj.dtype is None:
+            continue
+        ts_type = ts_value.type()  # one pybind round trip per output (this runs for every node)
+        if not isinstance(ts_type, torch._C.TensorType):
             continue
         recorded = known.get(ts_value.unique(), ts_type.dtype())
         if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:

@@ -7,6 +7,7 @@ Symbolics never touch the graph under construction directly; they call ``g.op`` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ import torch
 
 from exporter import tensors
 from exporter.ts_graph import source_location
-from exporter.type_inference import infer, infer_with_onnx
+from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
 __all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location", "OPTIONAL_OPSET"]
 
@@ -49,6 +50,8 @@ class GraphBuilder:
         self.parent = parent
         self._constants: dict[tuple[Any, ...], ir.Value] = {}
         self._transposed: dict[int, ir.Value] = {}
+        # ONNX inference results by node key, shared by the main graph and its subgraphs
+        self._inference_cache: InferenceCache = parent._inference_cache if parent is not None else {}
         # Names are unique across the main graph and its subgraphs: one counter for all.
         self._name_counts: dict[str, int] = parent._name_counts if parent is not None else {}
 
@@ -82,7 +85,7 @@ class GraphBuilder:
         self.graph.append(node)
         if not domain and infer_types:
             infer(op_type, inputs, attributes, node.outputs)
-            infer_with_onnx(node, self.options.opset)
+            infer_with_onnx(node, self.options.opset, self._inference_cache)
         return list(node.outputs)
 
     def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
@@ -220,8 +223,14 @@ class GraphContext:
     def __init__(self, builder: GraphBuilder, node: torch._C.Node | None, emitter: Any = None) -> None:
         self._builder = builder
         self.node = node
-        self._scope = _scope_of(node)
+        self._scope_name: str | None = None  # computed when the symbolic first adds a node
         self._emitter = emitter
+
+    @property
+    def _scope(self) -> str:
+        if self._scope_name is None:
+            self._scope_name = _scope_of(self.node)
+        return self._scope_name
 
     @property
     def opset(self) -> int:
@@ -444,7 +453,12 @@ def _scope_of(node: torch._C.Node | None) -> str:
     """
     if node is None:
         return ""
-    scope = node.scopeName()
+    return _scope_path(node.scopeName())
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope_path(scope: str) -> str:
+    """_scope_of for one scope name (nodes of one module share theirs)."""
     if not scope:
         return ""
     parts = []

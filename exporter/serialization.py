@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import concurrent.futures
 import ctypes
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from typing import BinaryIO
 
+import numpy as np
 import onnx
 import onnx_ir as ir
 import torch
 
+from exporter import tensors
 from exporter.tensors import TorchTensor
 
 __all__ = ["save", "write_model", "EXTERNAL_DATA_THRESHOLD"]
@@ -75,7 +78,6 @@ def _save_to_path(model: ir.Model, path: str, large: bool, progress: Progress | 
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot write {path!r}: it is a directory")
     handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    os.close(handle)
     data_name = os.path.basename(path) + ".data"
     data_path = os.path.join(directory, data_name)
     data_existed = os.path.exists(data_path)
@@ -89,9 +91,13 @@ def _save_to_path(model: ir.Model, path: str, large: bool, progress: Progress | 
                 if progress is not None:
                     progress(written[0], total)
 
+            os.close(handle)
             ir.save(model, temporary, external_data=data_name, callback=callback)
         else:
-            with open(temporary, "wb") as stream:
+            # Written through mkstemp's descriptor: reopening the file with "wb" truncates it,
+            # and on ext4 closing a file truncated to zero and rewritten forces its blocks to be
+            # allocated (auto_da_alloc), which made close() take 0.15-0.2 s per 400 MB.
+            with os.fdopen(handle, "wb") as stream:
                 write_model(model, stream, progress)
         _copy_mode(path, temporary)
         os.replace(temporary, path)
@@ -162,15 +168,23 @@ def write_model(model: ir.Model, stream: BinaryIO, progress: Progress | None = N
     stream.write(graph_bytes)
     total = sum(tensor.nbytes for _, tensor in entries)
     written = 0
-    # The next weight's bytes are made ready (a transposed or folded weight is copied or computed)
-    # while the current one is written: torch and file writes release the GIL, so the copies
-    # hide behind the I/O. At most two prepared weights exist at a time.
+    staging = _Staging([tensor for _, tensor in entries])
+    pieces = [
+        (prefix if position == 0 else b"", prepare, tensor, position == len(parts) - 1)
+        for prefix, tensor in entries
+        for parts in [staging.parts(tensor)]
+        for position, prepare in enumerate(parts)
+    ]
+    # The next piece's bytes are made ready (a chunk of a transposed weight copied into a
+    # staging buffer, a folded weight computed) while the current one is written: torch, numpy
+    # and file writes release the GIL, so the copies hide behind the I/O.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(_contiguous, entries[0][1]) if entries else None
-        for index, (prefix, tensor) in enumerate(entries):
+        pending = pool.submit(pieces[0][1]) if pieces else None
+        for index, (prefix, _, tensor, last) in enumerate(pieces):
             ready = pending.result() if pending is not None else None
-            pending = pool.submit(_contiguous, entries[index + 1][1]) if index + 1 < len(entries) else None
-            stream.write(prefix)
+            pending = pool.submit(pieces[index + 1][1]) if index + 1 < len(pieces) else None
+            if prefix:
+                stream.write(prefix)
             if ready is not None:
                 stream.write(_bytes_of(ready))
             elif hasattr(tensor, "tofile"):
@@ -178,16 +192,120 @@ def write_model(model: ir.Model, stream: BinaryIO, progress: Progress | None = N
             else:
                 stream.write(tensor.tobytes())
             del ready
-            written += tensor.nbytes
-            if progress is not None:
-                progress(written, total)
+            if last:
+                written += tensor.nbytes
+                if progress is not None:
+                    progress(written, total)
 
 
-def _contiguous(tensor: object) -> torch.Tensor | None:
-    """A torch-backed initializer's data as a contiguous CPU tensor (None for other tensors)."""
-    if not isinstance(tensor, TorchTensor):
-        return None
-    return tensor.raw.detach().cpu().contiguous()
+# Bytes of a staging buffer: a transposed weight larger than this is copied in chunks of rows.
+_CHUNK_BYTES = 4 * 1024 * 1024
+# Integer dtypes by element size: transposing moves elements without reading them.
+_SAME_SIZE_INTEGERS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+class _Staging:
+    """Two buffers, reused for every piece of a weight that needs a copy before it is written.
+
+    A weight used transposed (``x @ W.t()``) is written as a contiguous copy of the transposed
+    view. A fresh tensor per weight would touch new memory for every copy (page faults and
+    zeroing cost as much as the copy itself) and hold two whole weights while one is written
+    and the next prepared. A transposed weight is therefore copied in chunks of rows, each at
+    most _CHUNK_BYTES, into two buffers taken in turn: taken in turn suffices because a buffer
+    is filled again only once the piece prepared in it two copies earlier is written (see
+    write_model). Other views needing a copy (rare: permuted weights) are copied whole.
+    """
+
+    def __init__(self, weights: list[object]) -> None:
+        sizes = [_piece_bytes(weight) for weight in weights if _copied_into_buffer(weight)]
+        self._buffers = [torch.empty(max(sizes), dtype=torch.uint8) for _ in range(min(2, len(sizes)))]
+        chunks = [
+            _piece_bytes(weight) for weight in weights if _chunked(weight) and _piece_bytes(weight) < weight.nbytes
+        ]
+        # the first step of a chunk (rows of W gathered) lands here; used by one thread only
+        self._gathered = torch.empty(max(chunks, default=0), dtype=torch.uint8)
+        self._turn = 0
+
+    def parts(self, tensor: object) -> list[Callable[[], torch.Tensor | None]]:
+        """Callables preparing ``tensor``'s bytes in file order, each a contiguous CPU tensor
+        (None: write the tensor itself)."""
+        if not _chunked(tensor):
+            return [functools.partial(self.prepare, tensor)]
+        raw = tensor.raw.detach()
+        rows, columns = raw.shape
+        step = max(1, _CHUNK_BYTES // (columns * raw.element_size()))
+        if step >= rows:
+            return [functools.partial(self.prepare, tensor)]
+        # raw is W.t() for a contiguous W: rows r0:r1 of raw are W[:, r0:r1] transposed
+        weight = raw.t().view(_SAME_SIZE_INTEGERS[raw.element_size()]).numpy()
+        return [functools.partial(self._rows, weight, start, min(step, rows - start)) for start in range(0, rows, step)]
+
+    def _buffer(self) -> torch.Tensor:
+        buffer = self._buffers[self._turn % len(self._buffers)]
+        self._turn += 1
+        return buffer
+
+    def _rows(self, weight: np.ndarray, start: int, count: int) -> torch.Tensor:
+        """Rows ``start:start+count`` of ``weight.T``, contiguous: the columns gathered into a
+        contiguous block first (numpy copies row segments, single-threaded), whose transpose
+        torch then copies with its blocked 2-D transpose (a strided copy of the same rows
+        would go element by element)."""
+        columns = weight.shape[0]
+        size = columns * count * weight.itemsize
+        gathered = self._gathered[:size].view(_SAME_SIZE_INTEGERS[weight.itemsize]).view(columns, count)
+        np.copyto(gathered.numpy(), weight[:, start : start + count])
+        staged = self._buffer()[:size].view(gathered.dtype).view(count, columns)
+        staged.copy_(gathered.t())
+        return staged
+
+    def prepare(self, tensor: object) -> torch.Tensor | None:
+        """A torch-backed initializer's data as a contiguous CPU tensor (None for other tensors)."""
+        if not isinstance(tensor, TorchTensor):
+            return None
+        raw = tensor.raw.detach().cpu()
+        if raw.is_contiguous() or not _copied_into_buffer(tensor):
+            return raw.contiguous()
+        staged = self._buffer()[: raw.nbytes].view(raw.dtype).view(raw.shape)
+        staged.copy_(raw)
+        return staged
+
+
+def _copied_into_buffer(tensor: object) -> bool:
+    """Whether a weight is a plain CPU tensor view that needs a copy to be written (not a
+    computed one: DeferredTorchTensor makes a fresh contiguous tensor each time)."""
+    if not isinstance(tensor, TorchTensor) or isinstance(tensor, tensors.DeferredTorchTensor):
+        return False
+    raw = tensor.raw
+    return (
+        raw.device.type == "cpu"
+        and raw.layout == torch.strided
+        and not raw.is_quantized
+        and not raw.is_contiguous()
+        and raw.numel() > 0
+    )
+
+
+def _chunked(tensor: object) -> bool:
+    """Whether a weight is the transpose of a contiguous 2-D tensor, copied in chunks."""
+    if not _copied_into_buffer(tensor):
+        return False
+    raw = tensor.raw  # type: ignore[attr-defined]
+    return (
+        raw.dim() == 2
+        and raw.stride() == (1, raw.shape[0])
+        and raw.element_size() in _SAME_SIZE_INTEGERS
+        and not raw.is_conj()
+        and not raw.is_neg()
+    )
+
+
+def _piece_bytes(tensor: object) -> int:
+    """The most bytes one piece of ``tensor`` takes in a staging buffer."""
+    raw = tensor.raw  # type: ignore[attr-defined]
+    if _chunked(tensor):
+        row = raw.shape[1] * raw.element_size()
+        return min(raw.nbytes, max(1, _CHUNK_BYTES // row) * row)
+    return raw.nbytes
 
 
 def _bytes_of(tensor: torch.Tensor) -> memoryview:

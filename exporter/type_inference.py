@@ -12,8 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import onnx_ir as ir
+import torch
 
-__all__ = ["infer", "infer_with_onnx"]
+from exporter.tensors import DeferredTorchTensor, TorchTensor
+
+__all__ = ["infer", "infer_with_onnx", "InferenceCache"]
 
 _SAME_AS_FIRST = frozenset(
     {
@@ -161,11 +164,71 @@ def _type_proto(value: ir.Value) -> Any:
     return helper.make_tensor_type_proto(int(value.dtype), dims)
 
 
-def infer_with_onnx(node: ir.Node, opset: int) -> None:
-    """Type ``node``'s outputs with ONNX's inference for its op (used when the light rules
-    leave an output without dtype or shape). Failures leave the outputs as they were."""
-    import onnx
+# Attribute types whose values are plain (hashable once lists become tuples): nodes with only
+# these can share ONNX's inference result with an equal node (see infer_with_onnx).
+_PLAIN_ATTRIBUTES = frozenset(
+    {
+        ir.AttributeType.INT,
+        ir.AttributeType.FLOAT,
+        ir.AttributeType.STRING,
+        ir.AttributeType.INTS,
+        ir.AttributeType.FLOATS,
+        ir.AttributeType.STRINGS,
+    }
+)
+# Output dtypes and dims (as infer_with_onnx sets them) by node key; None: inference failed.
+InferenceCache = dict[tuple[Any, ...], "list[tuple[ir.DataType | None, list[Any] | None]] | None"]
 
+
+def _dims(value: ir.Value) -> list[Any] | None:
+    """The dims ONNX's inference sees for ``value`` (what _type_proto writes)."""
+    if value.shape is None:
+        return None
+    return [
+        d if isinstance(d, int) else (str(d) if d is not None and str(d) != "None" else None) for d in value.shape.dims
+    ]
+
+
+def _data_bytes(tensor: Any) -> bytes:
+    """The bytes of a small constant, read from torch directly where it holds them (the
+    generic ``tobytes`` goes through ctypes, ten times slower for a shape constant)."""
+    if isinstance(tensor, TorchTensor) and not isinstance(tensor, DeferredTorchTensor):
+        raw = tensor.raw.detach()
+        if raw.device.type == "cpu" and raw.layout == torch.strided and not raw.is_quantized:
+            return raw.reshape(-1).view(torch.uint8).numpy().tobytes()
+    return tensor.tobytes()
+
+
+def _inference_key(node: ir.Node, opset: int) -> tuple[Any, ...] | None:
+    """Everything ONNX's per-node inference reads from ``node`` (op, opset, attributes, input
+    types and the data of small constant inputs), or None when an attribute is not plain.
+    Two nodes with equal keys get equal results: a 12-layer model has each of its Reshapes 12
+    times, and ONNX's inference costs about half a millisecond per node in Python."""
+    attributes = []
+    for name, attr in node.attributes.items():
+        if attr.type not in _PLAIN_ATTRIBUTES:
+            return None
+        value = attr.value
+        attributes.append((name, attr.type, tuple(value) if isinstance(value, (list, tuple)) else value))
+    inputs: list[Any] = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        sequence = isinstance(value.type, ir.SequenceType)
+        dims = _dims(value)
+        tensor = value.const_value
+        data = None
+        if tensor is not None and tensor.size <= _MAX_DATA_ELEMENTS:
+            data = (tensor.dtype, tuple(tensor.shape), _data_bytes(tensor))
+        inputs.append((sequence, value.dtype, tuple(dims) if dims is not None else None, data))
+    return (node.domain, node.op_type, opset, len(node.outputs), tuple(attributes), tuple(inputs))
+
+
+def infer_with_onnx(node: ir.Node, opset: int, cache: InferenceCache | None = None) -> None:
+    """Type ``node``'s outputs with ONNX's inference for its op (used when the light rules
+    leave an output without dtype or shape). Failures leave the outputs as they were.
+    ``cache`` (one per export) reuses the result of an earlier node with the same inputs."""
     # The rules type only the first output: Dropout's mask or BatchNormalization's running
     # statistics (training mode) still need ONNX's inference.
     if node.op_type in _NOT_INFERRED or (node.op_type in _COVERED and not node.domain and len(node.outputs) == 1):
@@ -175,6 +238,34 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
     inputs = [v for v in node.inputs if v is not None]
     if any(v.dtype is None for v in inputs):
         return
+    key = None
+    if cache is not None:
+        try:
+            key = _inference_key(node, opset)
+        except Exception:  # noqa: BLE001 - a tensor without bytes (strings): not cached
+            key = None
+    if key is not None and key in cache:
+        results = cache[key]
+    else:
+        results = _onnx_inference(node, opset, inputs)
+        if key is not None:
+            cache[key] = results
+    if results is None:
+        return
+    for output, (dtype, dims) in zip(node.outputs, results):
+        if output.dtype is None and dtype is not None:
+            output.dtype = dtype
+        if output.shape is None and dims is not None:
+            output.shape = ir.Shape(dims)
+
+
+def _onnx_inference(
+    node: ir.Node, opset: int, inputs: list[ir.Value]
+) -> list[tuple[ir.DataType | None, list[Any] | None]] | None:
+    """ONNX's inference for ``node``: per output, its dtype and dims (None where ONNX gives
+    none); None when inference failed."""
+    import onnx
+
     try:
         schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
         proto = ir.serde.serialize_node(node)
@@ -192,16 +283,18 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
             opset_imports=[onnx.helper.make_opsetid(node.domain, opset)],
         )
     except Exception:  # noqa: BLE001 - inference is best effort
-        return
+        return None
+    results: list[tuple[ir.DataType | None, list[Any] | None]] = []
     for output in node.outputs:
         type_proto = result.get(output.name)
         if type_proto is None or not type_proto.HasField("tensor_type"):
+            results.append((None, None))
             continue
         tensor_type = type_proto.tensor_type
-        if output.dtype is None and tensor_type.elem_type:
-            output.dtype = ir.DataType(tensor_type.elem_type)
-        if output.shape is None and tensor_type.HasField("shape"):
-            dims: list[Any] = []
+        dtype = ir.DataType(tensor_type.elem_type) if tensor_type.elem_type else None
+        dims: list[Any] | None = None
+        if tensor_type.HasField("shape"):
+            dims = []
             for dim in tensor_type.shape.dim:
                 if dim.HasField("dim_value"):
                     dims.append(dim.dim_value)
@@ -213,4 +306,5 @@ def infer_with_onnx(node: ir.Node, opset: int) -> None:
                 # onnx's Slice-10 inference (only) copies a named input dim to the output even
                 # when the slice shortens it (x[:1] of [n, 3] typed [n, 3]): drop those names
                 dims = [None if isinstance(d, str) else d for d in dims]
-            output.shape = ir.Shape(dims)
+        results.append((dtype, dims))
+    return results

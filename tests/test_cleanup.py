@@ -11,7 +11,7 @@ import torch
 from conftest import assert_outputs_match, run_model
 
 import exporter
-from exporter.cleanup import deduplicate_equal_initializers
+from exporter.cleanup import EqualWeights, deduplicate_equal_initializers
 
 
 def _clones(n: int) -> torch.nn.Module:
@@ -80,3 +80,31 @@ def test_the_pass_reports_what_it_removed() -> None:
     onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
     assert deduplicate_equal_initializers(onnx_model) == 0  # already done by the export
     assert len(onnx_model.graph.initializers) == 4
+
+
+def test_weights_compared_during_emission_answer_as_torch_equal() -> None:
+    """EqualWeights compares the model's weights in a background thread; its answers for views
+    of them are torch.equal's, and it says nothing where its comparisons do not decide."""
+    torch.manual_seed(0)
+    first = torch.randn(6, 4)
+    weights = [first, first.clone(), torch.randn(6, 4), torch.randn(3, 8)]
+    different = first.clone()
+    different[5, 3] += 1.0  # not sampled by the bucket key: only a whole comparison tells
+    weights.append(different)
+    equal_weights = EqualWeights(weights)
+    assert equal_weights.equal(weights[0].t(), weights[1].t()) is True  # transposed views, equal
+    assert equal_weights.equal(weights[0], weights[1]) is True
+    assert equal_weights.equal(weights[0].t(), weights[4].t()) is False  # every element viewed
+    assert equal_weights.equal(weights[0][:2], weights[4][:2]) is None  # a part: not decided
+    assert equal_weights.equal(weights[0].t(), weights[1]) is None  # not the same view
+    assert equal_weights.equal(torch.ones(6, 4), weights[0]) is None  # not a compared weight
+
+
+def test_deduplication_with_background_answers_removes_the_same_weights() -> None:
+    model, x = _clones(3), torch.randn(2, 8)
+    with_answers = exporter.export(model, (x,), io.BytesIO(), opset_version=17, do_constant_folding=False)
+    without = exporter.export(model, (x,), io.BytesIO(), opset_version=17, do_constant_folding=False)
+    params = [p.detach() for p in model.parameters()]
+    assert deduplicate_equal_initializers(with_answers, EqualWeights(params)) == 8
+    assert deduplicate_equal_initializers(without) == 8
+    assert list(with_answers.graph.initializers) == list(without.graph.initializers)

@@ -1,0 +1,76 @@
+"""serialization.write_model: weights streamed from torch memory, copies staged in reused buffers."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import onnx
+import onnx_ir as ir
+import pytest
+import torch
+
+from exporter import serialization, tensors
+
+
+def _model_with(weights: dict[str, tensors.TorchTensor]) -> ir.Model:
+    graph = ir.Graph([], [], nodes=[], name="weights", opset_imports={"": 18})
+    for name, tensor in weights.items():
+        value = ir.Value(name=name, shape=ir.Shape(tensor.shape), type=ir.TensorType(tensor.dtype), const_value=tensor)
+        graph.register_initializer(value)
+        graph.outputs.append(value)
+    return ir.Model(graph, ir_version=8)
+
+
+class _SlowStream(io.BytesIO):
+    """A stream that takes its time, so the next weight is prepared while one is written."""
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        time.sleep(0.005)
+        return super().write(data)
+
+
+def _expected_bytes(tensor: tensors.TorchTensor) -> bytes:
+    return tensor.raw.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+
+
+@pytest.mark.parametrize("chunk_bytes", [4 * 1024 * 1024, 1000, 64], ids=["whole", "chunks", "rows"])
+def test_transposed_weights_are_written_as_their_transposes(chunk_bytes: int, monkeypatch) -> None:
+    """Transposed views of several sizes and dtypes, between contiguous and computed weights:
+    each is staged (whole, or in chunks of rows when larger than a chunk) in one of two
+    buffers taken in turn while the previous piece is written, so a buffer refilled too early
+    would show as another piece's bytes."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", chunk_bytes)
+    generator = torch.Generator().manual_seed(0)
+
+    def transposed(rows: int, cols: int, dtype: torch.dtype = torch.float32) -> tensors.TorchTensor:
+        return tensors.TorchTensor(torch.randn(rows, cols, generator=generator).to(dtype).t())
+
+    weights = {
+        "a.T": transposed(300, 200),
+        "b": tensors.TorchTensor(torch.randn(50, 40, generator=generator)),
+        "c.T": transposed(64, 32),
+        "d.T": transposed(128, 96, torch.bfloat16),
+        "e.T": transposed(17, 5, torch.float16),
+        "f": tensors.DeferredTorchTensor(lambda: torch.full((3, 4), 2.5), torch.Size([3, 4]), torch.float32),
+        "g.T": transposed(7, 300),
+        "h.permuted": tensors.TorchTensor(torch.randn(4, 5, 6, generator=generator).permute(2, 0, 1)),
+        "i.T": tensors.TorchTensor(torch.randint(0, 2, (9, 11), generator=generator).bool().t()),
+    }
+    stream = _SlowStream()
+    serialization.write_model(_model_with(weights), stream)
+    proto = onnx.load_from_string(stream.getvalue())
+    written = {t.name: t for t in proto.graph.initializer}
+    assert set(written) == set(weights)
+    for name, tensor in weights.items():
+        assert list(written[name].dims) == list(tensor.shape), name
+        assert written[name].raw_data == _expected_bytes(tensor), name
+
+
+def test_staging_buffers_are_sized_by_the_largest_copied_weight() -> None:
+    """Two buffers for views needing a copy; contiguous and computed weights need none."""
+    views = [tensors.TorchTensor(torch.zeros(8, 16).t()), tensors.TorchTensor(torch.zeros(32, 4).t())]
+    staging = serialization._Staging([*views, tensors.TorchTensor(torch.zeros(1000))])
+    assert [b.numel() for b in staging._buffers] == [512, 512]
+    assert staging._gathered.numel() == 0  # both fit in one chunk: copied whole
+    assert serialization._Staging([tensors.TorchTensor(torch.zeros(1000))])._buffers == []

@@ -1,0 +1,60 @@
+"""type_inference: ONNX's per-node inference, and its results shared between equal nodes."""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+
+from exporter.graph_context import ExportOptions, GraphBuilder
+from exporter.type_inference import infer_with_onnx
+
+
+def _builder(*inputs: ir.Value) -> GraphBuilder:
+    graph = ir.Graph(list(inputs), [], nodes=[], name="g", opset_imports={"": 18})
+    return GraphBuilder(graph, ExportOptions(opset=18))
+
+
+def test_equal_nodes_share_one_inference_and_different_constants_do_not() -> None:
+    """Reshapes of one input by equal shape constants reuse the first result; a different
+    constant (only its data differs) is inferred on its own."""
+    x = ir.Value(name="x", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(["n", 3, 4]))
+    builder = _builder(x)
+    (first,) = builder.add_node("Reshape", [x, builder.constant([0, 12])], {})
+    (second,) = builder.add_node("Reshape", [x, builder.constant([0, -1])], {})
+    (third,) = builder.add_node("Reshape", [x, builder.constant([0, 12])], {})
+    (other,) = builder.add_node("Reshape", [x, builder.constant([0, 3, 2, 2])], {})
+    assert [str(first.shape), str(second.shape), str(third.shape), str(other.shape)] == [
+        "[n,12]",
+        "[n,12]",
+        "[n,12]",
+        "[n,3,2,2]",
+    ]
+    assert len(builder._inference_cache) == 3  # [0, 12] twice: one entry
+    assert third.shape is not first.shape  # each output has its own (mutable) shape
+
+
+def test_cached_results_equal_uncached_inference() -> None:
+    """The same nodes typed with and without the cache get the same dtypes and shapes,
+    including outputs ONNX leaves untyped and attributes that change the result."""
+    ops = [
+        ("Split", {"axis": 2, "num_outputs": 2}, 2),
+        ("Split", {"axis": 0, "num_outputs": 2}, 2),
+        ("ReduceMax", {"keepdims": 0}, 1),
+        ("ReduceMax", {"keepdims": 1}, 1),
+        ("Shape", {"start": 1}, 1),
+    ]
+    typed = []
+    for use_cache in (True, False):
+        x = ir.Value(name="x", type=ir.TensorType(ir.DataType.FLOAT16), shape=ir.Shape([2, "s", 8]))
+        builder = _builder(x)
+        results = []
+        for op_type, attributes, outputs in ops * 2:
+            values = builder.add_node(op_type, [x], attributes, num_outputs=outputs, infer_types=False)
+            node = values[0].producer()
+            infer_with_onnx(node, 18, builder._inference_cache if use_cache else None)
+            results.append([(v.dtype, str(v.shape)) for v in values])
+        typed.append(results)
+    assert typed[0] == typed[1]
+    assert typed[0][0] == [(ir.DataType.FLOAT16, "[2,s,4]")] * 2
+    assert typed[0][1] == [(ir.DataType.FLOAT16, "[1,s,8]")] * 2
+    assert typed[0][2] == [(ir.DataType.FLOAT16, "[]")]
+    assert typed[0][3] == [(ir.DataType.FLOAT16, "[1,1,1]")]
