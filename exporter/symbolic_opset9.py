@@ -59,6 +59,8 @@ Families:
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
       ConstantChunk/ConstantSplit prims.
+  torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
+      deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     shape,
     sorting,
     splitting,
+    torchvision_ops,
 )
 
 __all__ = [
@@ -119,4 +122,5 @@ __all__ = [
     "shape",
     "sorting",
     "splitting",
+    "torchvision_ops",
 ]
