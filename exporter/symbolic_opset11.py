@@ -66,17 +66,23 @@ def _resize(
     g: GraphContext,
     x: Value,
     mode: str,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Value | None,
     scales: Sequence[float | None] | None,
     align_corners: bool | None,
 ) -> Value:
     """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic.
+
+    An output size computed at run time (traced code sizing by a tensor scale, as torchvision's
+    detection transform does) is Resize's sizes input; torch then samples with in/out ratios,
+    which is what Resize does with sizes.
 
     torch's nearest source is floor(dst * in/out), or floor(dst / scale) when a factor was
     given: asymmetric + floor. Linear with align_corners=False is half_pixel (torch clamps
     negative sources to 0, as onnxruntime does; pytorch_half_pixel would differ for an output
     of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
     """
+    if isinstance(output_size, Value):
+        return _resize_to_run_time_size(g, x, mode, output_size, bool(align_corners))
     out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)
     attrs = _resize_attributes(mode, align_corners)
     if out_sizes is not None and scale_list is not None:
@@ -156,7 +162,7 @@ def aten_unique_dim(
 
 @onnx_symbolic("aten::upsample_nearest1d", opset=11)
 def aten_upsample_nearest1d_11(
-    g: GraphContext, self: Value, output_size: Sequence[int], scales: float | None = None
+    g: GraphContext, self: Value, output_size: Sequence[int] | Value, scales: float | None = None
 ) -> Value:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
@@ -167,7 +173,7 @@ def aten_upsample_nearest1d_11(
 
 @onnx_symbolic("aten::upsample_nearest1d.vec", opset=11)
 def aten_upsample_nearest1d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext, input: Value, output_size: Sequence[int] | Value | None, scale_factors: Sequence[float] | None
 ) -> Value:  # noqa: A002
     """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -177,7 +183,7 @@ def aten_upsample_nearest1d_vec_11(
 def aten_upsample_nearest2d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Value,
     scales_h: float | None = None,
     scales_w: float | None = None,
 ) -> Value:
@@ -187,7 +193,7 @@ def aten_upsample_nearest2d_11(
 
 @onnx_symbolic("aten::upsample_nearest2d.vec", opset=11)
 def aten_upsample_nearest2d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext, input: Value, output_size: Sequence[int] | Value | None, scale_factors: Sequence[float] | None
 ) -> Value:  # noqa: A002
     """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -197,7 +203,7 @@ def aten_upsample_nearest2d_vec_11(
 def aten_upsample_nearest3d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Value,
     scales_d: float | None = None,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -208,7 +214,7 @@ def aten_upsample_nearest3d_11(
 
 @onnx_symbolic("aten::upsample_nearest3d.vec", opset=11)
 def aten_upsample_nearest3d_vec_11(
-    g: GraphContext, input: Value, output_size: Sequence[int] | None, scale_factors: Sequence[float] | None
+    g: GraphContext, input: Value, output_size: Sequence[int] | Value | None, scale_factors: Sequence[float] | None
 ) -> Value:  # noqa: A002
     """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
     return _resize(g, input, "nearest", output_size, scale_factors, None)
@@ -216,7 +222,7 @@ def aten_upsample_nearest3d_vec_11(
 
 @onnx_symbolic("aten::upsample_linear1d", opset=11)
 def aten_upsample_linear1d(
-    g: GraphContext, self: Value, output_size: Sequence[int], align_corners: bool, scales: float | None = None
+    g: GraphContext, self: Value, output_size: Sequence[int] | Value, align_corners: bool, scales: float | None = None
 ) -> Value:
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
 
@@ -230,7 +236,7 @@ def aten_upsample_linear1d(
 def aten_upsample_linear1d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -242,7 +248,7 @@ def aten_upsample_linear1d_vec(
 def aten_upsample_bilinear2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -255,7 +261,7 @@ def aten_upsample_bilinear2d(
 def aten_upsample_bilinear2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -267,7 +273,7 @@ def aten_upsample_bilinear2d_vec(
 def aten_upsample_trilinear3d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Value,
     align_corners: bool,
     scales_d: float | None = None,
     scales_h: float | None = None,
@@ -283,7 +289,7 @@ def aten_upsample_trilinear3d(
 def aten_upsample_trilinear3d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -295,7 +301,7 @@ def aten_upsample_trilinear3d_vec(
 def aten_upsample_bicubic2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -311,7 +317,7 @@ def aten_upsample_bicubic2d(
 def aten_upsample_bicubic2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002

@@ -379,7 +379,7 @@ def import_torchvision() -> ModuleType:
     import torchvision.extension
     import torchvision.ops.roi_align
 
-    if shimmed:
+    if shimmed:  # (torchvision.ops.roi_align is the function: its module is patched by name)
         torchvision.extension._has_ops = _has_ops
-        torchvision.ops.roi_align._has_ops = _has_ops
+        sys.modules["torchvision.ops.roi_align"]._has_ops = _has_ops
     return torchvision
