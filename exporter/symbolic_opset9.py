@@ -57,6 +57,8 @@ Families:
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
+  script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
+      item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
       ConstantChunk/ConstantSplit prims.
   torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
@@ -88,6 +90,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     recurrent,
     reductions,
     repeat_pad,
+    script_dicts,
     script_lists,
     shape,
     sorting,
@@ -118,6 +121,7 @@ __all__ = [
     "recurrent",
     "reductions",
     "repeat_pad",
+    "script_dicts",
     "script_lists",
     "shape",
     "sorting",
