@@ -10,10 +10,17 @@ replaced by each write. A write inside a ``prim::If`` branch makes the attribute
 output of the If; a write inside a ``prim::Loop`` body makes it a loop-carried value. The
 writes are then deleted. The exported model computes the outputs of one call from the
 module's state at export time; the state it would leave behind is not an output.
+
+Objects of TorchScript classes the forward creates (``prim::CreateObject``: torchvision's
+``ImageList(tensors, image_sizes)`` in its detection models) are resolved the same way: each
+object is a root like ``self``, its attributes start uninitialized where it is created, its
+constructor's writes (inlined) set them and its reads become the values written, so the object
+itself disappears from the graph.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -21,6 +28,17 @@ import torch
 __all__ = ["has_attribute_writes", "resolve_attribute_writes"]
 
 _Path = tuple[str, ...]
+
+# the root of a created object's attribute paths (no attribute name starts with "<")
+_OBJECT = "<object>"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Objects:
+    """The graph, and each created object's root -> the attribute paths written on it."""
+
+    graph: torch._C.Graph
+    attributes: dict[_Path, list[_Path]]
 
 
 def has_attribute_writes(graph: torch._C.Graph) -> bool:
@@ -36,6 +54,8 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
         return False
     self_value = next(iter(graph.inputs()))
     paths: dict[int, _Path] = {self_value.unique(): ()}
+    for index, node in enumerate(graph.findAllNodes("prim::CreateObject", True)):
+        paths[node.output().unique()] = (f"{_OBJECT}{index}",)
     types: dict[_Path, torch._C.JitType] = {}
     _collect_paths(graph.block(), paths, types)
     written: list[_Path] = []
@@ -44,8 +64,10 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
         if path not in written:
             written.append(path)
         types.setdefault(path, node.inputsAt(1).type())
-    env = _initial_values(graph, module, self_value, written, types)
-    _resolve_block(graph.block(), env, paths, types)
+    module_paths = [p for p in written if not p[0].startswith(_OBJECT)]
+    env = _initial_values(graph, module, self_value, module_paths, types)
+    objects = _Objects(graph, {root: [p for p in written if p[:1] == root] for root in {p[:1] for p in written} - {()}})
+    _resolve_block(graph.block(), env, paths, types, objects)
     torch._C._jit_pass_dce(graph)
     return True
 
@@ -85,12 +107,19 @@ def _initial_values(
     types: dict[_Path, torch._C.JitType],
 ) -> dict[_Path, torch._C.Value]:
     """Each written attribute's value at export time, computed at the top of the graph: a
-    tensor as a fresh GetAttr chain (a weight input after lowering), anything else a constant."""
+    tensor as a fresh GetAttr chain (a weight input after lowering), likewise an object (a
+    scripted forward usually replaces it before reading it: torchvision's MultiScaleRoIAlign
+    sets ``self.map_levels`` on every call), anything else a constant."""
     first = next(iter(graph.nodes()), graph.return_node())
     env: dict[_Path, torch._C.Value] = {}
     for path in written:
         value = _module_value(module, path)
-        if isinstance(value, torch.Tensor):
+        if not isinstance(value, torch.Tensor) and _constant_kind(value):
+            constant = graph.insertConstant(value)
+            constant.node().moveBefore(first)
+            constant.setType(types[path])
+            env[path] = constant
+        else:  # a tensor, or an object of a TorchScript class: read as it is
             owner = self_value
             for depth in range(1, len(path) + 1):
                 node = graph.create("prim::GetAttr", [owner], 1)
@@ -99,12 +128,15 @@ def _initial_values(
                 node.insertBefore(first)
                 owner = node.output()
             env[path] = owner
-        else:
-            constant = graph.insertConstant(value)
-            constant.node().moveBefore(first)
-            constant.setType(types[path])
-            env[path] = constant
     return env
+
+
+def _constant_kind(value: Any) -> bool:
+    """Whether TorchScript can hold ``value`` as a constant (numbers, strings, None, devices,
+    dtypes and tuples/lists of them, tensors inside lists); not objects of TorchScript classes."""
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, torch.Tensor) or _constant_kind(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str, torch.device, torch.dtype))
 
 
 def _resolve_block(
@@ -112,33 +144,48 @@ def _resolve_block(
     env: dict[_Path, torch._C.Value],
     paths: dict[int, _Path],
     types: dict[_Path, torch._C.JitType],
+    objects: _Objects,
 ) -> None:
-    """Walk ``block`` in order, updating ``env`` (path -> current value) in place."""
+    """Walk ``block`` in order, updating ``env`` (path -> current value) in place; ``objects``
+    maps each created object's root to its written attribute paths."""
     for node in list(block.nodes()):
         kind = node.kind()
-        if kind == "prim::GetAttr" and paths.get(node.output().unique()) in env:
+        if kind == "prim::CreateObject":
+            for path in objects.attributes.get(paths[node.output().unique()], []):
+                env[path] = _uninitialized(objects.graph, node, types[path])
+        elif kind == "prim::GetAttr" and paths.get(node.output().unique()) in env:
             node.output().replaceAllUsesWith(env[paths[node.output().unique()]])
             node.destroy()
         elif kind == "prim::SetAttr":
             env[_attribute_path(node, paths)] = node.inputsAt(1)
             node.destroy()
         elif kind == "prim::If":
-            _resolve_if(node, env, paths, types)
+            _resolve_if(node, env, paths, types, objects)
         elif kind == "prim::Loop":
-            _resolve_loop(node, env, paths, types)
+            _resolve_loop(node, env, paths, types, objects)
         else:
             for sub in node.blocks():
                 if _written_in(sub, paths):
                     raise NotImplementedError(f"module attribute written inside {kind}")
-                _resolve_block(sub, dict(env), paths, types)
+                _resolve_block(sub, dict(env), paths, types, objects)
+
+
+def _uninitialized(graph: torch._C.Graph, after: torch._C.Node, jit_type: torch._C.JitType) -> torch._C.Value:
+    """An object attribute's value before its constructor sets it (never read)."""
+    node = graph.create("prim::Uninitialized", [], 1)
+    node.output().setType(jit_type)
+    node.insertAfter(after)
+    return node.output()
 
 
 def _written_in(block: torch._C.Block, paths: dict[int, _Path]) -> list[_Path]:
-    """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order."""
+    """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order,
+    leaving out those of objects created inside ``block`` (they do not outlive it)."""
+    local = {paths[n.output().unique()] for n in block.findAllNodes("prim::CreateObject", True)}
     written: list[_Path] = []
     for node in block.findAllNodes("prim::SetAttr", True):
         path = _attribute_path(node, paths)
-        if path not in written:
+        if path not in written and path[:1] not in local:
             written.append(path)
     return written
 
@@ -148,6 +195,7 @@ def _resolve_if(
     env: dict[_Path, torch._C.Value],
     paths: dict[int, _Path],
     types: dict[_Path, torch._C.JitType],
+    objects: _Objects,
 ) -> None:
     """Attributes either branch writes become extra outputs of the If."""
     written = [p for sub in node.blocks() for p in _written_in(sub, paths)]
@@ -155,7 +203,7 @@ def _resolve_if(
     branch_envs = []
     for sub in node.blocks():
         branch_env = dict(env)
-        _resolve_block(sub, branch_env, paths, types)
+        _resolve_block(sub, branch_env, paths, types, objects)
         branch_envs.append(branch_env)
     for path in written:
         for sub, branch_env in zip(node.blocks(), branch_envs):
@@ -170,6 +218,7 @@ def _resolve_loop(
     env: dict[_Path, torch._C.Value],
     paths: dict[int, _Path],
     types: dict[_Path, torch._C.JitType],
+    objects: _Objects,
 ) -> None:
     """Attributes the body writes become loop-carried values (inputs, body inputs and outputs,
     and outputs of the Loop, appended after its own carried values)."""
@@ -181,7 +230,7 @@ def _resolve_loop(
         carried = body.addInputToBlock()
         carried.setType(types[path])
         body_env[path] = carried
-    _resolve_block(body, body_env, paths, types)
+    _resolve_block(body, body_env, paths, types, objects)
     for path in written:
         body.registerOutput(body_env[path])
         output = node.addOutput()
