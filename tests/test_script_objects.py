@@ -106,3 +106,47 @@ def test_item_written_into_run_time_int_list(opset: int) -> None:
         dynamic_axes={"x": {0: "a", 2: "b"}},
         other_inputs=[(torch.randn(3, 3, 9),)],
     )
+
+
+class _LevelMapper:
+    """torchvision's LevelMapper: an object built from the first input, cached on the module."""
+
+    def __init__(self, k_min: int, k_max: int, eps: float = 1e-6) -> None:
+        self.k_min = k_min
+        self.k_max = k_max
+        self.eps = eps
+
+    def __call__(self, boxes: torch.Tensor) -> torch.Tensor:
+        levels = torch.floor(torch.log2(boxes.abs() + self.eps))
+        return torch.clamp(levels, min=self.k_min, max=self.k_max)
+
+
+class _LazyCache(torch.nn.Module):
+    """MultiScaleRoIAlign: ``if self.scales is None or self.map_levels is None: compute them``;
+    exported after a call filled the cache, the check is decided and the object's attributes
+    become constants."""
+
+    __annotations__ = {"scales": Optional[List[float]], "map_levels": Optional[_LevelMapper]}  # noqa: RUF012, UP006, UP045
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scales = None
+        self.map_levels = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.scales is None or self.map_levels is None:
+            self.scales = [1.0 / x.shape[-1]]
+            self.map_levels = _LevelMapper(int(x.shape[0]), int(x.shape[0]) + 2)
+        mapper = self.map_levels
+        scales = self.scales
+        if mapper is None or scales is None:
+            raise ValueError("not set up")
+        return mapper(x) * scales[0]
+
+
+@pytest.mark.parametrize("opset", [9, NEWEST])
+def test_lazily_cached_object(opset: int) -> None:
+    model = torch.jit.script(_LazyCache())
+    x = torch.randn(2, 7) * 10
+    model(x)  # fills the cache, as an eager run before export does
+    assert_matches_torch(model, (x,), opset=opset)

@@ -94,6 +94,8 @@ def _attribute_owner(value: torch._C.Value, graph: torch._C.Graph, module: torch
     if value is next(graph.inputs()):
         return module
     node = value.node()
+    if node.kind() == "prim::unchecked_cast":  # Optional[T] -> T after an ``is None`` check
+        return _attribute_owner(node.inputsAt(0), graph, module)
     if node.kind() != "prim::GetAttr":
         return None
     child = _attribute(_attribute_owner(node.inputsAt(0), graph, module), node.s("name"))

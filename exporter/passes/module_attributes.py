@@ -39,6 +39,8 @@ class _Objects:
 
     graph: torch._C.Graph
     attributes: dict[_Path, list[_Path]]
+    # values that hold an object at export time (a module attribute's object): never None
+    not_none: set[int] = dataclasses.field(default_factory=set)
 
 
 def has_attribute_writes(graph: torch._C.Graph) -> bool:
@@ -65,8 +67,10 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
             written.append(path)
         types.setdefault(path, node.inputsAt(1).type())
     module_paths = [p for p in written if not p[0].startswith(_OBJECT)]
-    env = _initial_values(graph, module, self_value, module_paths, types)
-    objects = _Objects(graph, {root: [p for p in written if p[:1] == root] for root in {p[:1] for p in written} - {()}})
+    not_none: set[int] = set()
+    env = _initial_values(graph, module, self_value, module_paths, types, not_none)
+    roots = {p[:1] for p in written} - {()}
+    objects = _Objects(graph, {root: [p for p in written if p[:1] == root] for root in roots}, not_none)
     _resolve_block(graph.block(), env, paths, types, objects)
     torch._C._jit_pass_dce(graph)
     return True
@@ -105,11 +109,13 @@ def _initial_values(
     self_value: torch._C.Value,
     written: list[_Path],
     types: dict[_Path, torch._C.JitType],
+    not_none: set[int],
 ) -> dict[_Path, torch._C.Value]:
     """Each written attribute's value at export time, computed at the top of the graph: a
-    tensor as a fresh GetAttr chain (a weight input after lowering), likewise an object (a
-    scripted forward usually replaces it before reading it: torchvision's MultiScaleRoIAlign
-    sets ``self.map_levels`` on every call), anything else a constant."""
+        tensor as a fresh GetAttr chain (a weight input after lowering), likewise an object (a
+        scripted forward usually replaces it before reading it: torchvision's MultiScaleRoIAlign
+        sets ``self.map_levels`` when it is None), anything else a constant. Object values are
+    added to ``not_none``, and their attributes the graph reads become constants."""
     first = next(iter(graph.nodes()), graph.return_node())
     env: dict[_Path, torch._C.Value] = {}
     for path in written:
@@ -117,7 +123,8 @@ def _initial_values(
         if not isinstance(value, torch.Tensor) and _constant_kind(value):
             constant = graph.insertConstant(value)
             constant.node().moveBefore(first)
-            constant.setType(types[path])
+            if not (value is not None and isinstance(types[path], torch._C.OptionalType)):
+                constant.setType(types[path])  # (a value in an Optional keeps its own type)
             env[path] = constant
         else:  # a tensor, or an object of a TorchScript class: read as it is
             owner = self_value
@@ -128,7 +135,36 @@ def _initial_values(
                 node.insertBefore(first)
                 owner = node.output()
             env[path] = owner
+            if not isinstance(value, torch.Tensor):
+                not_none.add(owner.unique())
+                _object_constants(graph, first, value, path, types, env)
     return env
+
+
+def _object_constants(
+    graph: torch._C.Graph,
+    first: torch._C.Node,
+    value: Any,
+    path: _Path,
+    types: dict[_Path, torch._C.JitType],
+    env: dict[_Path, torch._C.Value],
+) -> None:
+    """The attributes of an object held in a written module attribute, read in the graph
+    (``self.map_levels.k_min``), as constants of their export-time values: a forward that
+    only replaces the object when it is missing (a lazily built cache) reads these."""
+    for sub in [p for p in types if len(p) == len(path) + 1 and p[: len(path)] == path]:
+        name = sub[-1]
+        if isinstance(value, torch._C.ScriptObject):
+            attribute = value.getattr(name) if value.hasattr(name) else None
+        else:
+            attribute = getattr(value, name, None)
+        if attribute is None or isinstance(attribute, torch.Tensor) or not _constant_kind(attribute):
+            continue
+        constant = graph.insertConstant(attribute)
+        constant.node().moveBefore(first)
+        if not isinstance(types[sub], torch._C.OptionalType):
+            constant.setType(types[sub])
+        env[sub] = constant
 
 
 def _constant_kind(value: Any) -> bool:
@@ -159,6 +195,16 @@ def _resolve_block(
         elif kind == "prim::SetAttr":
             env[_attribute_path(node, paths)] = node.inputsAt(1)
             node.destroy()
+        elif kind in ("aten::__is__", "aten::__isnot__") and _decided_is(node, objects) is not None:
+            with objects.graph.insert_point_guard(node):
+                decided = objects.graph.insertConstant(_decided_is(node, objects))
+            node.output().replaceAllUsesWith(decided)
+            node.destroy()
+        elif kind == "prim::If" and node.inputsAt(0).node().kind() == "prim::Constant":
+            # decided at export time (a cache already filled): only the branch taken remains
+            branch = list(node.blocks())[0 if node.inputsAt(0).toIValue() else 1]
+            _resolve_block(branch, env, paths, types, objects)
+            _inline_branch(node, branch)
         elif kind == "prim::If":
             _resolve_if(node, env, paths, types, objects)
         elif kind == "prim::Loop":
@@ -168,6 +214,40 @@ def _resolve_block(
                 if _written_in(sub, paths):
                     raise NotImplementedError(f"module attribute written inside {kind}")
                 _resolve_block(sub, dict(env), paths, types, objects)
+
+
+def _decided_is(node: torch._C.Node, objects: _Objects) -> bool | None:
+    """``a is None`` / ``a is not None`` when the answer is known at export time: one side is
+    None and the other cannot be (its type is not Optional, or it holds an object)."""
+    a, b = node.inputsAt(0), node.inputsAt(1)
+    if not _is_none(a):
+        a, b = b, a
+    if not _is_none(a):
+        return None
+    if _is_none(b):
+        result = True
+    elif (
+        b.unique() in objects.not_none
+        or not isinstance(b.type(), (torch._C.OptionalType, torch._C.NoneType))
+        or (b.node().kind() == "prim::Constant" and b.node().hasAttributes())  # None has no value
+    ):
+        result = False
+    else:
+        return None
+    return result if node.kind() == "aten::__is__" else not result
+
+
+def _is_none(value: torch._C.Value) -> bool:
+    return isinstance(value.type(), torch._C.NoneType)
+
+
+def _inline_branch(node: torch._C.Node, branch: torch._C.Block) -> None:
+    """Replace the If ``node`` by the nodes of its ``branch`` (already resolved)."""
+    for inner in list(branch.nodes()):
+        inner.moveBefore(node)
+    for output, value in zip(list(node.outputs()), list(branch.outputs())):
+        output.replaceAllUsesWith(value)
+    node.destroy()
 
 
 def _uninitialized(graph: torch._C.Graph, after: torch._C.Node, jit_type: torch._C.JitType) -> torch._C.Value:
