@@ -109,3 +109,18 @@ def test_dict_builtins(opset: int) -> None:
 @pytest.mark.parametrize("opset", [10, NEWEST])
 def test_list_copy(opset: int) -> None:
     assert_matches_torch(torch.jit.script(_ListCopy()), (torch.randn(1, 5, 6),), opset=opset)
+
+
+class _NamedFeatures(torch.nn.Module):
+    """SSDLite's extractor: ``OrderedDict([(str(i), v) for i, v in enumerate(output)])``."""
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        output = [x, x * 2, x + 1]
+        return OrderedDict([(str(i), v) for i, v in enumerate(output)])
+
+
+@pytest.mark.parametrize("opset", [9, NEWEST])
+def test_dict_keyed_by_str_of_loop_index(opset: int) -> None:
+    model = torch.jit.script(_NamedFeatures())
+    onnx_model = assert_matches_torch(model, (torch.randn(2, 3),), opset=opset)
+    assert [v.name for v in onnx_model.graph.outputs] == ["0", "1", "2"]
