@@ -150,3 +150,22 @@ def test_lazily_cached_object(opset: int) -> None:
     x = torch.randn(2, 7) * 10
     model(x)  # fills the cache, as an eager run before export does
     assert_matches_torch(model, (x,), opset=opset)
+
+
+class _RepeatedList(torch.nn.Module):
+    """DefaultBoxGenerator: ``torch.stack((a, b) * len(pairs), dim=-1)`` (list repetition)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pairs = [torch.ones(3, 2), torch.ones(2, 2)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts = [x, x + 1]
+        left = torch.stack(parts * len(self.pairs[0]), dim=-1)
+        right = torch.stack(2 * [x], dim=0)
+        return left.sum(-1) + right.sum(0)
+
+
+@pytest.mark.parametrize("opset", [9, NEWEST])
+def test_list_repetition(opset: int) -> None:
+    assert_matches_torch(torch.jit.script(_RepeatedList()), (torch.randn(4),), opset=opset)

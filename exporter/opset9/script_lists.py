@@ -233,3 +233,16 @@ def aten_clear_t(g: GraphContext, self: object) -> object:
         return None
     _export_time_list(g, self, "clear").clear()
     return None
+
+
+@onnx_symbolic("aten::mul.left_t")
+def aten_mul_left_t(g: GraphContext, l: object, n: int) -> object:  # noqa: E741 - schema name
+    """mul.left_t(t[] l, int n) -> t[]: ``l * n`` of an export-time list (torchvision's
+    DefaultBoxGenerator stacks ``(shift_x, shift_y) * len(wh_pairs)``)."""
+    return list(_export_time_list(g, l, "list repetition")) * n
+
+
+@onnx_symbolic("aten::mul.right_")
+def aten_mul_right(g: GraphContext, n: int, l: object) -> object:  # noqa: E741 - schema name
+    """mul.right_(int n, t[] l) -> t[]: ``n * l``"""
+    return list(_export_time_list(g, l, "list repetition")) * n
