@@ -144,7 +144,10 @@ def _spread_head_scores(model: Any) -> None:
 
     with torch.no_grad():
         for name, param in model.named_parameters():
-            if any(key in name for key in ("cls", "score", "logits", "objectness", "classification")) and param.dim() > 1:
+            if (
+                any(key in name for key in ("cls", "score", "logits", "objectness", "classification"))
+                and param.dim() > 1
+            ):
                 param.normal_(0, 0.3)
 
 
