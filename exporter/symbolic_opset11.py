@@ -66,18 +66,24 @@ def _resize(
     g: GraphContext,
     x: Value,
     mode: str,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     scales: Sequence[float | None] | None,
     align_corners: bool | None,
 ) -> Value:
     """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic. Output sizes
     computed at run time (scripted code resizing to ``int(h * scale)``) are Resize's sizes input.
 
+    An output size computed at run time (traced code sizing by a tensor scale, as torchvision's
+    detection transform does) is Resize's sizes input; torch then samples with in/out ratios,
+    which is what Resize does with sizes.
+
     torch's nearest source is floor(dst * in/out), or floor(dst / scale) when a factor was
     given: asymmetric + floor. Linear with align_corners=False is half_pixel (torch clamps
     negative sources to 0, as onnxruntime does; pytorch_half_pixel would differ for an output
     of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
     """
+    if isinstance(output_size, Value):
+        return _resize_to_run_time_size(g, x, mode, output_size, bool(align_corners))
     if output_size and any(isinstance(v, Value) for v in output_size):
         return _resize_to_run_time_size(g, x, mode, g.list_to_value(list(output_size)), bool(align_corners))
     out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)  # type: ignore[arg-type]
@@ -159,7 +165,10 @@ def aten_unique_dim(
 
 @onnx_symbolic("aten::upsample_nearest1d", opset=11)
 def aten_upsample_nearest1d_11(
-    g: GraphContext, self: Value, output_size: Sequence[int] | Sequence[int | Value], scales: float | None = None
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
+    scales: float | None = None,
 ) -> Value:
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
@@ -172,7 +181,7 @@ def aten_upsample_nearest1d_11(
 def aten_upsample_nearest1d_vec_11(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
@@ -183,7 +192,7 @@ def aten_upsample_nearest1d_vec_11(
 def aten_upsample_nearest2d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     scales_h: float | None = None,
     scales_w: float | None = None,
 ) -> Value:
@@ -195,7 +204,7 @@ def aten_upsample_nearest2d_11(
 def aten_upsample_nearest2d_vec_11(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
@@ -206,7 +215,7 @@ def aten_upsample_nearest2d_vec_11(
 def aten_upsample_nearest3d_11(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     scales_d: float | None = None,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -219,7 +228,7 @@ def aten_upsample_nearest3d_11(
 def aten_upsample_nearest3d_vec_11(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
     """upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"""
@@ -230,7 +239,7 @@ def aten_upsample_nearest3d_vec_11(
 def aten_upsample_linear1d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     align_corners: bool,
     scales: float | None = None,
 ) -> Value:
@@ -246,7 +255,7 @@ def aten_upsample_linear1d(
 def aten_upsample_linear1d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -258,7 +267,7 @@ def aten_upsample_linear1d_vec(
 def aten_upsample_bilinear2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -271,7 +280,7 @@ def aten_upsample_bilinear2d(
 def aten_upsample_bilinear2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -283,7 +292,7 @@ def aten_upsample_bilinear2d_vec(
 def aten_upsample_trilinear3d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     align_corners: bool,
     scales_d: float | None = None,
     scales_h: float | None = None,
@@ -299,7 +308,7 @@ def aten_upsample_trilinear3d(
 def aten_upsample_trilinear3d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002
@@ -311,7 +320,7 @@ def aten_upsample_trilinear3d_vec(
 def aten_upsample_bicubic2d(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int] | Sequence[int | Value],
+    output_size: Sequence[int] | Sequence[int | Value] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -327,7 +336,7 @@ def aten_upsample_bicubic2d(
 def aten_upsample_bicubic2d_vec(
     g: GraphContext,
     input: Value,
-    output_size: Sequence[int] | Sequence[int | Value] | None,
+    output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:  # noqa: A002

@@ -59,8 +59,12 @@ Families:
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
+  script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
+      item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
       ConstantChunk/ConstantSplit prims.
+  torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
+      deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """
 
 from __future__ import annotations
@@ -93,6 +97,7 @@ from exporter.opset9 import (  # importing a family registers its symbolics
     shape,
     sorting,
     splitting,
+    torchvision_ops,
 )
 
 __all__ = [
@@ -123,4 +128,5 @@ __all__ = [
     "shape",
     "sorting",
     "splitting",
+    "torchvision_ops",
 ]

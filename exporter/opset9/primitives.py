@@ -472,3 +472,12 @@ def prim_tuple_index(g: GraphContext, *inputs: object) -> object:
 def aten_len_str(g: GraphContext, s: str) -> object:
     """len.str(str s) -> int"""
     return len(s)
+
+
+@onnx_symbolic("aten::str")
+def aten_str(g: GraphContext, elem: object) -> str:
+    """str(t elem) -> str: of a value known at export time (torchvision's SSDLite names its
+    feature maps ``str(i)`` in an unrolled loop); strings do not exist at run time in ONNX."""
+    if isinstance(elem, (bool, int, float, str)):
+        return str(elem)
+    raise ValueError("str() of a value computed at run time is not supported (ONNX has no run-time strings)")

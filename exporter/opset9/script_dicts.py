@@ -1,6 +1,8 @@
 """TorchScript dict builtins of scripted models: ``d[k] = v``, ``d[k]``, ``get``/``setdefault``,
-``pop``/``del``/``clear``/``update``/``copy``, ``len``, ``keys``/``values``/``items`` and ``dict(d)``,
-on dicts with str or int keys; and objects of TorchScript classes made in forward
+``pop``/``del``/``clear``/``update``/``copy``, ``len``, ``keys``/``values``/``items``, ``dict()``,
+``dict(pairs)`` and ``dict(d)``, on dicts with str or int keys (torchvision's scripted models build
+their feature maps in them: ``IntermediateLayerGetter``, segmentation heads); ``list.copy()``;
+and objects of TorchScript classes made in forward
 (prim::CreateObject, their attributes read and written, ``with`` blocks).
 
 ONNX idioms: ONNX has no map a graph can build (its Map type is for inputs and outputs only, and
@@ -18,8 +20,12 @@ from collections.abc import Sequence
 
 import torch
 
+import onnx_ir as ir
+
+from exporter import runtime_list
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
+from exporter.runtime_list import RuntimeList
 from exporter.ts_graph import all_nodes, inside
 
 _KEY_TYPES = (str, int, float, bool)
@@ -293,3 +299,30 @@ def prim_enter(g: GraphContext, *inputs: object) -> None:
 def prim_exit(g: GraphContext, *inputs: object) -> None:
     """prim::Exit(Class ctx): the end of a ``with`` block."""
     del g, inputs
+
+
+@onnx_symbolic("aten::dict", fold=False)
+def aten_dict(g: GraphContext, *inputs: object) -> object:
+    """dict() -> Dict(str, Tensor); dict.str((str, tVal)[] inputs): an empty dict, or one from
+    (key, value) pairs (``dict(d)`` is dict.Dict_str, above)."""
+    if not inputs:
+        return {}
+    (source,) = inputs
+    if isinstance(source, dict):
+        return dict(source)
+    if isinstance(source, (list, tuple)):
+        return {_key(k, "dict()"): v for k, v in source}
+    raise ValueError(f"dict() of {type(source).__name__} is not supported")
+
+
+@onnx_symbolic("aten::copy.t")
+def aten_copy_t(g: GraphContext, self: object) -> object:
+    """copy.t(t[](a) self) -> t[]: ``l.copy()``, a new list (as ``list(l)``), so later mutation
+    of either stays separate."""
+    if isinstance(self, RuntimeList):
+        return runtime_list.copy(self)
+    if isinstance(self, ir.Value):  # a shape computed at run time: immutable
+        return self
+    if not isinstance(self, list):
+        raise ValueError(f"copy() of {type(self).__name__} is not supported")
+    return list(self)

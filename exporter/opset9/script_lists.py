@@ -156,6 +156,12 @@ def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -
     if isinstance(l, RuntimeList):
         runtime_list.set_item(g, l, idx, el)
         return l
+    if isinstance(l, Value):
+        # an int list computed at run time (a shape, ``max_by_axis`` of image sizes) is a 1-d
+        # value: the item is scattered in, and every name bound to the list follows
+        updated = _scatter_into(g, l, idx, el)
+        g.replace(l, updated)
+        return updated
     if not isinstance(idx, int):
         # which item changes is known only at run time: the list becomes a run-time one (a
         # sequence), and every name bound to it follows
@@ -168,6 +174,15 @@ def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -
     items = _export_time_list(g, l, "item assignment")
     items[idx] = el
     return items
+
+
+def _scatter_into(g: GraphContext, values: Value, idx: int | Value, el: object) -> Value:
+    """``values`` (1-d) with the item at ``idx`` (negative counts from the end) set to ``el``."""
+    index = g.constant([idx]) if isinstance(idx, int) else g.op("Reshape", idx, g.constant([1]))
+    index = h.normalize_index(g, index, h.dim_size(g, values, 0))
+    item = el if isinstance(el, Value) else g.constant([el])
+    item = h.cast(g, g.op("Reshape", item, g.constant([1])), values.dtype)
+    return h.scatter_elements(g, values, index, item, axis=0)
 
 
 @onnx_symbolic("aten::insert.t")
@@ -257,3 +272,16 @@ def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None
     sorted_items.item_rank = 0
     runtime_list.assign(self, sorted_items)
     return None
+
+
+@onnx_symbolic("aten::mul.left_t")
+def aten_mul_left_t(g: GraphContext, l: object, n: int) -> object:  # noqa: E741 - schema name
+    """mul.left_t(t[] l, int n) -> t[]: ``l * n`` of an export-time list (torchvision's
+    DefaultBoxGenerator stacks ``(shift_x, shift_y) * len(wh_pairs)``)."""
+    return list(_export_time_list(g, l, "list repetition")) * n
+
+
+@onnx_symbolic("aten::mul.right_")
+def aten_mul_right(g: GraphContext, n: int, l: object) -> object:  # noqa: E741 - schema name
+    """mul.right_(int n, t[] l) -> t[]: ``n * l``"""
+    return list(_export_time_list(g, l, "list repetition")) * n

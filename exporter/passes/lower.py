@@ -176,35 +176,54 @@ def _inline_plain_attributes(graph: torch._C.Graph, module: torch._C.ScriptModul
     """Attributes that are not tensors can stay attributes of a frozen module (a parameter set
     to None, ``Conv2d(bias=False)``; ``training`` of a module exported in training mode), and
     cannot become graph inputs ("Unknown type NoneType"/"bool"): their reads become constants
-    of their values at export time (writes in forward were resolved before)."""
+    of their values at export time (writes in forward were resolved before). The same holds for
+    the attributes of objects of TorchScript classes a module holds (torchvision's
+    ``self.box_coder.weights``, a tuple of floats): the reads become constants, and the object
+    then has no use left."""
     for node in list(graph.findAllNodes("prim::GetAttr", True)):
         owner = _attribute_owner(node.inputsAt(0), graph, module)
-        name = node.s("name")
-        if owner is None or not owner.hasattr(name):
-            continue
-        value = owner.getattr(name)
-        if value is not None and not isinstance(value, (bool, int, float, str)):
+        value = _attribute(owner, node.s("name"))
+        if value is _MISSING or not _constant_kind(value):
             continue
         with graph.insert_point_guard(node):
             constant = graph.insertConstant(value)
         node.output().replaceAllUsesWith(constant)
         node.destroy()
+    torch._C._jit_pass_dce(graph)
 
 
-def _attribute_owner(
-    value: torch._C.Value, graph: torch._C.Graph, module: torch._C.ScriptModule
-) -> torch._C.ScriptModule | None:
-    """The module ``value`` is, following GetAttr chains from the graph's ``self`` input."""
+_MISSING = object()
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` of a module or a TorchScript object (as torch hands it to Python)."""
+    if owner is None:
+        return _MISSING
+    if isinstance(owner, torch._C.ScriptObject):
+        return owner.getattr(name) if owner.hasattr(name) else _MISSING
+    return getattr(owner, name, _MISSING)
+
+
+def _constant_kind(value: Any) -> bool:
+    """Whether a graph constant can hold ``value``: None, numbers, strings, tuples of them."""
+    if isinstance(value, tuple):
+        return all(_constant_kind(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _attribute_owner(value: torch._C.Value, graph: torch._C.Graph, module: torch._C.ScriptModule) -> Any:
+    """The module or object ``value`` is, following GetAttr chains from the graph's ``self``."""
     if value is next(graph.inputs()):
         return module
     node = value.node()
+    if node.kind() == "prim::unchecked_cast":  # Optional[T] -> T after an ``is None`` check
+        return _attribute_owner(node.inputsAt(0), graph, module)
     if node.kind() != "prim::GetAttr":
         return None
-    owner = _attribute_owner(node.inputsAt(0), graph, module)
-    if owner is None or not owner.hasattr(node.s("name")):
+    child = _attribute(_attribute_owner(node.inputsAt(0), graph, module), node.s("name"))
+    if child is _MISSING or isinstance(child, torch.Tensor) or _constant_kind(child) or isinstance(child, list):
         return None
-    child = owner.getattr(node.s("name"))
-    return child if isinstance(child, torch._C.ScriptModule) else None
+    return child
 
 
 def _resolve_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> None:

@@ -286,3 +286,34 @@ def test_grid_sampler_5d_at_16_names_opset_20() -> None:
     model = Wrap(lambda x, gr: F.grid_sample(x, gr, align_corners=False))
     with pytest.raises(ExporterError, match="opset 20"):
         export_to_bytes(model, (torch.randn(1, 2, 3, 4, 5), torch.rand(1, 2, 3, 4, 3)), opset_version=16)
+
+
+class _ResizeByTensorScale(torch.nn.Module):
+    """torchvision's detection transform, traced: the scale is a tensor computed from the image
+    size, so the output size interpolate derives from it is computed at run time."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        size = torch._shape_as_tensor(x)[-2:].to(torch.float32)
+        scale = torch.min(24.0 / size.min(), 40.0 / size.max())
+        align = None if self.mode == "nearest" else False
+        return F.interpolate(x, scale_factor=scale, mode=self.mode, recompute_scale_factor=True, align_corners=align)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("opset", [11, NEWEST])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_output_size_computed_at_run_time(mode: str, opset: int) -> None:
+    """upsample_*.vec with an output size the trace computes from a tensor: Resize's sizes
+    input, also for an input of another size (dynamic axes)."""
+    assert_matches_torch(
+        _ResizeByTensorScale(mode),
+        (torch.randn(1, 3, 16, 20),),
+        opset=opset,
+        atol=1e-4,
+        input_names=["x"],
+        dynamic_axes={"x": {2: "h", 3: "w"}},
+        other_inputs=[(torch.randn(1, 3, 30, 18),)],
+    )
