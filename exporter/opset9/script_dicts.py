@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
-
 import onnx_ir as ir
+import torch
 
 from exporter import runtime_list
 from exporter.graph_context import GraphContext
