@@ -238,11 +238,16 @@ def sequence_arguments(model: Any, positional: Sequence[Any]) -> dict[int, list[
     """The positional arguments a scripted model takes as one ONNX sequence input each, by
     position, with their items as tensors.
 
-    torch's exporter declares a scripted ``List[int]``, ``List[float]``, ``List[bool]`` or
-    ``List[Tensor]`` argument as one ``seq(tensor)`` input (numbers as 0-d tensors), so the
-    list's length, not only its values, is chosen when the model runs; its suite feeds such an
-    argument as one Python list. A traced model flattens lists instead (one input per item),
-    and so do tuples and keyword arguments of scripted models, as torch's exporter does.
+    torch's exporter declares a scripted ``List[int]``, ``List[float]`` or ``List[bool]``
+    argument as one ``seq(tensor)`` input (numbers as 0-d tensors), so the list's length, not
+    only its values, is chosen when the model runs; its suite feeds such an argument as one
+    Python list. A traced model flattens lists instead (one input per item), and so do tuples
+    and keyword arguments of scripted models, as torch's exporter does.
+
+    A ``List[Tensor]`` argument stays one input per tensor, unlike torch's exporter (which
+    declares a sequence and then fails on ``torch.cat``/``torch.stack`` of it): with the count
+    fixed at export time, every loop over the list unrolls and every list operation exports at
+    any opset (a scripted detection model's ``images: List[Tensor]``), as a trace gives it.
     Number items given as tensors (``[torch.tensor(2), torch.tensor(4)]`` for a ``List[int]``)
     are fed in the list's item dtype."""
     if not isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
@@ -262,9 +267,7 @@ def _sequence_items(schema_type: torch._C.JitType, value: Any) -> list[torch.Ten
         return None
     element = schema_type.getElementType()
     if isinstance(element, torch._C.TensorType):
-        if not all(isinstance(item, torch.Tensor) for item in value):
-            return None
-        return [item.detach() for item in value]
+        return None  # one input per tensor: see sequence_arguments
     dtype = next((d for kind, d in _SEQUENCE_NUMBER_DTYPES.items() if isinstance(element, kind)), None)
     if dtype is None or not all(is_number(item) or isinstance(item, torch.Tensor) for item in value):
         return None

@@ -61,7 +61,8 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
     self_value = next(iter(graph.inputs()))
     paths: dict[int, _Path] = {self_value.unique(): ()}
     for index, node in enumerate(graph.findAllNodes("prim::CreateObject", True)):
-        paths[node.output().unique()] = (f"{_OBJECT}{index}",)
+        if _only_attributes_used(node.output()):
+            paths[node.output().unique()] = (f"{_OBJECT}{index}",)
     types: dict[_Path, torch._C.JitType] = {}
     _collect_paths(graph.block(), paths, types)
     writes = [node for node in writes if not _on_object(node, paths)]
@@ -80,6 +81,24 @@ def resolve_attribute_writes(graph: torch._C.Graph, module: torch._C.ScriptModul
     objects = _Objects(graph, {root: [p for p in written if p[:1] == root] for root in roots}, not_none)
     _resolve_block(graph.block(), env, paths, types, objects)
     torch._C._jit_pass_dce(graph)
+    return True
+
+
+def _only_attributes_used(obj: torch._C.Value) -> bool:
+    """Whether an object made in forward is only read and written through its attributes:
+    then it is resolved here like ``self``. Objects that travel as values (into lists, through
+    loops, out of branches: a beam search's hypotheses) stay objects the emitter holds at
+    export time (script_dicts.ScriptObject)."""
+    for use in obj.uses():
+        kind = use.user.kind()
+        if kind in ("prim::GetAttr", "prim::SetAttr") and use.offset == 0:
+            continue
+        if kind in ("prim::TupleConstruct", "prim::TupleUnpack", "prim::TupleIndex") and all(
+            _only_attributes_used(out) or not isinstance(out.type(), (torch._C.ClassType, torch._C.TupleType))
+            for out in use.user.outputs()
+        ):
+            continue  # returned from an inlined method with other results, then unpacked
+        return False
     return True
 
 
