@@ -37,23 +37,12 @@ import onnx_ir as ir
 import torch
 
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
+from exporter.ts_graph import LIST_MUTATIONS
 
 __all__ = ["TorchRunTime"]
 
 # Ops that change a list in place (list += is aten::add_ on the list).
-_LIST_MUTATIONS = frozenset(
-    {
-        "aten::append",
-        "aten::insert",
-        "aten::pop",
-        "aten::_set_item",
-        "aten::Delete",
-        "aten::clear",
-        "aten::extend",
-        "aten::reverse",
-        "aten::add_",
-    }
-)
+_LIST_MUTATIONS = LIST_MUTATIONS | {"aten::add_"}
 # Ops reading an item or the length of a list: SequenceAt, SequenceLength in torch's graph.
 _SEQUENCE_READS = frozenset({"aten::__getitem__", "aten::len", "aten::pop"})
 # Ops that read an input's shape themselves and that torch's exporter lowers, below the given

@@ -27,11 +27,26 @@ __all__ = [
     "call_chain",
     "inside",
     "static_loop_iterations",
+    "LIST_MUTATIONS",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
 # "location<TAB>callee" per line, outermost first (written by exporter.passes.lower.inline_calls).
 CALL_SITES = "exporter_call_sites"
+
+# TorchScript ops that change a list in place (its first input), as scripted code writes them.
+LIST_MUTATIONS = frozenset(
+    {
+        "aten::append",
+        "aten::insert",
+        "aten::pop",
+        "aten::_set_item",
+        "aten::Delete",
+        "aten::clear",
+        "aten::extend",
+        "aten::reverse",
+    }
+)
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 

@@ -23,7 +23,7 @@ from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 from exporter.opset9 import optionals, script_dicts
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import all_nodes, inside, static_loop_iterations
+from exporter.ts_graph import LIST_MUTATIONS, all_nodes, inside, static_loop_iterations
 
 Value = ir.Value
 
@@ -51,21 +51,6 @@ def _as_bool_value(g: GraphContext, condition: Value) -> Value:
     return h.cast(g, condition, ir.DataType.BOOL)
 
 
-# Ops that change a list in place.
-_LIST_MUTATIONS = frozenset(
-    {
-        "aten::append",
-        "aten::insert",
-        "aten::pop",
-        "aten::_set_item",
-        "aten::Delete",
-        "aten::clear",
-        "aten::extend",
-        "aten::reverse",
-    }
-)
-
-
 class _OuterList:
     """A list defined before a control-flow node and used inside its blocks."""
 
@@ -81,7 +66,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     with all of its uses inside them: these must be threaded through the If or Loop."""
     # Most blocks change no list: searching for the mutating ops in C++ first is much
     # cheaper than walking every node in Python.
-    if not any(block.findAllNodes(kind, True) for kind in _LIST_MUTATIONS for block in blocks):
+    if not any(block.findAllNodes(kind, True) for kind in LIST_MUTATIONS for block in blocks):
         return []
     found: dict[int, _OuterList] = {}
     for node in all_nodes(blocks):
@@ -97,7 +82,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
             entry.uses.append(node)
             if value not in entry.values:
                 entry.values.append(value)
-            if position == 0 and node.kind() in _LIST_MUTATIONS:
+            if position == 0 and node.kind() in LIST_MUTATIONS:
                 entry.mutated = True
     return [entry for entry in found.values() if entry.mutated]
 
