@@ -37,7 +37,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,12 +45,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import sweep_runner
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 EXPORTERS = ["ours", "torchscript"]
 MODES = ["trace", "script", "dynamic", "trace11"]
-MARK = "@@SWEEP-RESULT@@"
+MARK = sweep_runner.MARK
 
 # name -> (family, builder kwargs). Families choose the input and the dynamic axes.
 _DET = {"min_size": 96, "max_size": 128}
@@ -348,43 +349,7 @@ TIMEOUT = 420
 
 
 def run_one(name: str, mode: str, exporter: str) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, mode, exporter]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "error": f"timeout after {TIMEOUT} s"}
-    for line in proc.stdout.splitlines():
-        if line.startswith(MARK):
-            res = json.loads(line[len(MARK) :])
-            res["seconds"] = round(time.perf_counter() - t0, 1)
-            return res
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-    return {"status": "crash", "error": f"exit {proc.returncode}: {tail[0][:300]}"}
-
-
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        dirty = subprocess.run(["git", "status", "--porcelain", "exporter"], capture_output=True, text=True, cwd=ROOT)
-    except OSError:
-        return "unknown"
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
-def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {"results": {}}
-
-
-def _save(data: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for target, text in (
-        (path, json.dumps(data, indent=1, sort_keys=True) + "\n"),
-        (path.with_suffix(".md"), render(data)),
-    ):
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, target)
+    return sweep_runner.run_worker(__file__, [name, mode, exporter], TIMEOUT)
 
 
 def _applies(name: str, mode: str) -> bool:
@@ -458,9 +423,9 @@ def main() -> None:
         for n, (family, _) in MODELS.items():
             print(f"{n:40s} {family}")
         return
-    data = _load(ns.results)
+    data = sweep_runner.load(ns.results)
     if ns.render:
-        _save(data, ns.results)
+        sweep_runner.save(data, ns.results, render)
         return
     names = ns.models.split(",") if ns.models else list(MODELS)
     unknown = [n for n in names if n not in MODELS]
@@ -474,7 +439,7 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, torchvision 0.28.0 (shimmed ops), onnxruntime "
         f"{onnxruntime.__version__}, python {platform.python_version()}",
     }
-    commit = _commit()
+    commit = sweep_runner.commit()
     jobs = [(n, m, e) for e in ns.exporters.split(",") for m in ns.modes.split(",") for n in names if _applies(n, m)]
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
@@ -485,13 +450,13 @@ def main() -> None:
             if e == "ours":
                 res["commit"] = commit
             data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            _save(data, ns.results)
+            sweep_runner.save(data, ns.results, render)
             print(
                 f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
                 f"{res.get('error', '')[:150]}",
                 flush=True,
             )
-    _save(data, ns.results)
+    sweep_runner.save(data, ns.results, render)
 
 
 if __name__ == "__main__":

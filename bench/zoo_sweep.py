@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,11 +35,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import sweep_runner
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
 EXPORTERS = ["ours", "torchscript", "dynamo"]
-MARK = "@@SWEEP-RESULT@@"
+MARK = sweep_runner.MARK
 OPSET = 18
 SEQ = 8
 VOCAB = 512
@@ -604,45 +605,7 @@ TIMEOUTS = {"ours": 240, "torchscript": 240, "dynamo": 420}
 
 
 def run_pair(name: str, exporter: str) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, exporter]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUTS[exporter], cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "error": f"timeout after {TIMEOUTS[exporter]} s"}
-    for line in proc.stdout.splitlines():
-        if line.startswith(MARK):
-            res = json.loads(line[len(MARK) :])
-            res["seconds"] = round(time.perf_counter() - t0, 1)
-            return res
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-    return {"status": "crash", "error": f"exit {proc.returncode}: {tail[0][:300]}"}
-
-
-def _commit() -> str:
-    """The commit our exporter was measured at ("+dirty" when exporter/ has uncommitted edits)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        dirty = subprocess.run(["git", "status", "--porcelain", "exporter"], capture_output=True, text=True, cwd=ROOT)
-    except OSError:
-        return "unknown"
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
-def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {"results": {}}
-
-
-def _save(data: dict[str, Any], path: Path) -> None:
-    """Rewrite the JSON and the markdown next to it (each by a rename: a reader never sees half)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for target, text in (
-        (path, json.dumps(data, indent=1, sort_keys=True) + "\n"),
-        (path.with_suffix(".md"), render(data)),
-    ):
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, target)
+    return sweep_runner.run_worker(__file__, [name, exporter], TIMEOUTS[exporter])
 
 
 def render(data: dict[str, Any]) -> str:
@@ -711,14 +674,14 @@ def main() -> None:
         for n, (mt, kind, _) in ARCHS.items():
             print(f"{n:24s} {mt:28s} {kind}")
         return
-    data = _load(ns.results)
+    data = sweep_runner.load(ns.results)
     if ns.render:
-        _save(data, ns.results)
+        sweep_runner.save(data, ns.results, render)
         return
     if ns.merge_from:
-        for name, row in _load(ns.merge_from)["results"].items():
+        for name, row in sweep_runner.load(ns.merge_from)["results"].items():
             data["results"].setdefault(name, {}).update(row)
-        _save(data, ns.results)
+        sweep_runner.save(data, ns.results, render)
         return
     names = ns.models.split(",") if ns.models else list(ARCHS)
     unknown = [n for n in names if n not in ARCHS]
@@ -733,7 +696,7 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, transformers {transformers.__version__}, "
         f"python {platform.python_version()}",
     }
-    commit = _commit()
+    commit = sweep_runner.commit()
     pairs = [(n, e) for n in names for e in exporters]
     t0 = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
@@ -744,12 +707,12 @@ def main() -> None:
             if e == "ours":
                 res["commit"] = commit
             data["results"].setdefault(n, {})[e] = res
-            _save(data, ns.results)
+            sweep_runner.save(data, ns.results, render)
             print(
                 f"[{time.perf_counter() - t0:6.0f}s] {n:24s} {e:12s} {res['status']:9s} {res.get('error', '')[:150]}",
                 flush=True,
             )
-    _save(data, ns.results)
+    sweep_runner.save(data, ns.results, render)
 
 
 if __name__ == "__main__":
