@@ -116,6 +116,16 @@ def assert_matches_torch(
     return onnx_model
 
 
+def assert_matches_torch_from(needs: int, model: Any, args: Any, *, opset: int, **kwargs: Any) -> None:
+    """:func:`assert_matches_torch` at ``opset`` when it is at least ``needs``, the first opset
+    with the ONNX ops the model needs; below it the export must fail naming that opset."""
+    if opset < needs:
+        with pytest.raises(exporter.ExporterError, match=f"opset {needs}"):
+            assert_matches_torch(model, args, opset=opset, **kwargs)
+        return
+    assert_matches_torch(model, args, opset=opset, **kwargs)
+
+
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     torch.manual_seed(0)

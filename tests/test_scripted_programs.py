@@ -14,7 +14,7 @@ from typing import Final, NamedTuple, Optional
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, assert_matches_torch
+from conftest import NEWEST, assert_matches_torch, assert_matches_torch_from
 
 import exporter
 
@@ -22,13 +22,9 @@ OPSETS = (11, 13, 17, NEWEST)
 
 
 def _check(model: object, args: tuple, others: list, opset: int, needs: int = 0, **kwargs: object) -> None:
-    """Export at ``opset`` and compare with torch on ``args`` and ``others``; a program that needs
-    ONNX ops of opset ``needs`` must fail below it with an error naming that opset."""
-    if opset < needs:
-        with pytest.raises(exporter.ExporterError, match=f"opset {needs}"):
-            assert_matches_torch(model, args, opset=opset, other_inputs=others, **kwargs)
-        return
-    assert_matches_torch(model, args, opset=opset, other_inputs=others, **kwargs)
+    """Compare with torch on ``args`` and ``others``; below opset ``needs`` the export must fail
+    naming it."""
+    assert_matches_torch_from(needs, model, args, opset=opset, other_inputs=others, **kwargs)
 
 
 # --------------------------------------------------------------------------- decoding
