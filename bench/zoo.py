@@ -8,7 +8,9 @@ tuple of tensors. HF models are wrapped so that they take positional tensors and
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -16,6 +18,17 @@ from torch import nn
 
 SEQ = 16
 IMAGE = 224
+
+
+def _ready_transformers() -> None:
+    """transformers imports torchvision where Pillow is installed; a torchvision whose compiled
+    ops cannot load then fails every model's import (tests/torchvision_shim.py readies it)."""
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import torchvision_shim
+
+    torchvision_shim.prepare_for_transformers()
 
 
 @dataclasses.dataclass
@@ -65,6 +78,7 @@ def _hf(model: nn.Module, arg_names: list[str], args: tuple, n_outputs: int = 1,
 
 
 def bert(batch: int = 1, seq: int = SEQ):
+    _ready_transformers()
     from transformers import BertConfig, BertModel
 
     _seed()
@@ -74,6 +88,7 @@ def bert(batch: int = 1, seq: int = SEQ):
 
 
 def gpt2(batch: int = 1, seq: int = SEQ):
+    _ready_transformers()
     from transformers import GPT2Config, GPT2Model
 
     _seed()
@@ -83,6 +98,7 @@ def gpt2(batch: int = 1, seq: int = SEQ):
 
 
 def distilbert():
+    _ready_transformers()
     from transformers import DistilBertConfig, DistilBertModel
 
     _seed()
@@ -92,6 +108,7 @@ def distilbert():
 
 
 def t5_encoder():
+    _ready_transformers()
     from transformers import T5Config, T5EncoderModel
 
     _seed()
@@ -103,6 +120,7 @@ def t5_encoder():
 
 
 def vit(batch: int = 1):
+    _ready_transformers()
     from transformers import ViTConfig, ViTModel
 
     _seed()
@@ -112,6 +130,7 @@ def vit(batch: int = 1):
 
 
 def resnet50():
+    _ready_transformers()
     from transformers import ResNetConfig, ResNetModel
 
     _seed()
@@ -123,6 +142,7 @@ def resnet50():
 
 
 def convnext_tiny():
+    _ready_transformers()
     from transformers import ConvNextConfig, ConvNextModel
 
     _seed()
@@ -132,6 +152,7 @@ def convnext_tiny():
 
 
 def whisper_tiny_encoder():
+    _ready_transformers()
     from transformers import WhisperConfig
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
 

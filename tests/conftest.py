@@ -126,6 +126,16 @@ def assert_matches_torch_from(needs: int, model: Any, args: Any, *, opset: int, 
     assert_matches_torch(model, args, opset=opset, **kwargs)
 
 
+def import_transformers() -> Any:
+    """transformers, or the test skipped where it is not installed; torchvision is readied
+    first where transformers would import one that cannot load (tests/torchvision_shim.py)."""
+    transformers = pytest.importorskip("transformers")
+    import torchvision_shim
+
+    torchvision_shim.prepare_for_transformers()
+    return transformers
+
+
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     torch.manual_seed(0)

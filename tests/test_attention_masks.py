@@ -23,7 +23,7 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch, import_transformers
 
 hypothesis.settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
 hypothesis.settings.register_profile("long", max_examples=3000, deadline=None)
@@ -297,7 +297,7 @@ def test_llama_style_decoder_left_padded(opset: int) -> None:
 
 @pytest.mark.parametrize("opset", [17, NEWEST])
 def test_transformers_llama_left_padded(opset: int) -> None:
-    transformers = pytest.importorskip("transformers")
+    transformers = import_transformers()
     config = transformers.LlamaConfig(
         vocab_size=64,
         hidden_size=32,

@@ -18,7 +18,7 @@ import re
 import pytest
 import torch
 from cases import Case, op_params, run_case
-from conftest import NEWEST, assert_matches_torch
+from conftest import NEWEST, assert_matches_torch, import_transformers
 
 import exporter
 from exporter.errors import SymbolicError, TracingError
@@ -135,7 +135,7 @@ def test_forward_failing_eagerly_says_so() -> None:
 
 
 def _tiny(model_type: str, **overrides: object) -> torch.nn.Module:
-    transformers = pytest.importorskip("transformers")
+    transformers = import_transformers()
     base = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64}
     config = transformers.AutoConfig.for_model(model_type, **{**base, **overrides})
     torch.manual_seed(0)

@@ -28,6 +28,7 @@ __all__ = [
     "SCHEMAS",
     "define_ops",
     "import_torchvision",
+    "prepare_for_transformers",
     "nms_reference",
     "roi_align_reference",
     "roi_pool_reference",
@@ -383,3 +384,13 @@ def import_torchvision() -> ModuleType:
         torchvision.extension._has_ops = _has_ops
         sys.modules["torchvision.ops.roi_align"]._has_ops = _has_ops
     return torchvision
+
+
+def prepare_for_transformers() -> None:
+    """transformers imports torchvision (transforms) whenever Pillow is installed, and an
+    ``import torchvision`` whose compiled ops cannot load (a CUDA wheel beside a CPU torch)
+    raises RuntimeError, not ImportError: every transformers model then fails to build. Where
+    both are installed, torchvision is imported here first, its ops defined by the shim."""
+    if importlib.util.find_spec("PIL") is None or importlib.util.find_spec("torchvision") is None:
+        return
+    import_torchvision()
