@@ -34,6 +34,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from exporter.fast_meta import fast_meta_kernels
 from exporter.ts_graph import all_nodes
 
 __all__ = ["META_MIN_BYTES", "MODE", "Unfit", "exclusive", "meta_trace", "why_not_meta"]
@@ -153,7 +154,7 @@ def _trace_once(
     fn: Callable[..., tuple[torch.Tensor, ...]],
     tensors: list[torch.Tensor],
 ) -> torch._C.Graph:
-    with _convolution_as_on_cpu(), _NoOutArguments():
+    with _convolution_as_on_cpu(), fast_meta_kernels(), _NoOutArguments():
         try:
             return trace(fn, tensors)
         except Unfit:
