@@ -16,7 +16,7 @@ import torch
 from exporter import passes, serialization
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
-from exporter.cleanup import EqualWeights, cleanup
+from exporter.cleanup import EqualWeights, cleanup, module_weights
 from exporter.errors import ExporterError, SymbolicError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
@@ -100,14 +100,19 @@ def export(
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
     inline: set[type] = set()
+    equal_weights: EqualWeights | None = None
     while True:
         with timer.phase("capture"), _model_mode(model, mode) as is_training:
+            fold = do_constant_folding and not is_training
+            if equal_weights is None and fold and export_params and isinstance(model, torch.nn.Module):
+                # equal weights (deep-copied layers) are found while the graph is captured and
+                # emitted: the trace runs in a thread of its own, so this one would only wait
+                equal_weights = EqualWeights(module_weights(model))
             captured = capture(model, args, inline)
         with timer.phase("passes"):
             passes.run_all(captured.graph)
-        # equal weights (deep-copied layers) are found while the graph is emitted
-        fold = do_constant_folding and not is_training
-        equal_weights = EqualWeights(captured.params) if fold and export_params else None
+        if equal_weights is None and fold and export_params:
+            equal_weights = EqualWeights(captured.params)
         try:
             with timer.phase("emission"):
                 onnx_model = assemble(

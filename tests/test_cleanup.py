@@ -12,6 +12,7 @@ from conftest import assert_outputs_match, run_model
 
 import exporter
 from exporter.cleanup import EqualWeights, deduplicate_equal_initializers
+from exporter.cleanup import module_weights as cleanup_module_weights
 
 
 def _clones(n: int) -> torch.nn.Module:
@@ -108,3 +109,39 @@ def test_deduplication_with_background_answers_removes_the_same_weights() -> Non
     assert deduplicate_equal_initializers(with_answers, EqualWeights(params)) == 8
     assert deduplicate_equal_initializers(without) == 8
     assert list(with_answers.graph.initializers) == list(without.graph.initializers)
+
+
+def test_comparisons_switch_threads_promptly_and_restore_the_interval() -> None:
+    """While EqualWeights compares, the GIL is handed over every 0.1 ms (each comparison needs it
+    twice while the trace or emission runs Python); the caller's interval is back after."""
+    import sys
+
+    from exporter import cleanup
+
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+    original = cleanup._equal_storages
+
+    def spying(weights: list[object]) -> dict:
+        seen.append(sys.getswitchinterval())
+        return original(weights)
+
+    cleanup._equal_storages = spying
+    try:
+        model, x = _clones(3), torch.randn(2, 8)
+        onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
+    finally:
+        cleanup._equal_storages = original
+    assert seen and seen[0] == pytest.approx(min(before, 1e-4))
+    assert sys.getswitchinterval() == before
+    assert len(onnx_model.graph.initializers) == 4
+
+
+def test_weights_of_a_module_are_compared_from_before_the_capture() -> None:
+    """For a module, the comparisons start on its parameters and buffers before the trace (which
+    runs in a thread of its own); the export removes the same duplicates as comparing after."""
+    model, x = _clones(3), torch.randn(2, 8)
+    weights = cleanup_module_weights(model)
+    assert {id(w) for w in weights} == {id(p) for p in model.parameters()}
+    onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
+    assert len(onnx_model.graph.initializers) == 4
