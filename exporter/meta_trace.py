@@ -343,7 +343,7 @@ def _on_real_device(graph: torch._C.Graph, device: torch.device) -> None:
     """Types and Device constants name ``device`` instead of meta; a constant that is still
     meta (a tensor the trace did not record), or the string "meta", is :class:`Unfit`."""
     for value in graph.inputs():
-        value.setType(_retyped(value.type(), device))
+        _retype(value, device)
     for node in all_nodes([graph]):
         if node.kind() == "prim::Constant" and node.hasAttribute("value"):
             kind = node.kindOf("value")
@@ -358,7 +358,16 @@ def _on_real_device(graph: torch._C.Graph, device: torch.device) -> None:
             if kind == "ival" and "meta" in str(node.output().toIValue()):
                 raise Unfit("a constant names the meta device")
         for output in node.outputs():
-            output.setType(_retyped(output.type(), device))
+            _retype(output, device)
+
+
+def _retype(value: torch._C.Value, device: torch.device) -> None:
+    """``value``'s type on ``device`` where it says meta (set only where it changes: this runs
+    for every value of the graph)."""
+    ts_type = value.type()
+    retyped = _retyped(ts_type, device)
+    if retyped is not ts_type:
+        value.setType(retyped)
 
 
 def _retyped(ts_type: torch._C.JitType, device: torch.device) -> torch._C.JitType:
