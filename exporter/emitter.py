@@ -522,12 +522,15 @@ def _note_inputs_read(result: Any, inputs: Sequence[Any], node: torch._C.Node) -
     inputs it was computed from. A list of tensors is not looked into: reading one item of a
     list literal (``pair[0]``) reads nothing else, in torch's exporter too.
     """
-    read = [
-        item
-        for ts_value, obj in zip(node.inputs(), inputs)
-        for item in (_run_time_values(obj) if _is_number_list(ts_value) else [obj])
-        if isinstance(item, ir.Value) and item.const_value is None and not item.is_initializer()
-    ]
+    read: list[ir.Value] = []
+    for ts_value, obj in zip(node.inputs(), inputs):
+        if isinstance(obj, ir.Value):
+            items: Sequence[Any] = (obj,)
+        elif isinstance(obj, (list, tuple)) and _is_number_list(ts_value):  # (asking the type costs)
+            items = _run_time_values(obj)
+        else:
+            continue
+        read.extend(item for item in items if item.const_value is None and not item.is_initializer())
     if not read:
         return
     for value in _run_time_values(result):
