@@ -1,12 +1,13 @@
 """exporter: TorchScript graphs to ONNX, independent of torch's ONNX exporter.
 
-Public API only. Importing the package imports every symbolic module once; that is the only
-place registration happens.
+Public API only. The symbolic modules are imported when an op they register is first looked
+up (exporter/symbolic_index.py), so a first export loads only the families its graph uses.
 """
 
 # ruff: noqa: E402 - onnx_ir is imported first, with sympy deferred, before anything that uses it
 
 import importlib
+import re
 import sys
 import types
 
@@ -52,26 +53,6 @@ def _import_onnx_ir_deferring_sympy() -> None:
 
 _import_onnx_ir_deferring_sympy()
 
-from exporter import (  # noqa: F401 - registration, once, in opset order
-    symbolic_opset9,
-    symbolic_opset10,
-    symbolic_opset11,
-    symbolic_opset12,
-    symbolic_opset13,
-    symbolic_opset14,
-    symbolic_opset15,
-    symbolic_opset16,
-    symbolic_opset17,
-    symbolic_opset18,
-    symbolic_opset19,
-    symbolic_opset20,
-    symbolic_opset21,
-    symbolic_opset22,
-    symbolic_opset23,
-    symbolic_opset24,
-    symbolic_opset25,
-    symbolic_opset26,
-)
 from exporter.api import TrainingMode, VerificationError, export
 from exporter.errors import ExporterError, SymbolicError, TracingError, UnsupportedOperatorError
 from exporter.graph_context import GraphContext
@@ -99,3 +80,10 @@ __all__ = [
     "MIN_OPSET",
     "max_opset",
 ]
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    """The symbolic modules as attributes (``exporter.symbolic_opset13``), imported on first use."""
+    if name == "opset9" or re.fullmatch(r"symbolic_opset\d+", name):
+        return importlib.import_module(f"exporter.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

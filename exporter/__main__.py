@@ -12,6 +12,7 @@ Exit codes: 0 success, 1 export error (message; traceback with --debug), 2 usage
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import zipfile
@@ -206,4 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Everything is written and closed. Freezing the heap lets the interpreter's exit skip
+    # its final garbage collections over torch's ~200k objects (about 0.2 s of CPU, more
+    # than the export of a small model); the process's memory goes back to the OS anyway,
+    # and atexit handlers and the flushing of stdout/stderr run as usual.
+    gc.freeze()
+    sys.exit(status)

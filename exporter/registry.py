@@ -10,15 +10,16 @@ which silently drops the user's intent.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
+import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-import beartype
 import torch
 
-from exporter import arguments
+from exporter import arguments, symbolic_index
 from exporter.opsets import MIN_OPSET
 
 __all__ = [
@@ -56,15 +57,19 @@ def pick(target: int, available: Sequence[int]) -> int | None:
 
 class SymbolicFunction:
     """A registered symbolic. Its argument spec and its beartype-checked wrapper are built on
-    first use: reading annotations and wrapping ~460 functions at import cost a second."""
+    first use: reading annotations and wrapping ~460 functions at import cost a second.
 
-    __slots__ = ("name", "opset", "raw", "custom", "_function", "_params")
+    ``module`` is the module whose code registered it (the symbolic index is built from it).
+    """
 
-    def __init__(self, name: str, opset: int, raw: Callable[..., Any], custom: bool = False) -> None:
+    __slots__ = ("name", "opset", "raw", "custom", "module", "_function", "_params")
+
+    def __init__(self, name: str, opset: int, raw: Callable[..., Any], custom: bool = False, module: str = "") -> None:
         self.name = name
         self.opset = opset
         self.raw = raw
         self.custom = custom
+        self.module = module
         self._function: Callable[..., Any] | None = None
         self._params: tuple[arguments.ParamSpec, ...] | None = None
 
@@ -78,6 +83,10 @@ class SymbolicFunction:
     def function(self) -> Callable[..., Any]:
         """The symbolic wrapped by beartype: a wrong argument or return type fails here."""
         if self._function is None:
+            # beartype (about 320 modules) is imported when the first symbolic runs, so
+            # ``import exporter`` alone does not pay for it
+            import beartype
+
             self._function = beartype.beartype(self.raw)
         return self._function
 
@@ -124,6 +133,14 @@ class FunctionSymbolic(NamedTuple):
     generic: bool
 
 
+def _registering_module() -> str:
+    """The module whose code is registering a symbolic: the first caller outside this one."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "") if frame is not None else ""
+
+
 def _check_opset(opset: int) -> None:
     if not isinstance(opset, int) or opset < MIN_OPSET:
         raise ValueError(f"symbolics are registered at opset {MIN_OPSET} or higher, got {opset!r}")
@@ -136,7 +153,10 @@ class Registry:
     export sees either the old or the new table, never a half-written one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, index: Mapping[str, Sequence[str]] | None = None, modules: Sequence[str] = ()) -> None:
+        """``index``: op name -> the modules that register its built-ins, imported when the op
+        is first asked about; ``modules``: every such module, imported by :meth:`load_all`.
+        Without them the registry holds what was registered into it, nothing more."""
         self._lock = threading.Lock()
         self._builtin: dict[str, dict[int, SymbolicFunction]] = {}
         self._custom: dict[str, dict[int, SymbolicFunction]] = {}
@@ -144,6 +164,43 @@ class Registry:
         # random, or an identity the symbolic wants to see). A property of the op, so it holds
         # at every opset and for custom symbolics too.
         self._no_fold: frozenset[str] = frozenset()
+        self._modules = tuple(modules)
+        self._module_set = frozenset(modules)
+        # op name -> modules still to import before its built-ins are all registered
+        self._unloaded: dict[str, tuple[str, ...]] = {name: tuple(mods) for name, mods in (index or {}).items()}
+        self._all_loaded = not self._modules
+
+    # -- loading -------------------------------------------------------------------------
+    def _load(self, *names: str) -> None:
+        """Import the modules that register built-ins of ``names``, once.
+
+        The entry is dropped only after its modules are imported: another thread asking
+        meanwhile imports them too, and Python's import lock makes it wait for the first.
+        """
+        unloaded = self._unloaded
+        for name in names:
+            modules = unloaded.get(name)
+            if modules is not None:
+                for module in modules:
+                    importlib.import_module(module)
+                unloaded.pop(name, None)
+
+    def load_all(self) -> None:
+        """Import every symbolic module of the index (listing ops, coverage, support matrix)."""
+        if not self._all_loaded:
+            for module in self._modules:
+                importlib.import_module(module)
+            self._unloaded.clear()
+            self._all_loaded = True
+
+    def builtin_modules(self) -> dict[str, tuple[str, ...]]:
+        """For every built-in op registered so far, the modules that registered it (in the
+        order they did): the content of the symbolic index when every module is loaded."""
+        found: dict[str, tuple[str, ...]] = {}
+        for name, versions in sorted(self._builtin.items()):
+            modules = dict.fromkeys(versions[opset].module for opset in sorted(versions))
+            found[name] = tuple(modules)
+        return found
 
     # -- writing -------------------------------------------------------------------------
     def _make(self, name: str, opset: int, fn: Callable[..., Any], custom: bool) -> SymbolicFunction:
@@ -151,7 +208,7 @@ class Registry:
         _check_opset(opset)
         if not callable(fn):
             raise TypeError(f"symbolic for {name} must be callable, got {fn!r}")
-        entry = SymbolicFunction(name, opset, fn, custom)
+        entry = SymbolicFunction(name, opset, fn, custom, _registering_module())
         # a user's symbolic: annotation problems surface when it is registered (one for an autograd
         # Function is written for torch's exporter: positional inputs, no annotations)
         if custom and not name.startswith(PYTHON_OP):
@@ -165,6 +222,10 @@ class Registry:
         it in torch, even when all of its inputs are constants.
         """
         entry = self._make(name, opset, fn, custom=False)
+        if entry.module not in self._module_set:
+            # registered from outside the index (a user's built-in): the index's own symbolics
+            # for this name come first, so a duplicate is refused here as when all were eager
+            self._load(name)
         with self._lock:
             if not fold:
                 self._no_fold = self._no_fold | {name}
@@ -226,6 +287,7 @@ class Registry:
     def lookup(self, name: str, opset: int, overload: str = "") -> SymbolicFunction | None:
         """The symbolic for ``name`` (trying ``name.overload`` first) at target ``opset``."""
         candidates = [f"{name}.{overload}", name] if overload else [name]
+        self._load(*candidates)
         for table in (self._custom, self._builtin):
             for candidate in candidates:
                 versions = table.get(candidate)
@@ -238,8 +300,10 @@ class Registry:
     def opsets(self, name: str, overload: str = "") -> tuple[int, ...]:
         """Every opset at which ``name`` (or ``name.overload``) has a symbolic."""
         found: set[int] = set()
+        candidates = [f"{name}.{overload}", name] if overload else [name]
+        self._load(*candidates)
         for table in (self._custom, self._builtin):
-            for candidate in [f"{name}.{overload}", name] if overload else [name]:
+            for candidate in candidates:
                 found.update(table.get(candidate, {}).keys())
         return tuple(sorted(found))
 
@@ -248,6 +312,7 @@ class Registry:
         by name, else its ``symbolic`` staticmethod, else one registered for every prim::PythonOp
         (torch's order for the last two); None when the Function is to be inlined."""
         specific, generic = function_names(cls)[:2], PYTHON_OP
+        self._load(*specific)
         for table in (self._custom, self._builtin):
             for name in specific:
                 versions = table.get(name)
@@ -266,20 +331,24 @@ class Registry:
     def function_exports(self, cls: type) -> bool:
         """Whether the Function ``cls`` has a symbolic at some opset (else tracing inlines it)."""
         tables = (self._custom, self._builtin)
+        self._load(*function_names(cls))
         return callable(getattr(cls, "symbolic", None)) or any(n in t for n in function_names(cls) for t in tables)
 
     def foldable(self, name: str) -> bool:
         """Whether a node of ``name`` with constant inputs may be folded by running it in torch."""
+        self._load(name)
         return name not in self._no_fold
 
     def names(self) -> list[str]:
+        self.load_all()
         return sorted(set(self._builtin) | set(self._custom))
 
     def builtin_opsets(self, name: str) -> tuple[int, ...]:
+        self._load(name)
         return tuple(sorted(self._builtin.get(name, {})))
 
 
-REGISTRY = Registry()
+REGISTRY = Registry(symbolic_index.OP_MODULES, symbolic_index.MODULES)
 
 
 def onnx_symbolic(

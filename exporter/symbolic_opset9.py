@@ -1,10 +1,12 @@
-"""Opset 9: the base set of symbolic functions. Importing this module registers them.
+"""Opset 9: the base set of symbolic functions, one module per op family.
 
 Every later opset inherits the base through the floor rule (the symbolic used for target
 opset N is the one registered at the highest opset <= N); ``symbolic_opsetN.py`` holds only
 what changes at N. The symbolics live in ``exporter/opset9/``, one module per op family; this
 index is the only module that imports that package, and later opsets that fall back to a base
 lowering reach it through the family names re-exported here (``symbolic_opset9.normalization``).
+A family is imported on first use: by the registry when one of its ops is first looked up
+(exporter/symbolic_index.py says which module registers which op), or through this index.
 
 Families:
   activations: ReLU family, sigmoid/tanh, GELU, SiLU, softmax, ELU family, shrink and threshold
@@ -69,36 +71,41 @@ Families:
 
 from __future__ import annotations
 
-from exporter.opset9 import (  # importing a family registers its symbolics
-    activations,
-    arithmetic,
-    attention,
-    bitwise,
-    control_flow,
-    convolution,
-    creation,
-    embedding,
-    gather_scatter,
-    indexing,
-    interpolation,
-    linalg,
-    logic,
-    losses,
-    normalization,
-    optionals,
-    pooling,
-    primitives,
-    random_ops,
-    recurrent,
-    reductions,
-    repeat_pad,
-    script_dicts,
-    script_lists,
-    shape,
-    sorting,
-    splitting,
-    torchvision_ops,
-)
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
+    from exporter.opset9 import (
+        activations,
+        arithmetic,
+        attention,
+        bitwise,
+        control_flow,
+        convolution,
+        creation,
+        embedding,
+        gather_scatter,
+        indexing,
+        interpolation,
+        linalg,
+        logic,
+        losses,
+        normalization,
+        optionals,
+        pooling,
+        primitives,
+        random_ops,
+        recurrent,
+        reductions,
+        repeat_pad,
+        script_dicts,
+        script_lists,
+        shape,
+        sorting,
+        splitting,
+        torchvision_ops,
+    )
 
 __all__ = [
     "activations",
@@ -130,3 +137,15 @@ __all__ = [
     "splitting",
     "torchvision_ops",
 ]
+
+
+def __getattr__(name: str) -> ModuleType:
+    """A family module, imported on first use (``from exporter.symbolic_opset9 import linalg``).
+
+    Families are not imported with this index: the registry imports the family of an op when
+    the op is first looked up (exporter/symbolic_index.py), so an export loads only what its
+    graph uses.
+    """
+    if name in __all__:
+        return importlib.import_module(f"exporter.opset9.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
