@@ -342,3 +342,25 @@ class Prints(torch.nn.Module):
 def test_print_is_dropped(opset: int) -> None:
     onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
     assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]
+
+
+# --- aten::pow on numbers: ``**`` of run-time ints and floats is a float ---------------------
+
+
+class NumberPowers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int, f: float) -> tuple[torch.Tensor, float, float]:
+        size = x.size(0)
+        return x * (2**n) + size**0.5, f**n, f**f
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_pow_of_numbers(opset: int) -> None:
+    """pow.int / pow.int_float / pow.float_int / pow.float bind ``a`` and ``b`` (not the tensor
+    overload's ``self``/``exponent``) and give a double, as TorchScript's float."""
+    model = torch.jit.script(NumberPowers())
+    assert_matches_torch(
+        model,
+        (torch.randn(4, 2), 3, 1.5),
+        opset=opset,
+        other_inputs=[(torch.randn(4, 2), 0, 0.5)],
+    )
