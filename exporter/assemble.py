@@ -308,6 +308,17 @@ def _output_values(builder: GraphBuilder, results: Any, *, keep_none: bool = Fal
             leaves.append(obj)
             continue
         if isinstance(obj, RuntimeList):
+            if obj.sequence is None and builder.options.opset < runtime_list.SEQUENCE_OPSET:
+                why = (
+                    "the model returns a list whose length is known only at run time (built by a loop "
+                    "with a run-time trip count): it is one ONNX sequence output, and sequences need "
+                    f"opset {runtime_list.SEQUENCE_OPSET}"
+                )
+                where = f"output {len(leaves)}"
+                raise UnsupportedOperatorError(
+                    [UnsupportedOp("list output", 1, (where,), (runtime_list.SEQUENCE_OPSET,), why)],
+                    builder.options.opset,
+                )
             obj = runtime_list.sequence_of(g, obj)
         elif not isinstance(obj, ir.Value):
             obj = builder.constant(obj)

@@ -331,6 +331,38 @@ def test_list_item_at_a_run_time_index(opset: int) -> None:
     )
 
 
+class TupleItemAtRunTimeIndex(torch.nn.Module):
+    """An export-time list of tuples read at run-time indices (negative too): each field is
+    picked at the index, numbers gathered, tensors by a sequence or Ifs, nested tuples field by
+    field. (Below opset 11 the Ifs' outputs must not differ in shape: onnx's If-1 inference
+    types the output as the then-branch's, and onnxruntime's buffer planner then reuses a
+    buffer of the wrong size.)"""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pairs: list[tuple[int, float]] = [(3, 0.5), (1, 2.0), (4, -1.0)]
+        parts: list[tuple[torch.Tensor, tuple[int, torch.Tensor]]] = [
+            (x, (2, x[:1])),
+            (x.flip(0) * 2, (5, x.sum(0, keepdim=True))),
+        ]
+        k = int(x[0, 0] > 0) * 2 - 1  # -1 or 1
+        size, scale = pairs[k]
+        tensor, (count, row) = parts[int(x.sum() > 0)]
+        return x * size + scale, tensor * count + row
+
+
+@pytest.mark.parametrize("opset", [9, 11, *OPSETS[1:]])
+def test_tuple_item_at_a_run_time_index(opset: int) -> None:
+    others = [(-torch.rand(4, 3),), (torch.rand(1, 3),), (torch.tensor([[1.0, -9.0, 0.0]]),)]
+    assert_matches_torch(
+        torch.jit.script(TupleItemAtRunTimeIndex()),
+        (torch.rand(3, 3),),
+        opset=opset,
+        other_inputs=others,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "n"}},
+    )
+
+
 class Prints(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 2

@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, assert_matches_torch_from
+from conftest import NEWEST, assert_matches_torch, assert_matches_torch_from
 
 OPSETS = (11, 13, 17, NEWEST)
 
@@ -941,3 +941,114 @@ def test_buffers_updated_in_forward(opset: int) -> None:
     for x in (torch.randn(4, 3), torch.randn(1, 3), torch.randn(9, 3)):
         model = torch.jit.script(copy.deepcopy(module))
         _check(model, (x,), [], opset, **_dynamic(x={0: "n"}))
+
+
+# --------------------------------------------------------------------------- lists of tuples at run-time positions
+
+
+class PerImageClip(torch.nn.Module):
+    """The pattern of torchvision's scripted RPN (rpn.py ``filter_proposals``): image sizes
+    collected as a ``List[Tuple[int, int]]``, proposals picked per image by advanced indexing
+    with ``arange(num_images)`` (the number of images is then a run-time size), and a loop that
+    zips the proposals with the list of tuples: each tuple is read at the loop's run-time
+    position."""
+
+    def forward(
+        self, images: list[torch.Tensor], boxes: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        sizes: list[tuple[int, int]] = []
+        for image in images:
+            sizes.append((image.shape[-2], image.shape[-1]))
+        batch_index = torch.arange(boxes.size(0))[:, None]
+        top = scores.topk(3, dim=1)[1]
+        picked = boxes[batch_index, top]
+        clipped: list[torch.Tensor] = []
+        for image_boxes, size in zip(picked, sizes):
+            height, width = size
+            clipped.append(torch.stack([image_boxes[:, 0].clamp(0, width), image_boxes[:, 1].clamp(0, height)], 1))
+        shifted: list[torch.Tensor] = []
+        for i in range(picked.size(0)):
+            height, width = sizes[i]
+            shifted.append(picked[i, :, 2:] - torch.tensor([width, height]))
+        return clipped, shifted
+
+
+def _per_image(batch: int, anchors: int) -> tuple:
+    images = [torch.randn(3, 10 + 3 * i, 12 + 5 * i) for i in range(batch)]
+    return images, torch.rand(batch, anchors, 4) * 30, torch.rand(batch, anchors)
+
+
+@pytest.mark.parametrize("opset", (9, *OPSETS))
+def test_list_of_tuples_at_a_run_time_position(opset: int) -> None:
+    """The list's length is known at export time (the images are inputs); the loops' trip
+    counts are not (the boxes' batch is dynamic): each field of the tuples is picked at the
+    loop position, a Gather of the stacked numbers. The per-image results are lists built by
+    loops with a run-time trip count: ONNX sequences, from opset 11."""
+    model = torch.jit.script(PerImageClip())
+    names = ["image0", "image1", "boxes", "scores"]
+    dynamic = {"input_names": names, "dynamic_axes": {"boxes": {0: "b", 1: "n"}, "scores": {0: "b", 1: "n"}}}
+    images, boxes, scores = _per_image(2, 6)
+    other = (images, torch.rand(2, 9, 4) * 30, torch.rand(2, 9))
+    _check(model, (images, boxes, scores), [other], opset, needs=11, **dynamic)
+
+
+class ProposalFilter(torch.nn.Module):
+    """torchvision's RPN ``filter_proposals`` in small: per-level objectness maps of run-time
+    sizes flattened and concatenated, split again by the run-time anchor counts, top-k per level
+    with ``k = min(limit, count)``, then ``arange(num_images)`` with ``num_images =
+    proposals.shape[0]`` (a static dim of a partly dynamic shape) for advanced indexing, and a
+    loop zipping the picked rows with the image sizes. The number of images must stay known
+    through all of it, so the loop unrolls as it does when traced."""
+
+    def __init__(self, limit: int = 4) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def forward(
+        self, images: list[torch.Tensor], maps: list[torch.Tensor], deltas: torch.Tensor
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        sizes: list[tuple[int, int]] = [(image.shape[-2], image.shape[-1]) for image in images]
+        counts = [m.shape[-2] * m.shape[-1] for m in maps]
+        objectness = torch.cat([m.flatten(1) for m in maps], 1)
+        proposals = (deltas.reshape(len(images), -1, 2) * 10).view(len(images), -1, 2)
+        num_images = proposals.shape[0]
+        picks: list[torch.Tensor] = []
+        offset = 0
+        for level in objectness.split(counts, 1):
+            k = min(self.limit, level.shape[1])
+            picks.append(level.topk(k, dim=1)[1] + offset)
+            offset += level.shape[1]
+        top = torch.cat(picks, 1)
+        batch_index = torch.arange(num_images)[:, None]
+        scores = objectness[batch_index, top].sigmoid()
+        picked = proposals[batch_index, top]
+        boxes: list[torch.Tensor] = []
+        kept: list[torch.Tensor] = []
+        for image_boxes, image_scores, size in zip(picked, scores, sizes):
+            height, width = size
+            boxes.append(torch.stack([image_boxes[:, 0].clamp(0, width), image_boxes[:, 1].clamp(0, height)], 1))
+            kept.append(image_scores[image_scores > 0.5])
+        return boxes, kept
+
+
+def _proposal_inputs(side: int) -> tuple:
+    maps = [torch.randn(1, 1, side, side), torch.randn(1, 1, side // 2, side // 2 + 1)]
+    anchors = sum(m.shape[-2] * m.shape[-1] for m in maps)
+    return [torch.randn(3, 4 * side, 5 * side)], maps, torch.randn(1, anchors * 2)
+
+
+@pytest.mark.parametrize("opset", (10, *OPSETS))
+def test_rpn_proposal_filter_keeps_the_number_of_images(opset: int) -> None:
+    model = torch.jit.script(ProposalFilter())
+    names = ["image", "map0", "map1", "deltas"]
+    axes = {"image": {1: "h", 2: "w"}, "map0": {2: "h0", 3: "w0"}, "map1": {2: "h1", 3: "w1"}, "deltas": {1: "n"}}
+    onnx_model = assert_matches_torch(
+        model,
+        _proposal_inputs(6),
+        opset=opset,
+        other_inputs=[_proposal_inputs(4)],
+        input_names=names,
+        dynamic_axes=axes,
+    )
+    kinds = {node.op_type for node in onnx_model.graph}
+    assert not kinds & {"Loop", "SequenceConstruct", "SequenceInsert", "SequenceAt"}, sorted(kinds)

@@ -44,6 +44,9 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
     if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
         return runtime_list.at(g, list, idx)
     if isinstance(list, Value) and isinstance(idx, (int, Value)):  # a shape list computed at run time
+        known = h.shape_item(list, idx) if isinstance(idx, int) else None
+        if known is not None:
+            return known
         index = g.constant(idx) if isinstance(idx, int) else h.cast(g, idx, ir.DataType.INT64)
         return g.op("Gather", list, h.normalize_index(g, index, h.dim_size(g, list, 0)), axis=0)
     if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
@@ -60,7 +63,23 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
     """
     if not items:
         raise IndexError("list index out of range (the list is empty)")
-    index = h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items))
+    return _pick(g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)))
+
+
+def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
+    """:func:`_item_at_run_time_index` at an index already made non-negative.
+
+    Tuples (``List[Tuple[int, int]]`` of image sizes, ``List[Tuple[Tensor, Tensor]]``) are
+    picked field by field: the item at ``i`` is the tuple of each field's item at ``i``, so
+    the fields may be numbers, tensors or tuples again, each lowered as above.
+    """
+    first = items[0]
+    if isinstance(first, (tuple, type([]))) and all(
+        type(v) is type(first) and len(v) == len(first)
+        for v in items  # type: ignore[arg-type]
+    ):
+        fields = [_pick(g, [v[j] for v in items], index) for j in range(len(first))]  # type: ignore[index]
+        return tuple(fields) if isinstance(first, tuple) else fields
     if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
         values = [v if isinstance(v, Value) else None for v in items]
         kinds = {v.dtype for v in values if v is not None} | {
@@ -74,7 +93,11 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
         stacked = runtime_list.list_item_value(g, list(items), dtype)
         return g.op("Gather", stacked, index, axis=0)
     if not all(isinstance(v, Value) for v in items):
-        raise ValueError("indexing a list of mixed items at an index computed at run time is not supported")
+        found = sorted({type(v).__name__ for v in items})
+        raise ValueError(
+            f"indexing a list of mixed items ({', '.join(found)}) at an index computed at run time is not "
+            "supported: its items must be all numbers, all tensors, or tuples of one length"
+        )
     if g.opset >= runtime_list.SEQUENCE_OPSET:
         return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
     chosen: Value = items[-1]  # type: ignore[assignment]
