@@ -281,13 +281,27 @@ def infer_with_onnx(node: ir.Node, opset: int, cache: InferenceCache | None = No
         results = _onnx_inference(node, opset, inputs)
         if key is not None:
             cache[key] = results
-    if results is None:
+    if results is not None:
+        for output, (dtype, dims) in zip(node.outputs, results):
+            if output.dtype is None and dtype is not None:
+                output.dtype = dtype
+            if output.shape is None and dims is not None:
+                output.shape = ir.Shape(dims)
+    _reshape_rank(node)
+
+
+def _reshape_rank(node: ir.Node) -> None:
+    """A Reshape to a shape computed at run time has as many dims as that shape has items.
+    onnx's Reshape-5/13 inference leaves its output untyped then (Reshape-14's gives the rank),
+    and a later symbolic that needs the rank (transpose after ``flatten(2)`` of a tensor with
+    dynamic dims) would fail below opset 14."""
+    if node.op_type != "Reshape" or node.domain or len(node.inputs) < 2 or node.outputs[0].shape is not None:
         return
-    for output, (dtype, dims) in zip(node.outputs, results):
-        if output.dtype is None and dtype is not None:
-            output.dtype = dtype
-        if output.shape is None and dims is not None:
-            output.shape = ir.Shape(dims)
+    target = node.inputs[1]
+    if target is not None and target.shape is not None and len(target.shape) == 1 and isinstance(target.shape[0], int):
+        node.outputs[0].shape = ir.Shape([None] * target.shape[0])
+        if node.outputs[0].dtype is None and node.inputs[0] is not None:
+            node.outputs[0].dtype = node.inputs[0].dtype
 
 
 def _onnx_inference(

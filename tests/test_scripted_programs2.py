@@ -1052,3 +1052,182 @@ def test_rpn_proposal_filter_keeps_the_number_of_images(opset: int) -> None:
     )
     kinds = {node.op_type for node in onnx_model.graph}
     assert not kinds & {"Loop", "SequenceConstruct", "SequenceInsert", "SequenceAt"}, sorted(kinds)
+
+
+# --------------------------------------------------------------------------- more decoding and sequence programs
+
+
+class CTCPrefixBeam(torch.nn.Module):
+    """A CTC prefix beam search over tensors: prefixes in a [beam, T] token matrix with their
+    lengths, each candidate (beam, token) either keeps its prefix (blank, or a repeat of the
+    prefix's last token) or extends it (written at the prefix's length with scatter); the best
+    ``beam`` candidates by topk over beam x vocab, parents by integer division."""
+
+    def __init__(self, beam: int = 3, blank: int = 0) -> None:
+        super().__init__()
+        self.beam = beam
+        self.blank = blank
+
+    def forward(self, log_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        steps, vocab = log_probs.size(0), log_probs.size(1)
+        prefixes = torch.full((self.beam, steps), -1, dtype=torch.long)
+        lengths = torch.zeros(self.beam, dtype=torch.long)
+        last = torch.full((self.beam,), self.blank, dtype=torch.long)
+        scores = torch.tensor([0.0] + [-1e9] * (self.beam - 1))
+        for t in range(steps):
+            total = (scores.unsqueeze(1) + log_probs[t].unsqueeze(0)).reshape(-1)
+            scores, flat = total.topk(self.beam)
+            parent = torch.div(flat, vocab, rounding_mode="floor")
+            token = flat % vocab
+            keep = (token == self.blank) | (token == last[parent])
+            prefixes = prefixes[parent]
+            lengths = lengths[parent]
+            position = lengths.clamp(max=steps - 1).unsqueeze(1)
+            written = prefixes.scatter(1, position, token.unsqueeze(1))
+            prefixes = torch.where(keep.unsqueeze(1), prefixes, written)
+            lengths = lengths + (~keep).to(torch.long)
+            last = torch.where(token == self.blank, last[parent], token)
+        return prefixes, lengths, scores
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_ctc_prefix_beam_search(opset: int) -> None:
+    model = torch.jit.script(CTCPrefixBeam())
+    others = [(torch.randn(2, 5).log_softmax(-1),), (torch.randn(11, 5).log_softmax(-1),)]
+    _check(model, (torch.randn(6, 5).log_softmax(-1),), others, opset, **_dynamic(log_probs={0: "t"}))
+
+
+class BreadthFirstDistances(torch.nn.Module):
+    """Breadth-first search on an adjacency matrix in a ``while`` loop whose condition is a
+    tensor (the frontier is not empty): each round the frontier's neighbours not yet visited
+    get the round number as their distance; unreachable nodes stay -1."""
+
+    def forward(self, adjacency: torch.Tensor, source: int) -> torch.Tensor:
+        n = adjacency.size(0)
+        distance = torch.full((n,), -1, dtype=torch.long)
+        frontier = torch.zeros(n, dtype=torch.bool)
+        frontier[source] = True
+        distance[source] = 0
+        visited = frontier.clone()
+        step = 0
+        while bool(frontier.any()):
+            step += 1
+            reached = (adjacency[frontier].sum(0) > 0) & ~visited
+            distance = torch.where(reached, torch.full_like(distance, step), distance)
+            visited = visited | reached
+            frontier = reached
+        return distance
+
+
+def _adjacency(n: int, p: float) -> torch.Tensor:
+    return (torch.rand(n, n) < p).to(torch.float32)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_breadth_first_distances(opset: int) -> None:
+    model = torch.jit.script(BreadthFirstDistances())
+    others = [(_adjacency(3, 0.0), 1), (_adjacency(12, 0.15), 5), (torch.diag(torch.ones(7), 1)[:7, :7], 0)]
+    _check(model, (_adjacency(6, 0.3), 0), others, opset, **_dynamic(adjacency={0: "n", 1: "n"}, source={}))
+
+
+class RepetitionPenaltyGreedy(torch.nn.Module):
+    """Greedy generation with a repetition penalty (as in HF's generate): the scores of tokens
+    generated so far are gathered, divided (or multiplied, when negative) by the penalty and
+    scattered back; temperature from a float argument; stop on EOS."""
+
+    def __init__(self, vocab: int = 10, hidden: int = 8, eos: int = 1, penalty: float = 1.5) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.cell = torch.nn.GRUCell(hidden, hidden)
+        self.out = torch.nn.Linear(hidden, vocab)
+        self.eos = eos
+        self.penalty = penalty
+
+    def forward(self, h: torch.Tensor, prompt: torch.Tensor, temperature: float, steps: int) -> torch.Tensor:
+        generated = prompt
+        for _ in range(steps):
+            h = self.cell(self.embed(generated[:, -1]), h)
+            logits = self.out(h) / temperature
+            seen = logits.gather(1, generated)
+            seen = torch.where(seen < 0, seen * self.penalty, seen / self.penalty)
+            logits = logits.scatter(1, generated, seen)
+            token = logits.argmax(-1, keepdim=True)
+            generated = torch.cat([generated, token], 1)
+            if bool((token == self.eos).all()):
+                break
+        return generated
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_repetition_penalty_greedy(opset: int) -> None:
+    model = torch.jit.script(RepetitionPenaltyGreedy().eval())
+    dynamic = _dynamic(h={0: "b"}, prompt={0: "b", 1: "p"}, temperature={}, steps={})
+    others = [
+        (torch.randn(1, 8), torch.tensor([[2]]), 0.5, 3),
+        (torch.randn(3, 8), torch.randint(2, 10, (3, 4)), 2.0, 8),
+    ]
+    _check(model, (torch.randn(2, 8), torch.randint(2, 10, (2, 2)), 1.0, 5), others, opset, **dynamic)
+
+
+class RotaryAttention(torch.nn.Module):
+    """Rotary position embeddings from a cos/sin cache sliced at a run-time position offset (a
+    KV-cache decoder's step), rotate-half written with ``chunk`` and ``cat``, and ALiBi-style
+    linear biases whose slopes are ``2 ** (-8 * (h + 1) / heads)`` computed with Python floats."""
+
+    def __init__(self, heads: int = 2, dim: int = 8, max_len: int = 64) -> None:
+        super().__init__()
+        self.heads = heads
+        inverse = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inverse[None, :]
+        self.register_buffer("cos", torch.cat([angles, angles], -1).cos())
+        self.register_buffer("sin", torch.cat([angles, angles], -1).sin())
+
+    def rotate(self, x: torch.Tensor, offset: int) -> torch.Tensor:
+        length = x.size(-2)
+        cos = self.cos[offset : offset + length]
+        sin = self.sin[offset : offset + length]
+        first, second = x.chunk(2, -1)
+        return x * cos + torch.cat([-second, first], -1) * sin
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, offset: int) -> torch.Tensor:
+        q = self.rotate(q, offset)
+        k = self.rotate(k, 0)
+        slopes = torch.tensor([2 ** (-8.0 * (h + 1) / self.heads) for h in range(self.heads)])
+        distance = torch.arange(k.size(-2))[None, :] - (torch.arange(q.size(-2))[:, None] + offset)
+        bias = slopes[:, None, None] * distance.to(torch.float32).clamp(max=0)[None]
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1)) + bias
+        return scores.softmax(-1)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_rotary_attention_with_alibi(opset: int) -> None:
+    model = torch.jit.script(RotaryAttention())
+    dynamic = _dynamic(q={1: "s"}, k={1: "t"}, offset={})
+    others = [(torch.randn(2, 1, 8), torch.randn(2, 9, 8), 8), (torch.randn(2, 6, 8), torch.randn(2, 6, 8), 0)]
+    _check(model, (torch.randn(2, 3, 8), torch.randn(2, 7, 8), 4), others, opset, **dynamic)
+
+
+class ResizedPositions(torch.nn.Module):
+    """ViT-style position embeddings resized to the run-time patch grid (bicubic
+    ``F.interpolate`` to a size read from the input), with a ``torch.jit.is_tracing()``
+    branch that scripting never takes."""
+
+    def __init__(self, grid: int = 4, dim: int = 6) -> None:
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, dim, 4, stride=4)
+        self.positions = torch.nn.Parameter(torch.randn(1, dim, grid, grid))
+
+    def forward(self, image: torch.Tensor) -> torch.Tensor:
+        x = self.patch(image)
+        if torch.jit.is_tracing():
+            positions = self.positions
+        else:
+            positions = F.interpolate(self.positions, size=(x.size(2), x.size(3)), mode="bicubic", align_corners=False)
+        return (x + positions).flatten(2).transpose(1, 2)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_resized_position_embeddings(opset: int) -> None:
+    model = torch.jit.script(ResizedPositions().eval())
+    others = [(torch.randn(1, 3, 8, 12),), (torch.randn(2, 3, 24, 20),)]
+    _check(model, (torch.randn(1, 3, 16, 16),), others, opset, **_dynamic(image={0: "b", 2: "h", 3: "w"}))

@@ -78,3 +78,17 @@ def test_run_time_slice_and_top_k_keep_the_dims_they_do_not_touch() -> None:
         (ir.DataType.INT64, "[1,None,4]"),
     ]
     assert str(constant_k.shape) == "[1,n,2]"  # constant bounds: onnx's own inference
+
+
+def test_reshape_to_a_run_time_shape_has_its_rank_below_opset_14() -> None:
+    """onnx's Reshape-13 inference leaves a Reshape to a computed shape untyped (Reshape-14's
+    gives the rank): the rank is the shape's length at every opset."""
+    for opset in (9, 13, 14, 18):
+        x = ir.Value(name="x", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([None, 6, None, None]))
+        graph = ir.Graph([x], [], nodes=[], name="g", opset_imports={"": opset})
+        builder = GraphBuilder(graph, ExportOptions(opset=opset))
+        (shape,) = builder.add_node("Shape", [x], {})
+        (leading,) = builder.add_node("Gather", [shape, builder.constant([0, 1])], {"axis": 0})
+        (target,) = builder.add_node("Concat", [leading, builder.constant([-1])], {"axis": 0})
+        (flat,) = builder.add_node("Reshape", [x, target], {})
+        assert (flat.dtype, flat.shape is not None and len(flat.shape)) == (ir.DataType.FLOAT, 3), opset
