@@ -103,8 +103,8 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
     chosen: Value = items[-1]  # type: ignore[assignment]
     for position in range(len(items) - 2, -1, -1):
         item, later = items[position], chosen
-        then_branch = g.build_subgraph([], lambda sub, item=item: [item], "then_branch")
-        else_branch = g.build_subgraph([], lambda sub, later=later: [later], "else_branch")
+        then_branch = g.build_subgraph([], lambda sub, item=item: [_sized_at_run_time(sub, item)], "then_branch")
+        else_branch = g.build_subgraph([], lambda sub, later=later: [_sized_at_run_time(sub, later)], "else_branch")
         for branch in (then_branch, else_branch):  # the sizes differ between branches: keep the rank only
             (output,) = branch.outputs
             if output.shape is not None:
@@ -117,6 +117,18 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
         if rank is not None and rank == h.rank_of(later):
             chosen.shape = ir.Shape([None] * rank)
     return chosen
+
+
+def _sized_at_run_time(g: GraphContext, item: Value) -> Value:
+    """``item`` as a branch output whose sizes no shape inference can take from ``item``:
+    onnx's If-1 (below opset 11) types its output as the then-branch's, so an Identity of an
+    [n, 3] tensor would type the picked [1, 3] one as [n, 3], and onnxruntime's buffer
+    planner then reuses an [n, 3] buffer for it ("Shape mismatch attempting to re-use
+    buffer"). A Reshape to its own run-time shape keeps the values and hides the sizes."""
+    out = g.op("Reshape", item, g.op("Shape", item))
+    rank = h.rank_of(item)
+    out.shape = ir.Shape([None] * rank) if rank is not None else None
+    return out
 
 
 @onnx_symbolic("aten::append")
