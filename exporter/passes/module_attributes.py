@@ -301,7 +301,9 @@ def _uninitialized(graph: torch._C.Graph, after: torch._C.Node, jit_type: torch.
 def _written_in(block: torch._C.Block, paths: dict[int, _Path]) -> list[_Path]:
     """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order,
     leaving out those of objects created inside ``block`` (they do not outlive it)."""
-    local = {paths[n.output().unique()] for n in block.findAllNodes("prim::CreateObject", True)}
+    # objects used as values (``with torch.no_grad()``'s) have no path: their writes are skipped below
+    created = (paths.get(n.output().unique()) for n in block.findAllNodes("prim::CreateObject", True))
+    local = {path for path in created if path is not None}
     written: list[_Path] = []
     for node in block.findAllNodes("prim::SetAttr", True):
         if _on_object(node, paths):
