@@ -189,6 +189,8 @@ def _bind_inputs(
     for ts_value, tensor in zip(captured.ts_inputs, captured.inputs):
         name = next(names_iter)
         if isinstance(tensor, list):
+            if name in dynamic_axes:
+                raise ValueError(_sequence_axes_message(name, ts_value, dynamic_axes[name]))
             sequence = _sequence_input(builder, name, ts_value, tensor)
             graph.inputs.append(sequence.sequence)
             bound.append((ts_value, sequence))
@@ -212,6 +214,19 @@ def _bind_inputs(
         graph.inputs.extend([value, scale, zero_point])
         bound.append((ts_value, quantization.quantized_input(GraphContext(builder, None), value, scale, zero_point)))
     return bound, list(graph.inputs)
+
+
+def _sequence_axes_message(name: str, ts_value: torch._C.Value, axes: Mapping[int, str]) -> str:
+    """Why ``dynamic_axes`` cannot name a sequence input: an ONNX sequence has no axes of its
+    own to name (its length and its items' sizes are never fixed in the model), so the key
+    would be accepted and mean nothing; a misplaced key usually means the user expected one
+    input per item, which is what a trace gives."""
+    return (
+        f"dynamic_axes names input {name!r} (axes {dict(axes)}), but the scripted model's argument "
+        f"{name!r} ({ts_value.type()}) is one ONNX sequence input: its length and its items are "
+        "chosen at run time already, and a sequence has no axes to name. Remove "
+        f"{name!r} from dynamic_axes (or trace the model, which makes each item its own input)"
+    )
 
 
 # TorchScript list item types -> the ONNX item dtype of the sequence input (a float is a double)
@@ -308,6 +323,17 @@ def _output_values(builder: GraphBuilder, results: Any, *, keep_none: bool = Fal
             leaves.append(obj)
             continue
         if isinstance(obj, RuntimeList):
+            if obj.sequence is None and builder.options.opset < runtime_list.SEQUENCE_OPSET:
+                why = (
+                    "the model returns a list whose length is known only at run time (built by a loop "
+                    "with a run-time trip count): it is one ONNX sequence output, and sequences need "
+                    f"opset {runtime_list.SEQUENCE_OPSET}"
+                )
+                where = f"output {len(leaves)}"
+                raise UnsupportedOperatorError(
+                    [UnsupportedOp("list output", 1, (where,), (runtime_list.SEQUENCE_OPSET,), why)],
+                    builder.options.opset,
+                )
             obj = runtime_list.sequence_of(g, obj)
         elif not isinstance(obj, ir.Value):
             obj = builder.constant(obj)

@@ -33,7 +33,7 @@ from exporter.passes.lower import (
 from exporter.passes.module_attributes import has_attribute_writes
 from exporter.registry import PYTHON_OP, REGISTRY, autograd_function
 from exporter.tensors import quantized_input_parts
-from exporter.ts_graph import CALL_SITES, all_nodes, call_chain, library_line, source_location
+from exporter.ts_graph import CALL_SITES, all_nodes, call_chain, library_line, register_locator, source_location
 
 __all__ = [
     "Captured",
@@ -496,6 +496,7 @@ def _script(
     captured = Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
     if isinstance(model, torch.jit.ScriptModule):
         captured.call_sites = CallSites(model._c)
+        register_locator(graph, captured.call_sites.locate)  # for the passes' errors
     return captured
 
 

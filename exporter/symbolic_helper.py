@@ -45,6 +45,7 @@ __all__ = [
     "topk",
     "shape_of",
     "dim_size",
+    "shape_item",
     "clip",
     "softmax",
     "where",
@@ -315,6 +316,23 @@ def dim_size(g: GraphContext, x: Value, dim: int) -> int | Value:
     gathered.dtype = ir.DataType.INT64
     gathered.shape = ir.Shape([])
     return gathered
+
+
+def shape_item(shape: Value, index: int) -> int | None:
+    """Item ``index`` of a run-time shape list when that dim is known at export time, else None.
+
+    ``x.size()`` of a tensor with any dynamic dim is one ``Shape(x)`` value; reading one of its
+    static dims (``x.shape[0]`` of a [1, N, 4] tensor) must stay a Python int, or everything
+    built from it (``arange(n)``, advanced indexing, a loop's trip count) loses its size.
+    """
+    producer = shape.producer()
+    if producer is None or producer.op_type != "Shape" or producer.domain != "" or producer.attributes:
+        return None
+    source = producer.inputs[0]
+    if source is None or source.shape is None or not -len(source.shape) <= index < len(source.shape):
+        return None
+    dim = source.shape[index]
+    return int(dim) if isinstance(dim, int) else None
 
 
 def clip(g: GraphContext, x: Value, low: Value | float | None, high: Value | float | None) -> Value:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import torch
@@ -28,6 +29,8 @@ __all__ = [
     "inside",
     "static_loop_iterations",
     "LIST_MUTATIONS",
+    "register_locator",
+    "locator",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -159,6 +162,37 @@ def _own_location(node: torch._C.Node) -> str:
     if not line:
         return path
     return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"
+
+
+# Per captured graph: how to name a node's place in the user's code (capture.CallSites.locate,
+# which knows the call sites lowering inlined). Keyed weakly by the graph, and the locator holds
+# no reference to it (it takes the graph as an argument), so a graph and its entry go together.
+_LOCATORS: weakref.WeakKeyDictionary[torch._C.Graph, Callable[[torch._C.Node, torch._C.Graph], str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def register_locator(graph: torch._C.Graph, locate: Callable[[torch._C.Node, torch._C.Graph], str]) -> None:
+    """Make :func:`locator` of ``graph`` name nodes with ``locate(node, graph)``: capture
+    registers the call sites of a lowered ScriptModule, so the passes (which receive only the
+    graph) name the user's call chain in their errors the way emission does."""
+    _LOCATORS[graph] = locate
+
+
+def locator(graph: torch._C.Graph) -> Callable[[torch._C.Node], str]:
+    """How errors about the nodes of ``graph`` name their place: the locator capture registered
+    for it (the user's call sites of inlined torch code), else :func:`source_location`."""
+    locate = _LOCATORS.get(graph)
+    if locate is None:
+        return source_location
+    return functools.partial(_located, locate, graph)
+
+
+def _located(locate: Callable[[torch._C.Node, torch._C.Graph], str], graph: torch._C.Graph, node: torch._C.Node) -> str:
+    try:
+        return locate(node, graph)
+    except Exception:  # noqa: BLE001 - naming a place must not hide the error being reported
+        return source_location(node)
 
 
 def _inside_torch(path: str) -> bool:

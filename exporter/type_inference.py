@@ -137,6 +137,29 @@ def infer(
             rows = a[1] if attributes.get("transA") else a[0]
             cols = b[0] if attributes.get("transB") else b[1]
             out.shape = ir.Shape([rows, cols])
+    elif op_type == "Slice" and _run_time_bounds(inputs) and first.shape is not None:
+        # onnx's inference types a Slice with run-time starts/ends by its rank only; the
+        # dims it does not slice keep their sizes (``x.split(run_time_sizes, 1)`` of a
+        # [1, N] tensor keeps its batch of 1, which later loops and indexing count on)
+        axes = [int(a) for a in inputs[3].const_value.numpy().reshape(-1)]  # type: ignore[union-attr]
+        rank = len(first.shape)
+        sliced = {a + rank if a < 0 else a for a in axes}
+        _set(out, first.dtype, ir.Shape([None if axis in sliced else d for axis, d in enumerate(first.shape)]))
+    elif (
+        op_type == "TopK"
+        and len(inputs) == 2
+        and inputs[1] is not None
+        and inputs[1].const_value is None
+        and first.shape is not None
+        and len(outputs) == 2
+    ):
+        # k known only at run time: onnx's inference gives the rank only; the other dims stay
+        rank = len(first.shape)
+        axis = attributes.get("axis", -1)
+        axis = axis + rank if axis < 0 else axis
+        shape = ir.Shape([None if a == axis else d for a, d in enumerate(first.shape)])
+        _set(out, first.dtype, shape)
+        _set(outputs[1], ir.DataType.INT64, ir.Shape(list(shape)))
     elif op_type == "Gather" and len(inputs) == 2 and inputs[1] is not None:
         data, indices = first.shape, inputs[1].shape
         _set(out, first.dtype, None)
@@ -144,6 +167,14 @@ def infer(
             axis = attributes.get("axis", 0)
             axis = axis + len(data) if axis < 0 else axis
             out.shape = ir.Shape([*list(data)[:axis], *indices, *list(data)[axis + 1 :]])
+
+
+def _run_time_bounds(inputs: Sequence[ir.Value | None]) -> bool:
+    """A Slice (opset 10+) whose starts or ends are known only at run time, on axes that are
+    constants."""
+    if len(inputs) < 4 or inputs[3] is None or inputs[3].const_value is None:
+        return False
+    return any(v is None or v.const_value is None for v in inputs[1:3])
 
 
 # -- ONNX's own per-node inference, for what the light rules above do not cover -------------
@@ -250,13 +281,27 @@ def infer_with_onnx(node: ir.Node, opset: int, cache: InferenceCache | None = No
         results = _onnx_inference(node, opset, inputs)
         if key is not None:
             cache[key] = results
-    if results is None:
+    if results is not None:
+        for output, (dtype, dims) in zip(node.outputs, results):
+            if output.dtype is None and dtype is not None:
+                output.dtype = dtype
+            if output.shape is None and dims is not None:
+                output.shape = ir.Shape(dims)
+    _reshape_rank(node)
+
+
+def _reshape_rank(node: ir.Node) -> None:
+    """A Reshape to a shape computed at run time has as many dims as that shape has items.
+    onnx's Reshape-5/13 inference leaves its output untyped then (Reshape-14's gives the rank),
+    and a later symbolic that needs the rank (transpose after ``flatten(2)`` of a tensor with
+    dynamic dims) would fail below opset 14."""
+    if node.op_type != "Reshape" or node.domain or len(node.inputs) < 2 or node.outputs[0].shape is not None:
         return
-    for output, (dtype, dims) in zip(node.outputs, results):
-        if output.dtype is None and dtype is not None:
-            output.dtype = dtype
-        if output.shape is None and dims is not None:
-            output.shape = ir.Shape(dims)
+    target = node.inputs[1]
+    if target is not None and target.shape is not None and len(target.shape) == 1 and isinstance(target.shape[0], int):
+        node.outputs[0].shape = ir.Shape([None] * target.shape[0])
+        if node.outputs[0].dtype is None and node.inputs[0] is not None:
+            node.outputs[0].dtype = node.inputs[0].dtype
 
 
 def _onnx_inference(

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import exporter
-from exporter.capture import flatten, flatten_inputs, split_args
+from exporter.capture import flatten, flatten_inputs, split_args, wrap_numbers
 from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
 
@@ -72,7 +72,10 @@ def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 
     """Compare onnxruntime's outputs with what eager torch returned: output count first (a
     sequence output counts as its items, flattened like torch's list), then dtype and shape of
     each (never a broadcasting comparison), then values (exact for integers and bools). A
-    quantized tensor is its integer values, scale and zero point, as the exported model returns it."""
+    quantized tensor is its integer values, scale and zero point, as the exported model returns it;
+    a Python number is its 0-d tensor (int64, float64, bool), as a scripted model's graph returns it."""
+    # a Python number a scripted model returns is a 0-d output, as torch's exporter writes it
+    expected = wrap_numbers((expected,))[0]
     expected_flat = [part for t in flatten(expected, "out")[0] for part in quantized_output_parts(t)]
     # an empty ONNX optional (None) matches torch's None, which flatten leaves out
     actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]

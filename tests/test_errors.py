@@ -319,3 +319,46 @@ def test_a_call_site_that_freezing_makes_ambiguous_names_every_candidate() -> No
         f"test_errors.py:{_line('# line maybe a')}" in first and f"test_errors.py:{_line('# line maybe b')}" in second
     )
     assert all(f"test_errors.py:{_line('# line maybe')} (" in part for part in (first, second))
+
+
+# -- errors and warnings of the passes name the user's call sites too ------------------------
+
+
+@torch.jit.script
+def _relu_of_diagonal(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.relu(x.diagonal(), inplace=True)  # line diagonal
+
+
+class _DiagonalInPlace(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _relu_of_diagonal(x) + 1  # line call
+
+
+def test_remove_inplace_error_in_torch_code_names_the_users_call_chain() -> None:
+    """F.relu(..., inplace=True)'s relu_ is torch's line; remove_inplace cannot write back through
+    a diagonal view. The error names the in-place op by the user's call chain (forward, the
+    scripted helper, then torch's line in relu), as emission errors do, and the view by its line."""
+    with pytest.raises(exporter.ExporterError) as info:
+        exporter.export(torch.jit.script(_DiagonalInPlace()), (torch.randn(3, 3),), io.BytesIO(), opset_version=17)
+    message = str(info.value)
+    here = "test_errors.py:"
+    call, diagonal = here + str(_line("# line call")), here + str(_line("# line diagonal"))
+    chain = message.split(" writes through ")[0]
+    assert chain.startswith("aten::relu_ at ")
+    assert [frame.split(" (", 1)[0].rsplit("/", 1)[-1] for frame in chain.split(" -> ")][:2] == [call, diagonal]
+    assert " -> torch/nn/functional.py:" in chain and chain.endswith("(in relu)")
+    assert f"writes through aten::diagonal at {__file__}:{_line('# line diagonal')} (" in message
+    assert "write into a clone instead" in message
+
+
+class _HardtanhInPlace(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.hardtanh(x, inplace=True) * 2  # line hardtanh
+
+
+def test_remove_inplace_warning_names_the_write_by_the_users_call_chain() -> None:
+    with pytest.warns(UserWarning, match="writes in place into its input") as record:
+        exporter.export(torch.jit.script(_HardtanhInPlace()), (torch.randn(3, 3),), io.BytesIO(), opset_version=17)
+    (message,) = [str(w.message) for w in record if "writes in place" in str(w.message)]
+    assert f"'x' at {__file__}:{_line('# line hardtanh')} (" in message
+    assert "-> torch/nn/functional.py:" in message and "(in hardtanh)" in message

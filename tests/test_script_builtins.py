@@ -331,6 +331,37 @@ def test_list_item_at_a_run_time_index(opset: int) -> None:
     )
 
 
+class TupleItemAtRunTimeIndex(torch.nn.Module):
+    """An export-time list of tuples read at run-time indices (negative too): each field is
+    picked at the index, numbers gathered, tensors of different shapes by a sequence or Ifs
+    (whose branches hide their sizes from If-1's inference, which takes the then-branch's),
+    nested tuples field by field."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pairs: list[tuple[int, float]] = [(3, 0.5), (1, 2.0), (4, -1.0)]
+        parts: list[tuple[torch.Tensor, tuple[int, torch.Tensor]]] = [
+            (x, (2, x[:1])),
+            (x[:1] * 2, (5, x.sum(0, keepdim=True))),
+        ]
+        k = int(x[0, 0] > 0) * 2 - 1  # -1 or 1
+        size, scale = pairs[k]
+        tensor, (count, row) = parts[int(x.sum() > 0)]
+        return x * size + scale, tensor * count + row
+
+
+@pytest.mark.parametrize("opset", [9, 11, *OPSETS[1:]])
+def test_tuple_item_at_a_run_time_index(opset: int) -> None:
+    others = [(-torch.rand(4, 3),), (torch.rand(1, 3),), (torch.tensor([[1.0, -9.0, 0.0]]),)]
+    assert_matches_torch(
+        torch.jit.script(TupleItemAtRunTimeIndex()),
+        (torch.rand(3, 3),),
+        opset=opset,
+        other_inputs=others,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "n"}},
+    )
+
+
 class Prints(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 2
@@ -342,3 +373,25 @@ class Prints(torch.nn.Module):
 def test_print_is_dropped(opset: int) -> None:
     onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
     assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]
+
+
+# --- aten::pow on numbers: ``**`` of run-time ints and floats is a float ---------------------
+
+
+class NumberPowers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int, f: float) -> tuple[torch.Tensor, float, float]:
+        size = x.size(0)
+        return x * (2**n) + size**0.5, f**n, f**f
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_pow_of_numbers(opset: int) -> None:
+    """pow.int / pow.int_float / pow.float_int / pow.float bind ``a`` and ``b`` (not the tensor
+    overload's ``self``/``exponent``) and give a double, as TorchScript's float."""
+    model = torch.jit.script(NumberPowers())
+    assert_matches_torch(
+        model,
+        (torch.randn(4, 2), 3, 1.5),
+        opset=opset,
+        other_inputs=[(torch.randn(4, 2), 0, 0.5)],
+    )

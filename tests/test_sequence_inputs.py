@@ -195,3 +195,14 @@ def test_list_of_bools_decides_a_branch_at_run_time() -> None:
     data, _ = export_to_bytes(model, (x, [True, False]), opset_version=17)
     assert _inputs(data) == [("x", "FLOAT"), ("flags", "seq(BOOL)")]
     _check_runs(data, model, [(x, [True, False]), (x, [False]), (x, [True, True, True])])
+
+
+@pytest.mark.parametrize("axes", [{0: "n"}, [0]])
+def test_dynamic_axes_naming_a_sequence_input_is_refused_by_name(axes: Any) -> None:
+    """A sequence has no axes to name (its length is chosen at run time already): a
+    dynamic_axes key for it is refused, naming the input and its type, not silently ignored."""
+    model = torch.jit.script(Pad().eval())
+    with pytest.raises(ValueError, match=r"dynamic_axes names input 'pad'.*List\[int\].*one ONNX sequence input"):
+        export_to_bytes(
+            model, (torch.randn(2, 2, 4, 4), [2, 4]), opset_version=17, dynamic_axes={"x": {0: "b"}, "pad": axes}
+        )

@@ -172,6 +172,47 @@ def test_attribute_written_in_if(opset: int, sign: float) -> None:
     _check(WrittenInIf(), (torch.rand(4) * sign, 3), opset)
 
 
+class ScaleWithoutGrad(torch.nn.Module):
+    """An attribute written inside ``with torch.no_grad():``: the with statement makes a
+    no_grad object (entered and exited, with an attribute of its own) that is no module value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.full((3,), 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            self.scale = self.scale * 2 + x.mean()
+        return x * self.scale
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_attribute_written_under_no_grad(opset: int) -> None:
+    _check(ScaleWithoutGrad(), (torch.randn(3),), opset)
+
+
+class NoGradInBranch(torch.nn.Module):
+    """An attribute written in an if whose branch also makes a no_grad object (RetinaNet's
+    scripted forward): the object has no attribute path and no written attribute of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offset = torch.zeros(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            with torch.no_grad():
+                shifted = x + 1
+            self.offset = shifted
+        return x + self.offset
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_attribute_written_in_a_branch_with_no_grad(opset: int, sign: float) -> None:
+    _check(NoGradInBranch(), (torch.rand(3) * sign,), opset)
+
+
 def test_export_leaves_module_state() -> None:
     """Exporting runs the model once on a copy: the module's own state is unchanged."""
     scripted = _fresh(Counter())

@@ -58,3 +58,37 @@ def test_cached_results_equal_uncached_inference() -> None:
     assert typed[0][1] == [(ir.DataType.FLOAT16, "[1,s,8]")] * 2
     assert typed[0][2] == [(ir.DataType.FLOAT16, "[]")]
     assert typed[0][3] == [(ir.DataType.FLOAT16, "[1,1,1]")]
+
+
+def test_run_time_slice_and_top_k_keep_the_dims_they_do_not_touch() -> None:
+    """onnx types a Slice with run-time starts/ends, and a TopK with a run-time k, by their
+    rank only; the dims they do not slice keep their sizes (a batch of 1 stays 1)."""
+    x = ir.Value(name="x", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([1, "n", 4]))
+    start = ir.Value(name="start", type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([1]))
+    k = ir.Value(name="k", type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([1]))
+    builder = _builder(x, start, k)
+    (sliced,) = builder.add_node("Slice", [x, start, builder.constant([9]), builder.constant([-2])], {})
+    values, indices = builder.add_node("TopK", [x, k], {"axis": 1}, num_outputs=2)
+    (constant_k,) = builder.add_node(
+        "Slice", [x, builder.constant([0]), builder.constant([2]), builder.constant([2])], {}
+    )
+    assert (sliced.dtype, str(sliced.shape)) == (ir.DataType.FLOAT, "[1,None,4]")
+    assert [(v.dtype, str(v.shape)) for v in (values, indices)] == [
+        (ir.DataType.FLOAT, "[1,None,4]"),
+        (ir.DataType.INT64, "[1,None,4]"),
+    ]
+    assert str(constant_k.shape) == "[1,n,2]"  # constant bounds: onnx's own inference
+
+
+def test_reshape_to_a_run_time_shape_has_its_rank_below_opset_14() -> None:
+    """onnx's Reshape-13 inference leaves a Reshape to a computed shape untyped (Reshape-14's
+    gives the rank): the rank is the shape's length at every opset."""
+    for opset in (9, 13, 14, 18):
+        x = ir.Value(name="x", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([None, 6, None, None]))
+        graph = ir.Graph([x], [], nodes=[], name="g", opset_imports={"": opset})
+        builder = GraphBuilder(graph, ExportOptions(opset=opset))
+        (shape,) = builder.add_node("Shape", [x], {})
+        (leading,) = builder.add_node("Gather", [shape, builder.constant([0, 1])], {"axis": 0})
+        (target,) = builder.add_node("Concat", [leading, builder.constant([-1])], {"axis": 0})
+        (flat,) = builder.add_node("Reshape", [x, target], {})
+        assert (flat.dtype, flat.shape is not None and len(flat.shape)) == (ir.DataType.FLOAT, 3), opset

@@ -153,6 +153,24 @@ def aten_pow(g: GraphContext, self: Value, exponent: Value) -> Value:
     return g.op("Cast", rounded, to=self.dtype)
 
 
+@onnx_symbolic("aten::pow.int")
+@onnx_symbolic("aten::pow.float")
+@onnx_symbolic("aten::pow.int_float")
+@onnx_symbolic("aten::pow.float_int")
+@onnx_symbolic("aten::pow.Scalar_Scalar")
+def aten_pow_number(g: GraphContext, a: Value, b: Value) -> Value:
+    """pow.int(int a, int b) -> float (and .float, .int_float, .float_int, .Scalar_Scalar):
+    TorchScript's ``**`` on numbers known only at run time. Every one of them is a float in
+    TorchScript (``2 ** n`` too), which is double in ONNX: computed there, as Python does."""
+    return g.op("Pow", h.cast(g, a, ir.DataType.DOUBLE), h.cast(g, b, ir.DataType.DOUBLE))
+
+
+@onnx_symbolic("aten::pow.int_to_int")
+def aten_pow_int_to_int(g: GraphContext, a: Value, b: Value) -> Value:
+    """pow.int_to_int(int a, int b) -> int: an integer power (exact in double below 2**53)."""
+    return aten_pow(g, h.cast(g, a, ir.DataType.INT64), b)
+
+
 @onnx_symbolic("aten::sqrt")
 def aten_sqrt(g: GraphContext, self: Value) -> Value:
     """sqrt(Tensor self) -> Tensor (also sqrt.int(int a) -> float: ``math.sqrt`` of a size):

@@ -80,6 +80,32 @@ def _pad_to(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fi
     return x
 
 
+def _covers(index: Value, self: Value, dim: int) -> bool:
+    """Whether ``index`` is known to have ``self``'s sizes on every dim but ``dim`` (the same
+    static size, or the same named dim)."""
+    if index.shape is None or self.shape is None:
+        return False
+    return all(
+        axis == dim or (i == n and (isinstance(i, int) or (i.value is not None)))
+        for axis, (i, n) in enumerate(zip(index.shape, self.shape))
+    )
+
+
+def _pad_to_run_time(
+    g: GraphContext, index: Value, src: Value, self: Value, dim: int, rank: int
+) -> tuple[Value, Value]:
+    """``index`` padded with -1 (which matches no position) and ``src`` with 0 up to ``self``'s
+    run-time sizes on every dim but ``dim`` (torch requires index.size(d) <= self.size(d)
+    there): the one-hot lowering of a reducing scatter when the sizes are known only at run
+    time. Pad-11 takes run-time pads."""
+    keep = g.constant([0 if axis == dim else 1 for axis in range(rank)])
+    grow = g.op("Mul", g.op("Sub", h.shape_of(g, self), h.shape_of(g, index)), keep)
+    pads = g.op("Concat", g.constant([0] * rank), grow, axis=0)
+    index = g.op("Pad", index, pads, g.constant(torch.tensor(-1, dtype=torch.int64)), mode="constant")
+    src = g.op("Pad", src, pads, h.scalar_like(g, 0, src), mode="constant")
+    return index, src
+
+
 def _scatter_reduce_onehot(
     g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str, covers: bool = False
 ) -> Value:
@@ -103,13 +129,14 @@ def _scatter_reduce_onehot(
     ):
         index = _pad_to(g, index, self_shape, dim, -1)
         src = _pad_to(g, src, self_shape, dim, 0)
-    elif self.shape is not None and index.shape is not None and not covers:
-        for axis, (i, n) in enumerate(zip(index.shape, self.shape)):
-            if axis != dim and i != n and (not isinstance(i, int) or not isinstance(n, int) or i == 1):
-                raise ValueError(
-                    "a reducing scatter whose index may be smaller than the input on other dims "
-                    "needs static sizes below opset 16 (18 for amax/amin)"
-                )
+    elif not covers and not _covers(index, self, dim):
+        if g.opset < 11:
+            raise ValueError(
+                "a reducing scatter whose index may be smaller than the input on other dims needs "
+                f"static sizes below opset 11 (Pad takes run-time pads from 11); ScatterElements "
+                f"reduces itself from opset {_SCATTER_REDUCTION[reduction][1]}"
+            )
+        index, src = _pad_to_run_time(g, index, src, self, dim, rank)
     acc = _accumulator(self.dtype)
     assert acc is not None
     src_acc, self_acc = h.cast(g, src, acc), h.cast(g, self, acc)

@@ -102,10 +102,15 @@ def _unpack_sequence(g: GraphContext, packed: object) -> object:
     if isinstance(packed, RuntimeList):  # the count is fixed by the TorchScript node
         items = tuple(runtime_list.at(g, packed, i) for i in range(count))
         return items if count != 1 else items[0]
-    if isinstance(packed, Value):  # a run-time shape: one 0-d value per dim
-        items = tuple(g.op("Gather", packed, g.constant(i), axis=0) for i in range(count))
+    if isinstance(packed, Value):  # a run-time shape: one 0-d value per dim (static ones as ints)
+        items = tuple(_shape_item(g, packed, i) for i in range(count))
         return items if count != 1 else items[0]
     raise TypeError(f"cannot unpack {type(packed).__name__}")
+
+
+def _shape_item(g: GraphContext, shape: Value, index: int) -> int | Value:
+    known = h.shape_item(shape, index)
+    return known if known is not None else g.op("Gather", shape, g.constant(index), axis=0)
 
 
 @onnx_symbolic("prim::ListUnpack")

@@ -44,6 +44,9 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
     if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
         return runtime_list.at(g, list, idx)
     if isinstance(list, Value) and isinstance(idx, (int, Value)):  # a shape list computed at run time
+        known = h.shape_item(list, idx) if isinstance(idx, int) else None
+        if known is not None:
+            return known
         index = g.constant(idx) if isinstance(idx, int) else h.cast(g, idx, ir.DataType.INT64)
         return g.op("Gather", list, h.normalize_index(g, index, h.dim_size(g, list, 0)), axis=0)
     if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
@@ -60,7 +63,23 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
     """
     if not items:
         raise IndexError("list index out of range (the list is empty)")
-    index = h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items))
+    return _pick(g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)))
+
+
+def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
+    """:func:`_item_at_run_time_index` at an index already made non-negative.
+
+    Tuples (``List[Tuple[int, int]]`` of image sizes, ``List[Tuple[Tensor, Tensor]]``) are
+    picked field by field: the item at ``i`` is the tuple of each field's item at ``i``, so
+    the fields may be numbers, tensors or tuples again, each lowered as above.
+    """
+    first = items[0]
+    if isinstance(first, (tuple, type([]))) and all(
+        type(v) is type(first) and len(v) == len(first)
+        for v in items  # type: ignore[arg-type]
+    ):
+        fields = [_pick(g, [v[j] for v in items], index) for j in range(len(first))]  # type: ignore[index]
+        return tuple(fields) if isinstance(first, tuple) else fields
     if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
         values = [v if isinstance(v, Value) else None for v in items]
         kinds = {v.dtype for v in values if v is not None} | {
@@ -74,14 +93,18 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
         stacked = runtime_list.list_item_value(g, list(items), dtype)
         return g.op("Gather", stacked, index, axis=0)
     if not all(isinstance(v, Value) for v in items):
-        raise ValueError("indexing a list of mixed items at an index computed at run time is not supported")
+        found = sorted({type(v).__name__ for v in items})
+        raise ValueError(
+            f"indexing a list of mixed items ({', '.join(found)}) at an index computed at run time is not "
+            "supported: its items must be all numbers, all tensors, or tuples of one length"
+        )
     if g.opset >= runtime_list.SEQUENCE_OPSET:
         return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
     chosen: Value = items[-1]  # type: ignore[assignment]
     for position in range(len(items) - 2, -1, -1):
         item, later = items[position], chosen
-        then_branch = g.build_subgraph([], lambda sub, item=item: [item], "then_branch")
-        else_branch = g.build_subgraph([], lambda sub, later=later: [later], "else_branch")
+        then_branch = g.build_subgraph([], lambda sub, item=item: [_sized_at_run_time(sub, item)], "then_branch")
+        else_branch = g.build_subgraph([], lambda sub, later=later: [_sized_at_run_time(sub, later)], "else_branch")
         for branch in (then_branch, else_branch):  # the sizes differ between branches: keep the rank only
             (output,) = branch.outputs
             if output.shape is not None:
@@ -94,6 +117,18 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
         if rank is not None and rank == h.rank_of(later):
             chosen.shape = ir.Shape([None] * rank)
     return chosen
+
+
+def _sized_at_run_time(g: GraphContext, item: Value) -> Value:
+    """``item`` as a branch output whose sizes no shape inference can take from ``item``:
+    onnx's If-1 (below opset 11) types its output as the then-branch's, so an Identity of an
+    [n, 3] tensor would type the picked [1, 3] one as [n, 3], and onnxruntime's buffer
+    planner then reuses an [n, 3] buffer for it ("Shape mismatch attempting to re-use
+    buffer"). A Reshape to its own run-time shape keeps the values and hides the sizes."""
+    out = g.op("Reshape", item, g.op("Shape", item))
+    rank = h.rank_of(item)
+    out.shape = ir.Shape([None] * rank) if rank is not None else None
+    return out
 
 
 @onnx_symbolic("aten::append")

@@ -29,6 +29,9 @@ from typing import Any
 
 import torch
 
+from exporter.errors import ExporterError
+from exporter.ts_graph import source_location
+
 __all__ = ["has_attribute_writes", "resolve_attribute_writes"]
 
 _Path = tuple[str, ...]
@@ -111,8 +114,9 @@ def _on_object(node: torch._C.Node, paths: dict[int, _Path]) -> bool:
 def _attribute_path(node: torch._C.Node, paths: dict[int, _Path]) -> _Path:
     owner = node.inputsAt(0).unique()
     if owner not in paths:
-        raise NotImplementedError(
-            f"{node.kind()}[name={node.s('name')}] on a module value that is not an attribute of self"
+        raise ExporterError(
+            f"{node.kind()}[name={node.s('name')}] at {source_location(node)}: writes an attribute of a module "
+            "value that is not an attribute of self, which cannot be resolved at export time"
         )
     return (*paths[owner], node.s("name"))
 
@@ -219,7 +223,8 @@ def _resolve_block(
     for node in list(block.nodes()):
         kind = node.kind()
         if kind == "prim::CreateObject":
-            for path in objects.attributes.get(paths[node.output().unique()], []):
+            # objects used as values (``with torch.no_grad()``'s, entered and exited) have no path
+            for path in objects.attributes.get(paths.get(node.output().unique(), ()), []):
                 env[path] = _uninitialized(objects.graph, node, types[path])
         elif kind == "prim::GetAttr" and paths.get(node.output().unique()) in env:
             node.output().replaceAllUsesWith(env[paths[node.output().unique()]])
@@ -244,7 +249,10 @@ def _resolve_block(
         else:
             for sub in node.blocks():
                 if _written_in(sub, paths):
-                    raise NotImplementedError(f"module attribute written inside {kind}")
+                    raise ExporterError(
+                        f"{kind} at {source_location(node)}: a module attribute is written inside its block, "
+                        "which only if/else and loops support"
+                    )
                 _resolve_block(sub, dict(env), paths, types, objects)
 
 
@@ -293,7 +301,9 @@ def _uninitialized(graph: torch._C.Graph, after: torch._C.Node, jit_type: torch.
 def _written_in(block: torch._C.Block, paths: dict[int, _Path]) -> list[_Path]:
     """The attribute paths SetAttr nodes in ``block`` (sub-blocks included) write, in order,
     leaving out those of objects created inside ``block`` (they do not outlive it)."""
-    local = {paths[n.output().unique()] for n in block.findAllNodes("prim::CreateObject", True)}
+    # objects used as values (``with torch.no_grad()``'s) have no path: their writes are skipped below
+    created = (paths.get(n.output().unique()) for n in block.findAllNodes("prim::CreateObject", True))
+    local = {path for path in created if path is not None}
     written: list[_Path] = []
     for node in block.findAllNodes("prim::SetAttr", True):
         if _on_object(node, paths):

@@ -10,7 +10,9 @@ extra output or loop-carried value.
 from __future__ import annotations
 
 import functools
+import re
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -190,9 +192,10 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
     elif kind == "aten::permute":
         dims = _constant_ints(inputs[1])
         if dims is None:
-            raise ExporterError(
-                f"permute at {source_location(view)}: writing through it needs the permutation known at "
-                "export time (the sizes may be dynamic)"
+            raise _Unsupported(
+                view,
+                "writes through aten::permute at {where}, which needs the permutation known at export "
+                "time (the sizes may be dynamic)",
             )
         rank = len(dims)
         order = [d % rank for d in dims]
@@ -201,9 +204,10 @@ def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -
     elif kind in _IDENTITY_VIEWS:
         return updated
     else:
-        raise ExporterError(
-            f"an in-place write goes through {kind} at {source_location(view)}, whose write-back "
-            "into the viewed tensor is not supported; write into a clone instead"
+        raise _Unsupported(
+            view,
+            f"writes through {kind} at {{where}}, whose write-back into the viewed tensor is not "
+            "supported; write into a clone instead",
         )
     out.setType(base.type())
     return out
@@ -313,7 +317,7 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
             out = owner.addOutput()
             out.setType(target.type())
         else:
-            raise ExporterError(f"in-place write inside a {owner.kind()} block is not supported")
+            raise _Unsupported(owner, f"writes inside the block of {owner.kind()} at {{where}}, which is not supported")
         current, anchor, block = out, owner, owner.owningBlock()
     _replace_reads_after(target, block, anchor, current)
 
@@ -356,37 +360,67 @@ def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torc
     return rounded.output()
 
 
-def remove_inplace(graph: torch._C.Graph) -> None:
-    mutated_inputs: list[str] = []
+class _Unsupported(Exception):  # noqa: N818 - internal, re-raised as an ExporterError
+    """An in-place write this pass cannot make functional; ``text`` names ``node`` (a view, a
+    block owner) by ``{where}``, filled with the user's location by :func:`remove_inplace`."""
+
+    def __init__(self, node: torch._C.Node, text: str) -> None:
+        super().__init__(text)
+        self.node = node
+        self.text = text
+
+
+def remove_inplace(graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] = source_location) -> None:
+    """Replace in-place ops (and writes through views) by functional ones.
+
+    ``locate`` names a node's place in the user's code in errors and warnings; the pipeline
+    passes the locator capture registered for the graph (ts_graph.locator), which names the
+    user's call chain of torch code inlined into the model, as emission errors do.
+    """
+    mutated_inputs: dict[str, list[str]] = {}
     written: set[int] = set()
     for node in walk(graph):
         if not is_inplace(node):
             continue
-        target = node.inputsAt(0)
-        kind = node.kind()
-        if kind == "aten::copy_":
-            _drop_traced_broadcast(node)
-        if kind in _ALIASES_INPUT:
-            new = graph.create("aten::alias", [node.inputsAt(_ALIASES_INPUT[kind])], 1)
-        else:
-            new = graph.create(_FUNCTIONAL_NAME.get(kind, kind[:-1]), list(node.inputs()), node.outputsSize())
-        new.insertBefore(node)
-        new.copyMetadata(node)
-        new.output().setType(node.output().type())
-        result = _rounded_into_target(graph, new, target)
-        root = _view_chain(target, written)[1]
-        # the in-place op's result aliases its target: later reads see the target's new value
-        node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
+        try:
+            root = _functionalize(graph, node, written)
+        except _Unsupported as error:
+            where = error.text.format(where=locate(error.node))
+            raise ExporterError(f"{node.kind()} at {locate(node)} {where}") from None
         if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
-            mutated_inputs.append(root.debugName())
+            # TorchScript numbers repeated names (x.1): the user's name is the part before
+            name = re.sub(r"\.\d+$", "", root.debugName())
+            mutated_inputs.setdefault(name, []).append(locate(node))
         node.destroy()
     torch._C._jit_pass_dce(graph)
     if mutated_inputs:
+        writes = "; ".join(f"{name!r} at {', '.join(dict.fromkeys(places))}" for name, places in mutated_inputs.items())
         warnings.warn(
-            f"the model writes in place into its input(s) {sorted(set(mutated_inputs))}; ONNX inputs "
-            "are immutable, so the updated values are visible only through outputs that return them",
-            stacklevel=2,
+            f"the model writes in place into its input(s) or buffer(s): {writes}. ONNX inputs are immutable, "
+            "so the updated values are visible only through outputs that return them",
+            stacklevel=3,
         )
+
+
+def _functionalize(graph: torch._C.Graph, node: torch._C.Node, written: set[int]) -> torch._C.Value:
+    """Put the functional form of the in-place ``node`` before it and make every later read
+    of its target (and of the tensors it views) see the result; returns the written root."""
+    target = node.inputsAt(0)
+    kind = node.kind()
+    if kind == "aten::copy_":
+        _drop_traced_broadcast(node)
+    if kind in _ALIASES_INPUT:
+        new = graph.create("aten::alias", [node.inputsAt(_ALIASES_INPUT[kind])], 1)
+    else:
+        new = graph.create(_FUNCTIONAL_NAME.get(kind, kind[:-1]), list(node.inputs()), node.outputsSize())
+    new.insertBefore(node)
+    new.copyMetadata(node)
+    new.output().setType(node.output().type())
+    result = _rounded_into_target(graph, new, target)
+    root = _view_chain(target, written)[1]
+    # the in-place op's result aliases its target: later reads see the target's new value
+    node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
+    return root
 
 
 def check_no_inplace(graph: torch._C.Graph) -> list[torch._C.Node]:

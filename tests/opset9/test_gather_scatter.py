@@ -281,3 +281,28 @@ def test_index_add_with_every_size_dynamic(opset: int) -> None:
         input_names=["x", "i", "s"],
         dynamic_axes={"x": [0, 1, 2], "i": [0], "s": [0, 1, 2]},
     )
+
+
+@pytest.mark.parametrize("opset", [11, 13, 16, 17, NEWEST])
+@pytest.mark.parametrize("reduce", ["sum", "amax"])
+def test_reducing_scatter_with_an_index_smaller_on_a_run_time_dim(opset: int, reduce: str) -> None:
+    """Below ScatterElements' own reduction (16; 18 for amax), the one-hot lowering pads an
+    index narrower than self on another dim with -1 (matching no position) up to self's
+    run-time size: Pad-11 takes run-time pads."""
+    model = Wrap(lambda x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=False))
+    index = torch.tensor([[0, 1, 0], [0, 1, 4]])
+    assert_matches_torch(
+        model,
+        (torch.randn(5, 4), index, torch.randn(2, 3)),
+        opset=opset,
+        other_inputs=[(torch.randn(6, 7), index, torch.randn(2, 3))],
+        input_names=["x", "i", "s"],
+        dynamic_axes={"x": {0: "n", 1: "m"}},
+    )
+
+
+def test_reducing_scatter_with_a_run_time_index_size_below_11_is_refused() -> None:
+    model = Wrap(lambda x, i, s: x.scatter_reduce(0, i, s, "amax"))
+    args = (torch.randn(5, 4), torch.tensor([[0, 1, 0], [0, 1, 4]]), torch.randn(2, 3))
+    with pytest.raises(ExporterError, match=r"aten::scatter_reduce.*static sizes below opset 11"):
+        assert_matches_torch(model, args, opset=10, input_names=["x"], dynamic_axes={"x": {1: "m"}})
