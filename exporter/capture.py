@@ -26,6 +26,7 @@ from exporter.errors import ExporterError, ModelRaisedError, TracingError
 from exporter.passes.lower import (
     fix_index_dtypes,
     inline_calls,
+    inline_everything,
     inline_forks,
     lower_script_module,
     substitute_interpolate,
@@ -445,6 +446,22 @@ def _script(
     example_run: bool = True,
     sequences: bool = True,
 ) -> Captured:
+    """:func:`_script_optimizing` with the graph executor optimizing, whatever the caller set:
+    torch builds and caches each callee's graph for inlining the first time it is asked for,
+    optimized (its own calls inlined, branches on module constants folded) only if the executor
+    optimizes then; TorchScript leaves calls of methods it never compiled in branches that only
+    this folding removes (``MultiheadAttention.merge_masks``), so lowering needs it on."""
+    with torch.jit.optimized_execution(True):
+        return _script_optimizing(model, args, kwargs, example_run, sequences)
+
+
+def _script_optimizing(
+    model: torch.jit.ScriptModule | torch.jit.ScriptFunction,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    example_run: bool = True,
+    sequences: bool = True,
+) -> Captured:
     """A scripted model's graph, in steps: lower it (weights become trailing inputs), bind
     the call's arguments to its schema, bind inputs (tensors; positional int/float/bool as
     0-d tensors; with ``sequences``, positional lists of numbers or tensors as one sequence
@@ -670,7 +687,7 @@ def _run_copy(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> Calla
     if not isinstance(model, torch.jit.ScriptModule):
         return model
     graph = model.graph.copy()
-    torch._C._jit_pass_inline(graph)
+    inline_everything(graph)
     return copy.deepcopy(model) if has_attribute_writes(graph) else model
 
 

@@ -72,3 +72,32 @@ def test_scripted_module_with_none_parameter_and_training_flag(opset: int, train
     x = torch.randn(2, 3, 5, 5)
     # training-mode batch norm uses the batch statistics, the same in torch and ONNX
     assert_matches_torch(model, (x,), opset=opset, training=mode, rtol=1e-3, atol=1e-5)
+
+
+def _scripted_encoder() -> torch.jit.ScriptModule:
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+    return torch.jit.script(torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval())
+
+
+@pytest.mark.parametrize("when", ["export inside", "ran before"])
+def test_scripted_model_exports_whatever_the_graph_executor_optimization(when: str) -> None:
+    """torch inlines a callee from a graph it builds and caches on first use, optimized only if
+    the graph executor optimizes then; with ``torch.jit.optimized_execution(False)`` (around the
+    export, or around the model's first runs) its calls stayed nested and lowering failed ("the
+    only valid use of a module is looking up an attribute", "Couldn't find method:
+    'merge_masks'")."""
+    import warnings
+
+    model = _scripted_encoder()
+    x, mask = torch.randn(2, 5, 16), torch.zeros(2, 5, dtype=torch.bool)
+    mask[1, 3:] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if when == "ran before":
+            with torch.jit.optimized_execution(False), torch.no_grad():
+                model(x, None, mask)
+                model(x, None, mask)
+            assert_matches_torch(model, (x, None, mask), opset=17, rtol=1e-4, atol=1e-5)
+        else:
+            with torch.jit.optimized_execution(False):
+                assert_matches_torch(model, (x, None, mask), opset=17, rtol=1e-4, atol=1e-5)

@@ -23,6 +23,7 @@ from exporter.ts_graph import CALL_SITES, all_nodes, has_blocks, source_location
 __all__ = [
     "lower",
     "inline_calls",
+    "inline_everything",
     "inline_forks",
     "lower_script_module",
     "substitute_interpolate",
@@ -45,6 +46,26 @@ _CALL_START = "\x00exporter.call:"
 _LIBRARY_PREFIX = "__torch__.torch."
 
 
+# Bound on rounds of inlining (TorchScript has no recursion, so call chains are finite).
+_MAX_CALL_DEPTH = 1000
+
+
+def inline_everything(graph: torch._C.Graph) -> None:
+    """``torch._C._jit_pass_inline`` until no call is left.
+
+    torch inlines a callee from its "optimized graph", which has its own calls inlined only if
+    the graph executor optimized when that graph was first built (it is cached per function):
+    after a model ran, or was exported, under ``torch.jit.optimized_execution(False)``, one
+    inlining pass leaves the calls nested in callees (torch's lowering then fails with "the
+    only valid use of a module is looking up an attribute"). Each further pass inlines one
+    more level of them.
+    """
+    for _ in range(_MAX_CALL_DEPTH):
+        if not any(graph.findNode(kind, True) is not None for kind in _CALLS):
+            return
+        torch._C._jit_pass_inline(graph)
+
+
 def inline_calls(graph: torch._C.Graph, module: torch._C.ScriptModule | None = None) -> None:
     """Inline every call, as ``torch._C._jit_pass_inline`` does, and record on each node inlined
     the call sites it was reached through (:data:`exporter.ts_graph.CALL_SITES`).
@@ -61,7 +82,7 @@ def inline_calls(graph: torch._C.Graph, module: torch._C.ScriptModule | None = N
     if not any(graph.findNode(kind, True) is not None for kind in _CALLS):
         return
     _bracket_calls(graph, module)
-    torch._C._jit_pass_inline(graph)
+    inline_everything(graph)
     _record_call_sites(graph, [])
 
 
@@ -160,6 +181,7 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
         forward_graph = module.graph.copy()
         substitute_interpolate(forward_graph)
         _resolve_writes(forward_graph, module._c)
+        inline_everything(forward_graph)
         return torch._C._jit_pass_lower_graph(forward_graph, module._c)
     except RuntimeError as error:
         if "Unknown type" not in str(error):
@@ -169,6 +191,7 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     substitute_interpolate(frozen_graph)
     _resolve_writes(frozen_graph, frozen)
     _inline_plain_attributes(frozen_graph, frozen)
+    inline_everything(frozen_graph)
     return torch._C._jit_pass_lower_graph(frozen_graph, frozen)
 
 
@@ -232,10 +255,10 @@ def _resolve_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> Non
     from exporter.passes.module_attributes import has_attribute_writes, resolve_attribute_writes
 
     inlined = graph.copy()
-    torch._C._jit_pass_inline(inlined)
+    inline_everything(inlined)
     if not has_attribute_writes(inlined):
         return
-    torch._C._jit_pass_inline(graph)
+    inline_everything(graph)
     resolve_attribute_writes(graph, module)
 
 
@@ -281,7 +304,7 @@ def inline_forks(graph: torch._C.Graph) -> None:
         return
     for node in forks:
         subgraph = node.g("Subgraph").copy()
-        torch._C._jit_pass_inline(subgraph)
+        inline_everything(subgraph)
         with graph.insert_point_guard(node):
             (result,) = graph.insertGraph(subgraph, list(node.inputs()))
         node.output().replaceAllUsesWith(result)
