@@ -61,6 +61,7 @@ __all__ = [
     "SEQUENCE_OPSET",
     "SCALAR_LIST_ITEMS",
     "CONTROL_FLOW_SEQUENCE_OPSET",
+    "DICT_ITEMS_REFUSAL",
 ]
 
 Value = ir.Value
@@ -71,6 +72,16 @@ SCALAR_LIST_ITEMS = {"int": ir.DataType.INT64, "float": ir.DataType.DOUBLE, "boo
 # Sequence* ops appear in opset 11; Loop and If accept sequence values from opset 13.
 SEQUENCE_OPSET = 11
 CONTROL_FLOW_SEQUENCE_OPSET = 13
+
+# Why a run-time list of dicts (torchvision's per-image detections over a dynamic batch) is
+# refused: a dict is a Python dict at export time (script_dicts.py), and ONNX has no sequence
+# of maps. With the count known at export time the loop unrolls and no run-time list is made.
+DICT_ITEMS_REFUSAL = (
+    "a list whose length is only known at run time (built in a loop with a run-time trip count, or in a "
+    "branch chosen at run time) cannot hold dicts: ONNX has no sequence of maps. Make the count known at "
+    "export time (a static input shape: the loop then unrolls and the dicts resolve while exporting), or "
+    "keep one list per field"
+)
 
 
 class RuntimeList:
@@ -248,6 +259,8 @@ def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
             torch_dtype = torch.float64  # a TorchScript float is a double
         value = torch.as_tensor(item, dtype=torch_dtype)
         return g.constant(value)
+    if isinstance(item, dict):
+        raise TypeError(DICT_ITEMS_REFUSAL)
     raise TypeError(f"a list computed at run time cannot hold {type(item).__name__} items")
 
 

@@ -140,6 +140,8 @@ def aten_append(g: GraphContext, self: object, el: object) -> object:
         if isinstance(el, (list, tuple)):
             self.nested = True
             el = runtime_list.list_item_value(g, el, None)
+        elif isinstance(el, dict):
+            raise TypeError(runtime_list.DICT_ITEMS_REFUSAL)
         elif not isinstance(el, Value):
             el = g.constant(el)
         self.item = el
