@@ -365,8 +365,10 @@ def aten___interpolate_11(
         onnx_mode, _, _ = interpolation.interpolate_args(input, None, None, mode, None, antialias)
         return _resize_to_run_time_size(g, input, onnx_mode, size, bool(align_corners))
     onnx_mode, size, scale_factor = interpolation.interpolate_args(
-        input, size, scale_factor, mode, recompute_scale_factor, antialias
+        input, size, scale_factor, mode, recompute_scale_factor, antialias and mode == "nearest"
     )
+    if antialias:
+        return interpolation.antialias_matmul(g, input, onnx_mode, size, scale_factor, bool(align_corners))
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
 
 
