@@ -362,6 +362,8 @@ def aten___interpolate_11(
     input, completed with the input's N and C.
     """
     if isinstance(size, Value):
+        if antialias:
+            raise ValueError("interpolate with antialias=True needs the output size at export time")
         onnx_mode, _, _ = interpolation.interpolate_args(input, None, None, mode, None, antialias)
         return _resize_to_run_time_size(g, input, onnx_mode, size, bool(align_corners))
     onnx_mode, size, scale_factor = interpolation.interpolate_args(

@@ -5,6 +5,7 @@ MatMuls by constant resampling matrices at every opset; the patterns are rebuilt
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,26 @@ def test_antialias_with_dynamic_spatial_sizes_is_refused_by_name(tmp_path: Path)
             input_names=["x"],
             dynamic_axes={"x": {2: "height"}},
         )
+
+
+class ScriptedResizeToRunTimeSize(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return F.interpolate(x, size=(int(y.size(0)), int(y.size(1))), mode="bicubic", antialias=True)
+
+
+def test_antialias_to_a_size_known_at_run_time_is_refused_by_name() -> None:
+    with pytest.raises(exporter.ExporterError, match="antialias=True needs the output size at export time"):
+        exporter.export(
+            torch.jit.script(ScriptedResizeToRunTimeSize()),
+            (torch.randn(1, 2, 9, 9), torch.randn(4, 5)),
+            io.BytesIO(),
+            opset_version=17,
+            input_names=["x", "y"],
+            dynamic_axes={"y": {0: "rows", 1: "columns"}},
+        )
+
+
+def test_antialias_to_a_size_read_from_a_static_tensor() -> None:
+    assert_matches_torch(
+        torch.jit.script(ScriptedResizeToRunTimeSize()), (torch.randn(1, 2, 9, 9), torch.randn(4, 5)), opset=17
+    )
