@@ -90,17 +90,71 @@ def test_scripted_antialias_interpolate(opset: int) -> None:
     assert_matches_torch(torch.jit.script(ScriptedResize()), (torch.randn(1, 2, 13, 11),), opset=opset)
 
 
-def test_antialias_with_dynamic_spatial_sizes_is_refused_by_name(tmp_path: Path) -> None:
-    model, _ = CASES["bilinear_down"]
-    with pytest.raises(exporter.ExporterError, match=r"_upsample_bilinear2d_aa(.|\n)*size of dim 2 at export time"):
+class ResizeByInputSize(torch.nn.Module):
+    """Antialiased resampling to a size computed from the input's (dynamic) sizes."""
+
+    def __init__(self, mode: str, align_corners: bool = False) -> None:
+        super().__init__()
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        size = (x.shape[2] // 2 + 1, x.shape[3] * 2 // 3)
+        return F.interpolate(x, size=size, mode=self.mode, antialias=True, align_corners=self.align_corners)
+
+
+DYNAMIC_SPATIAL = {"input_names": ["x"], "dynamic_axes": {"x": {0: "batch", 2: "height", 3: "width"}}}
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_with_dynamic_spatial_sizes(mode: str, opset: int, tmp_path: Path) -> None:
+    """Resize-18's antialias samples as torch's antialiased kernels (half-pixel); below opset 18
+    the export is refused by name."""
+    args = (torch.randn(1, 3, 16, 16),)
+    if opset < 18:
+        with pytest.raises(exporter.ExporterError, match=r"_upsample_\w+_aa(.|\n)*needs opset 18"):
+            exporter.export(ResizeByInputSize(mode), args, tmp_path / "m.onnx", opset_version=opset, **DYNAMIC_SPATIAL)
+        return
+    assert_matches_torch(
+        ResizeByInputSize(mode),
+        args,
+        opset=opset,
+        other_inputs=[(torch.randn(2, 3, 20, 13),), (torch.randn(1, 3, 9, 30),)],
+        **DYNAMIC_SPATIAL,
+    )
+
+
+def test_antialias_align_corners_with_dynamic_sizes_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(exporter.ExporterError, match="align_corners=True.*needs the spatial sizes at export time"):
         exporter.export(
-            model,
+            ResizeByInputSize("bilinear", align_corners=True),
             (torch.randn(1, 3, 16, 16),),
             tmp_path / "m.onnx",
-            opset_version=17,
-            input_names=["x"],
-            dynamic_axes={"x": {2: "height"}},
+            opset_version=18,
+            **DYNAMIC_SPATIAL,
         )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_static_at_opset_18_stays_exact_with_align_corners(mode: str) -> None:
+    """Static sizes keep the constant MatMuls from opset 18 too (Resize has no antialiased
+    align_corners sampling)."""
+    model = _aa(size=(6, 9), mode=mode, align_corners=True)
+    onnx_model = assert_matches_torch(model, (torch.randn(1, 2, 14, 15),), opset=18)
+    assert "Resize" not in {node.op_type for node in onnx_model.graph}
+
+
+def test_position_embedding_resized_to_a_run_time_patch_grid() -> None:
+    """A ViT with a dynamic image size (timm's dynamic_img_size=True) resamples its position
+    embedding to the patch grid of each input."""
+    assert_matches_torch(
+        PosEmbedResize().eval(),
+        (torch.randn(2, 10, 12, 8),),
+        opset=18,
+        input_names=["tokens"],
+        dynamic_axes={"tokens": {0: "batch", 1: "rows", 2: "columns"}},
+        other_inputs=[(torch.randn(1, 7, 20, 8),), (torch.randn(1, 16, 16, 8),)],
+    )
 
 
 class ScriptedResizeToRunTimeSize(torch.nn.Module):

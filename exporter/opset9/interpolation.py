@@ -426,6 +426,10 @@ def aten_upsample_bicubic2d_vec(
 
 
 _AA_KERNELS = {"linear": "_upsample_bilinear2d_aa", "cubic": "_upsample_bicubic2d_aa"}
+_AA_RUN_TIME = (
+    "interpolate(antialias=True) with spatial sizes known only at run time needs opset 18 (Resize's "
+    "antialias); below it the resampling matrices are constants of the export-time sizes"
+)
 
 
 def _antialias_matrix(
@@ -439,11 +443,29 @@ def _antialias_matrix(
     return op(basis, [1, out_size], align_corners, None, scale).reshape(in_size, out_size)
 
 
+def export_time_sizes(output_size: Sequence[int | Value] | Value | None) -> list[int] | None:
+    """The output sizes as ints (constant values folded), or an error naming opset 18."""
+    if output_size is None:
+        return None
+    if isinstance(output_size, Value):
+        sizes = h.const_ints(output_size)
+        if sizes is None:
+            raise ValueError(_AA_RUN_TIME)
+        return sizes
+    out: list[int] = []
+    for v in output_size:
+        known = [v] if isinstance(v, int) else h.const_ints(v)
+        if known is None or len(known) != 1:
+            raise ValueError(_AA_RUN_TIME)
+        out.append(int(known[0]))
+    return out
+
+
 def antialias_matmul(
     g: GraphContext,
     x: Value,
     mode: str,
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int | Value] | Value | None,
     scales: Sequence[float | None] | None,
     align_corners: bool,
 ) -> Value:
@@ -456,8 +478,12 @@ def antialias_matmul(
     rank = h.known_rank(x, f"interpolate(antialias=True, mode={mode!r})")
     if rank != 4 or mode not in _AA_KERNELS:
         raise ValueError(f"interpolate with antialias=True supports bilinear and bicubic on 4-D input, got {mode!r}")
+    in_shape = list(x.shape)[2:] if x.shape is not None else []
+    output_size = export_time_sizes(output_size)
+    if not all(isinstance(d, int) for d in in_shape):
+        raise ValueError(_AA_RUN_TIME)
     out_sizes, scale_list = interpolation_args(x, output_size, scales)
-    in_sizes = [h.static_dim(x, axis, "interpolate(antialias=True)") for axis in (2, 3)]
+    in_sizes = [int(d) for d in in_shape]
     dtype = x.dtype if x.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16) else ir.DataType.FLOAT
     out = x if x.dtype == dtype else h.cast(g, x, dtype)
     torch_dtype = tensors.to_torch_dtype(dtype)
@@ -480,7 +506,7 @@ def antialias_matmul(
 def aten__upsample_bilinear2d_aa(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int | Value] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -496,7 +522,7 @@ def aten__upsample_bilinear2d_aa(
 def aten__upsample_bilinear2d_aa_vec(
     g: GraphContext,
     input: Value,  # noqa: A002
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:
@@ -508,7 +534,7 @@ def aten__upsample_bilinear2d_aa_vec(
 def aten__upsample_bicubic2d_aa(
     g: GraphContext,
     self: Value,
-    output_size: Sequence[int],
+    output_size: Sequence[int | Value] | Value,
     align_corners: bool,
     scales_h: float | None = None,
     scales_w: float | None = None,
@@ -524,7 +550,7 @@ def aten__upsample_bicubic2d_aa(
 def aten__upsample_bicubic2d_aa_vec(
     g: GraphContext,
     input: Value,  # noqa: A002
-    output_size: Sequence[int] | None,
+    output_size: Sequence[int | Value] | Value | None,
     align_corners: bool,
     scale_factors: Sequence[float] | None,
 ) -> Value:
