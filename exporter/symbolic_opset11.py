@@ -69,6 +69,7 @@ def _resize(
     output_size: Sequence[int] | Sequence[int | Value] | Value | None,
     scales: Sequence[float | None] | None,
     align_corners: bool | None,
+    antialias: bool = False,
 ) -> Value:
     """Resize-11+ with torch's sampling; ``mode`` is nearest, linear or cubic. Output sizes
     computed at run time (scripted code resizing to ``int(h * scale)``) are Resize's sizes input.
@@ -83,11 +84,11 @@ def _resize(
     of size 1), align_corners=True is 'align_corners'. Cubic uses torch's A=-0.75.
     """
     if isinstance(output_size, Value):
-        return _resize_to_run_time_size(g, x, mode, output_size, bool(align_corners))
+        return _resize_to_run_time_size(g, x, mode, output_size, bool(align_corners), antialias)
     if output_size and any(isinstance(v, Value) for v in output_size):
-        return _resize_to_run_time_size(g, x, mode, g.list_to_value(list(output_size)), bool(align_corners))
+        return _resize_to_run_time_size(g, x, mode, g.list_to_value(list(output_size)), bool(align_corners), antialias)
     out_sizes, scale_list = interpolation.interpolation_args(x, output_size, scales)  # type: ignore[arg-type]
-    attrs = _resize_attributes(mode, align_corners)
+    attrs = _resize_attributes(mode, bool(align_corners), antialias)
     if out_sizes is not None and scale_list is not None:
         # both given (the non-vec overloads): torch samples with the scales, so keep them
         # when they produce the requested size, which is the usual case
@@ -362,16 +363,32 @@ def aten___interpolate_11(
     input, completed with the input's N and C.
     """
     if isinstance(size, Value):
+        if antialias:
+            raise ValueError("interpolate with antialias=True needs the output size at export time")
         onnx_mode, _, _ = interpolation.interpolate_args(input, None, None, mode, None, antialias)
         return _resize_to_run_time_size(g, input, onnx_mode, size, bool(align_corners))
     onnx_mode, size, scale_factor = interpolation.interpolate_args(
-        input, size, scale_factor, mode, recompute_scale_factor, antialias
+        input, size, scale_factor, mode, recompute_scale_factor, antialias and mode == "nearest"
     )
+    if antialias:
+        return interpolation.antialias_matmul(g, input, onnx_mode, size, scale_factor, bool(align_corners))
     return _resize(g, input, onnx_mode, size, scale_factor, bool(align_corners))
 
 
-def _resize_attributes(mode: str, align_corners: bool) -> dict[str, object]:
-    """Resize attributes that sample as torch's interpolate does (see ``_resize``)."""
+def _resize_attributes(mode: str, align_corners: bool, antialias: bool = False) -> dict[str, object]:
+    """Resize attributes that sample as torch's interpolate does (see ``_resize``). torch's
+    antialiased kernels (Resize-18's ``antialias``, half-pixel only) renormalize the taps inside
+    the image (``exclude_outside``) and use the cubic A=-0.5."""
+    if antialias:
+        attrs_aa: dict[str, object] = {
+            "mode": mode,
+            "coordinate_transformation_mode": "half_pixel",
+            "antialias": 1,
+            "exclude_outside": 1,
+        }
+        if mode == "cubic":
+            attrs_aa["cubic_coeff_a"] = -0.5
+        return attrs_aa
     if mode == "nearest":
         return {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
     attrs: dict[str, object] = {
@@ -383,7 +400,9 @@ def _resize_attributes(mode: str, align_corners: bool) -> dict[str, object]:
     return attrs
 
 
-def _resize_to_run_time_size(g: GraphContext, x: Value, mode: str, size: Value, align_corners: bool) -> Value:
+def _resize_to_run_time_size(
+    g: GraphContext, x: Value, mode: str, size: Value, align_corners: bool, antialias: bool = False
+) -> Value:
     """Resize to spatial sizes computed at run time: one size for every spatial axis (a 0-d or
     one-item ``size``) or one per axis, after N and C of ``x``; sampling as in ``_resize``."""
     spatial = h.known_rank(x, "interpolate") - 2
@@ -392,7 +411,7 @@ def _resize_to_run_time_size(g: GraphContext, x: Value, mode: str, size: Value, 
         size = g.op("Expand", size, g.constant([spatial]))
     leading = h.slice_static(g, g.op("Shape", x), [0], [0], [2])
     sizes = g.op("Concat", leading, size, axis=0)
-    attrs = _resize_attributes(mode, align_corners)
+    attrs = _resize_attributes(mode, align_corners, antialias)
     empty = g.constant(torch.empty(0, dtype=torch.float32))
     out = g.op("Resize", x, empty, empty, sizes, **attrs)
     if out.shape is None:

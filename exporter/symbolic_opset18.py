@@ -13,9 +13,10 @@ from collections.abc import Sequence
 import onnx_ir as ir
 
 from exporter import symbolic_helper as h
+from exporter import symbolic_opset11
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import activations, bitwise, convolution
+from exporter.symbolic_opset9 import activations, bitwise, convolution, interpolation
 
 Value = ir.Value
 
@@ -102,3 +103,88 @@ def aten_col2im(
         pads=pads,
         strides=list(stride),
     )
+
+
+def _antialias_18(
+    g: GraphContext,
+    x: Value,
+    mode: str,
+    output_size: Sequence[int | Value] | Value | None,
+    scales: Sequence[float | None] | None,
+    align_corners: bool,
+) -> Value:
+    """Antialiased interpolation: the exact constant MatMuls (interpolation.antialias_matmul)
+    when the spatial sizes are known at export time, else Resize-18 with ``antialias``, which
+    samples as torch's antialiased kernels do for half-pixel coordinates (timm's ViTs with
+    dynamic_img_size resample their position embedding to a grid known only at run time)."""
+    try:
+        sizes: list[int] | None = interpolation.export_time_sizes(output_size)
+        static_out = True
+    except ValueError:
+        sizes, static_out = None, False
+    shape = x.shape
+    static_in = shape is not None and len(shape) == 4 and all(isinstance(d, int) for d in list(shape)[2:])
+    if static_in and static_out:
+        return interpolation.antialias_matmul(g, x, mode, sizes, scales, align_corners)
+    if align_corners:
+        raise ValueError(
+            "interpolate(antialias=True, align_corners=True) needs the spatial sizes at export time "
+            "(Resize's antialias samples half-pixel coordinates only)"
+        )
+    return symbolic_opset11._resize(g, x, mode, output_size, scales, False, antialias=True)
+
+
+@onnx_symbolic("aten::_upsample_bilinear2d_aa", opset=18)
+def aten__upsample_bilinear2d_aa(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int | Value] | Value,
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    From opset 18 also with sizes known only at run time (Resize antialias; see _antialias_18).
+    """
+    return _antialias_18(g, self, "linear", output_size, interpolation.given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bilinear2d_aa.vec", opset=18)
+def aten__upsample_bilinear2d_aa_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int | Value] | Value | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return _antialias_18(g, input, "linear", output_size, scale_factors, align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bicubic2d_aa", opset=18)
+def aten__upsample_bicubic2d_aa(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int | Value] | Value,
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    From opset 18 also with sizes known only at run time (Resize antialias; see _antialias_18).
+    """
+    return _antialias_18(g, self, "cubic", output_size, interpolation.given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bicubic2d_aa.vec", opset=18)
+def aten__upsample_bicubic2d_aa_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int | Value] | Value | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """_upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return _antialias_18(g, input, "cubic", output_size, scale_factors, align_corners)

@@ -274,7 +274,7 @@ def interpolate_args(
     """F.interpolate's arguments as (ONNX-ish mode, size, scales). recompute_scale_factor=True
     makes torch derive the output size and then sample with in/out, not the given factor."""
     if antialias:
-        raise ValueError("interpolate with antialias=True is not supported")
+        raise ValueError(f"interpolate with antialias=True supports bilinear and bicubic modes only, got {mode!r}")
     if mode not in _INTERPOLATE_MODES:
         raise ValueError(f"interpolate mode {mode!r} is not supported")
     if recompute_scale_factor and scale_factor is not None and size is None:
@@ -303,7 +303,11 @@ def aten___interpolate(
     Scripted F.interpolate after function substitution. Linear and cubic modes with static
     input sizes are Gathers of torch's taps (linear_gather); Resize does it from opset 11.
     """
-    onnx_mode, size, scale_factor = interpolate_args(input, size, scale_factor, mode, recompute_scale_factor, antialias)
+    onnx_mode, size, scale_factor = interpolate_args(
+        input, size, scale_factor, mode, recompute_scale_factor, antialias and mode == "nearest"
+    )
+    if antialias:
+        return antialias_matmul(g, input, onnx_mode, size, scale_factor, bool(align_corners))
     if onnx_mode != "nearest":
         return linear_gather(g, input, onnx_mode, size, scale_factor, bool(align_corners))
     return _nearest_opset9(g, input, size, scale_factor)
@@ -419,6 +423,139 @@ def aten_upsample_bicubic2d_vec(
 ) -> Value:
     """upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
     return linear_gather(g, input, "cubic", output_size, scale_factors, align_corners)
+
+
+_AA_KERNELS = {"linear": "_upsample_bilinear2d_aa", "cubic": "_upsample_bicubic2d_aa"}
+_AA_RUN_TIME = (
+    "interpolate(antialias=True) with spatial sizes known only at run time needs opset 18 (Resize's "
+    "antialias); below it the resampling matrices are constants of the export-time sizes"
+)
+
+
+def _antialias_matrix(
+    kernel: str, in_size: int, out_size: int, scale: float | None, align_corners: bool
+) -> torch.Tensor:
+    """The (in_size, out_size) matrix of torch's antialiased resampling along one axis, from
+    torch's own kernel applied to the unit vectors (the kernel is linear and separable): row i
+    is where input pixel i goes, so resampling the last axis is ``x @ matrix``."""
+    basis = torch.eye(in_size, dtype=torch.float64).reshape(in_size, 1, 1, in_size)
+    op = getattr(torch.ops.aten, kernel).default
+    return op(basis, [1, out_size], align_corners, None, scale).reshape(in_size, out_size)
+
+
+def export_time_sizes(output_size: Sequence[int | Value] | Value | None) -> list[int] | None:
+    """The output sizes as ints (constant values folded), or an error naming opset 18."""
+    if output_size is None:
+        return None
+    if isinstance(output_size, Value):
+        sizes = h.const_ints(output_size)
+        if sizes is None:
+            raise ValueError(_AA_RUN_TIME)
+        return sizes
+    out: list[int] = []
+    for v in output_size:
+        known = [v] if isinstance(v, int) else h.const_ints(v)
+        if known is None or len(known) != 1:
+            raise ValueError(_AA_RUN_TIME)
+        out.append(int(known[0]))
+    return out
+
+
+def antialias_matmul(
+    g: GraphContext,
+    x: Value,
+    mode: str,
+    output_size: Sequence[int | Value] | Value | None,
+    scales: Sequence[float | None] | None,
+    align_corners: bool,
+) -> Value:
+    """F.interpolate(..., antialias=True) (bilinear, bicubic) as two MatMuls by constant
+    matrices, at any opset: torch's antialiased kernels widen the filter by the downsampling
+    factor and renormalize the weights at the borders, which Resize expresses only from opset
+    18 (``antialias``) and not for align_corners; the resampling is linear and separable, so
+    with static spatial sizes it is exactly ``H_matrix^T @ x @ W_matrix``, each matrix computed
+    by torch's own kernel. N and C may be dynamic."""
+    rank = h.known_rank(x, f"interpolate(antialias=True, mode={mode!r})")
+    if rank != 4 or mode not in _AA_KERNELS:
+        raise ValueError(f"interpolate with antialias=True supports bilinear and bicubic on 4-D input, got {mode!r}")
+    in_shape = list(x.shape)[2:] if x.shape is not None else []
+    output_size = export_time_sizes(output_size)
+    if not all(isinstance(d, int) for d in in_shape):
+        raise ValueError(_AA_RUN_TIME)
+    out_sizes, scale_list = interpolation_args(x, output_size, scales)
+    in_sizes = [int(d) for d in in_shape]
+    dtype = x.dtype if x.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16) else ir.DataType.FLOAT
+    out = x if x.dtype == dtype else h.cast(g, x, dtype)
+    torch_dtype = tensors.to_torch_dtype(dtype)
+    for j, axis in enumerate((3, 2)):
+        index = 1 - j  # the spatial index of this axis: width first, then height
+        scale = scale_list[index] if scale_list is not None else None
+        size = out_sizes[index] if out_sizes is not None else int(math.floor(in_sizes[index] * scale))  # type: ignore[operator]
+        matrix = _antialias_matrix(_AA_KERNELS[mode], in_sizes[index], size, scale, align_corners)
+        if in_sizes[index] == size and torch.equal(matrix, torch.eye(size, dtype=matrix.dtype)):
+            continue
+        weight = g.constant(matrix.to(torch_dtype))
+        if axis == 3:
+            out = g.op("MatMul", out, weight)  # (N, C, H, W) @ (W, W') -> (N, C, H, W')
+        else:
+            out = g.op("MatMul", g.constant(matrix.t().contiguous().to(torch_dtype)), out)  # (H', H) @ (N, C, H, W')
+    return h.cast(g, out, x.dtype) if x.dtype is not None and x.dtype != dtype else out
+
+
+@onnx_symbolic("aten::_upsample_bilinear2d_aa")
+def aten__upsample_bilinear2d_aa(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int | Value] | Value,
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    F.interpolate(mode="bilinear", antialias=True): two constant MatMuls (antialias_matmul).
+    """
+    return antialias_matmul(g, self, "linear", output_size, given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bilinear2d_aa.vec")
+def aten__upsample_bilinear2d_aa_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int | Value] | Value | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return antialias_matmul(g, input, "linear", output_size, scale_factors, align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bicubic2d_aa")
+def aten__upsample_bicubic2d_aa(
+    g: GraphContext,
+    self: Value,
+    output_size: Sequence[int | Value] | Value,
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Value:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    F.interpolate(mode="bicubic", antialias=True): two constant MatMuls (antialias_matmul).
+    """
+    return antialias_matmul(g, self, "cubic", output_size, given_scales(scales_h, scales_w), align_corners)
+
+
+@onnx_symbolic("aten::_upsample_bicubic2d_aa.vec")
+def aten__upsample_bicubic2d_aa_vec(
+    g: GraphContext,
+    input: Value,  # noqa: A002
+    output_size: Sequence[int | Value] | Value | None,
+    align_corners: bool,
+    scale_factors: Sequence[float] | None,
+) -> Value:
+    """_upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"""
+    return antialias_matmul(g, input, "cubic", output_size, scale_factors, align_corners)
 
 
 @onnx_symbolic("aten::affine_grid_generator")

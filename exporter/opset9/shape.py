@@ -36,11 +36,40 @@ def aten_reshape(g: GraphContext, self: Value, shape: Sequence[int] | Value) -> 
 def _reshape(g: GraphContext, self: Value, shape: Value) -> Value:
     """Reshape, whose output rank is the length of ``shape`` even when its entries are only
     known at run time (``y.reshape(x.size()[:3] + (-1,))``): a later transpose or flatten
-    needs that rank, and ONNX's per-node inference does not always give it."""
+    needs that rank, and ONNX's per-node inference does not always give it. Entries known at
+    export time are sizes of the output too, though others are not (``x.reshape(B, C * 9, L)``
+    with a dynamic batch B): ONNX's inference gives no dim of a shape it cannot fold, and a
+    later op may need them (F.fold needs its channels)."""
     out = g.op("Reshape", self, shape)
     if out.shape is None and shape.shape is not None and len(shape.shape) == 1 and isinstance(shape.shape[0], int):
         out.shape = ir.Shape([None] * shape.shape[0])
+    entries = _known_entries(shape)
+    if out.shape is not None and entries is not None and len(entries) == len(out.shape):
+        dims = list(out.shape)
+        if any(not isinstance(d, int) and isinstance(e, int) for d, e in zip(dims, entries)):
+            out.shape = ir.Shape(
+                [e if not isinstance(d, int) and isinstance(e, int) else d for d, e in zip(dims, entries)]
+            )
     return out
+
+
+def _known_entries(shape: Value) -> list[int | None] | None:
+    """The entries of a Reshape's target shape known at export time (positive sizes; None for
+    those computed at run time, and for 0 and -1, whose meaning depends on the input), when the
+    shape is a constant or a Concat of one-element pieces (GraphContext.list_to_value)."""
+    constant = h.const_ints(shape)
+    if constant is not None:
+        return [v if v > 0 else None for v in constant]
+    node = shape.producer()
+    if node is None or node.op_type != "Concat":
+        return None
+    entries: list[int | None] = []
+    for part in node.inputs:
+        if part is None or part.shape is None or list(part.shape) != [1]:
+            return None
+        values = h.const_ints(part)
+        entries.append(values[0] if values is not None and values[0] > 0 else None)
+    return entries
 
 
 @onnx_symbolic("aten::view_as")
