@@ -217,8 +217,13 @@ class _Staging:
     """
 
     def __init__(self, weights: list[object]) -> None:
-        sizes = [_piece_bytes(weight) for weight in weights if _copied_into_buffer(weight)]
-        self._buffers = [torch.empty(max(sizes), dtype=torch.uint8) for _ in range(min(2, len(sizes)))]
+        copied = [weight for weight in weights if _copied_into_buffer(weight)]
+        sizes = [_piece_bytes(weight) for weight in copied]
+        # two buffers as soon as two pieces go through them, be they of one weight or of two:
+        # with one, the next chunk of a lone transposed weight was copied over the chunk
+        # being written
+        pieces = sum(-(-weight.nbytes // _piece_bytes(weight)) for weight in copied)
+        self._buffers = [torch.empty(max(sizes), dtype=torch.uint8) for _ in range(min(2, pieces))]
         chunks = [
             _piece_bytes(weight) for weight in weights if _chunked(weight) and _piece_bytes(weight) < weight.nbytes
         ]

@@ -74,3 +74,16 @@ def test_staging_buffers_are_sized_by_the_largest_copied_weight() -> None:
     assert [b.numel() for b in staging._buffers] == [512, 512]
     assert staging._gathered.numel() == 0  # both fit in one chunk: copied whole
     assert serialization._Staging([tensors.TorchTensor(torch.zeros(1000))])._buffers == []
+
+
+def test_a_lone_transposed_weight_in_chunks_is_written_whole(monkeypatch) -> None:
+    """The only weight needing a copy, staged in several chunks: each chunk is prepared while
+    the previous one is written, so it needs the second buffer (with one, the next chunk was
+    copied over the chunk being written: timm's cspnet head was corrupted in 4 of 9 exports)."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", 1000)
+    weight = tensors.TorchTensor(torch.randn(40, 30, generator=torch.Generator().manual_seed(1)).t())
+    assert len(serialization._Staging([weight])._buffers) == 2
+    stream = _SlowStream()
+    serialization.write_model(_model_with({"w.T": weight, "b": tensors.TorchTensor(torch.ones(7))}), stream)
+    written = {t.name: t for t in onnx.load_from_string(stream.getvalue()).graph.initializer}
+    assert written["w.T"].raw_data == _expected_bytes(weight)
