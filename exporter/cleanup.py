@@ -364,25 +364,39 @@ _RANDOM_OPS = frozenset(
 
 def _known_at_export(value: ir.Value, known: dict[ir.Value, bool]) -> bool:
     """Whether ``value`` is computed from constants alone (``ConstantOfShape`` of a folded
-    shape: ``zeros_like(y)`` with static shapes), so torch's exporter would have folded it."""
-    if value in known:
-        return known[value]
-    node = value.producer()
-    if value.const_value is not None or value.is_initializer():
-        result = True
-    elif (
-        node is None
-        or node.graph is None  # removed as dead, its inputs cleared: what it read is unknown
-        or node.op_type in _RANDOM_OPS
-        or node.domain
-        or any(node.attributes[a].type == ir.AttributeType.GRAPH for a in node.attributes)
-    ):
-        result = False
-    else:
-        known[value] = False  # no cycles in a graph, but be safe
-        result = all(v is None or _known_at_export(v, known) for v in node.inputs)
-    known[value] = result
-    return result
+    shape: ``zeros_like(y)`` with static shapes), so torch's exporter would have folded it.
+    Walks the producers with an explicit stack: a chain of thousands of nodes (a 300M-parameter
+    mobile net) would overflow Python's recursion limit."""
+    stack = [value]
+    while stack:
+        current = stack[-1]
+        if current in known:
+            stack.pop()
+            continue
+        node = current.producer()
+        if current.const_value is not None or current.is_initializer():
+            known[current] = True
+        elif (
+            node is None
+            or node.graph is None  # removed as dead, its inputs cleared: what it read is unknown
+            or node.op_type in _RANDOM_OPS
+            or node.domain
+            or any(node.attributes[a].type == ir.AttributeType.GRAPH for a in node.attributes)
+        ):
+            known[current] = False
+        else:
+            inputs = [v for v in node.inputs if v is not None]
+            if any(known.get(v) is False for v in inputs):
+                known[current] = False
+            else:
+                missing = [v for v in inputs if v not in known]
+                if not missing:
+                    known[current] = True
+                else:
+                    stack.extend(missing)
+                    continue
+        stack.pop()
+    return known[value]
 
 
 def remove_unused_inputs(model: ir.Model) -> list[int]:

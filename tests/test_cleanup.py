@@ -145,3 +145,22 @@ def test_weights_of_a_module_are_compared_from_before_the_capture() -> None:
     assert {id(w) for w in weights} == {id(p) for p in model.parameters()}
     onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
     assert len(onnx_model.graph.initializers) == 4
+
+
+def test_a_value_thousands_of_nodes_deep_is_judged_without_recursion() -> None:
+    """Whether a value that read a folded input shape (``x.view_as(y)``) is computed from
+    constants alone is decided by walking its producers; a recursive walk overflowed Python's
+    stack on a 600-op chain (timm's mobilenetv5_300m)."""
+
+    class Deep(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            for _ in range(600):
+                x = x * 1.0001 + 0.5
+            return x.view_as(y)
+
+    x, y = torch.rand(2, 3), torch.rand(3, 2)
+    buffer = io.BytesIO()
+    exporter.export(Deep(), (x, y), buffer, opset_version=17)
+    onnx_model = onnx.load_from_string(buffer.getvalue())
+    assert [i.name for i in onnx_model.graph.input] == ["x", "y"]  # y kept, as torch keeps it
+    assert_outputs_match(run_model(buffer.getvalue(), [x, y]), Deep()(x, y))
