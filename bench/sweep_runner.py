@@ -1,19 +1,56 @@
-"""Plumbing shared by the breadth sweeps (zoo_sweep.py, torchvision_sweep.py): one worker
-subprocess per case, the commit measured, and results files rewritten atomically."""
+"""Plumbing shared by the breadth sweeps (zoo_sweep.py, torchvision_sweep.py, timm_sweep.py):
+their command line, one worker subprocess per case, the commit measured, and results files
+rewritten atomically."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "@@SWEEP-RESULT@@"  # the worker prints its result as one JSON line after this mark
+
+
+def arguments(
+    doc: str | None,
+    results: Path,
+    exporters: Sequence[str],
+    modes: Sequence[str] | None = None,
+    extra: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> argparse.Namespace:
+    """The sweeps' common options (``--modes`` where a sweep has modes); ``--worker`` takes
+    (model, mode, exporter), or (model, exporter) without modes."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", help="comma-separated model names (default: all)")
+    if modes is not None:
+        ap.add_argument("--modes", default=",".join(modes))
+    ap.add_argument("--exporters", default=",".join(exporters))
+    ap.add_argument("--jobs", type=int, default=2, help="subprocesses at once")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--render", action="store_true", help="rewrite the markdown from the JSON")
+    ap.add_argument("--results", type=Path, default=results, help="the JSON to merge into (markdown beside it)")
+    if extra is not None:
+        extra(ap)
+    worker = ("MODEL", "MODE", "EXPORTER") if modes is not None else ("MODEL", "EXPORTER")
+    ap.add_argument("--worker", nargs=len(worker), metavar=worker, help=argparse.SUPPRESS)
+    return ap.parse_args()
+
+
+def selected(models: str | None, known: Iterable[str]) -> list[str]:
+    """The models ``--models`` names (all by default); exits naming any unknown one."""
+    known = list(known)
+    names = models.split(",") if models else known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        sys.exit(f"unknown models: {unknown} (see --list)")
+    return names
 
 
 def run_worker(script: str, worker_args: list[str], timeout: float) -> dict[str, Any]:

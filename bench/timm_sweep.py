@@ -27,7 +27,6 @@ Results merge into ``bench/results/timm_sweep.json``; the markdown beside it is 
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import datetime
 import json
@@ -396,16 +395,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", help="comma-separated model names (default: all)")
-    ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--exporters", default=",".join(EXPORTERS))
-    ap.add_argument("--jobs", type=int, default=2, help="subprocesses at once")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--render", action="store_true", help="rewrite the markdown from the JSON")
-    ap.add_argument("--results", type=Path, default=RESULTS / "timm_sweep.json")
-    ap.add_argument("--worker", nargs=3, metavar=("MODEL", "MODE", "EXPORTER"), help=argparse.SUPPRESS)
-    ns = ap.parse_args()
+    ns = sweep_runner.arguments(__doc__, RESULTS / "timm_sweep.json", EXPORTERS, MODES)
     if ns.worker:
         res = worker(*ns.worker)
         print(MARK + json.dumps(res), flush=True)
@@ -418,10 +408,7 @@ def main() -> None:
     if ns.render:
         sweep_runner.save(data, ns.results, render)
         return
-    names = ns.models.split(",") if ns.models else list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
-    if unknown:
-        sys.exit(f"unknown models: {unknown} (see --list)")
+    names = sweep_runner.selected(ns.models, MODELS)
     import onnxruntime
     import torch
 

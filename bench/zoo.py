@@ -20,7 +20,7 @@ SEQ = 16
 IMAGE = 224
 
 
-def _ready_transformers() -> None:
+def ready_transformers() -> None:
     """transformers imports torchvision where Pillow is installed; a torchvision whose compiled
     ops cannot load then fails every model's import (tests/torchvision_shim.py readies it)."""
     tests = str(Path(__file__).resolve().parent.parent / "tests")
@@ -78,7 +78,7 @@ def _hf(model: nn.Module, arg_names: list[str], args: tuple, n_outputs: int = 1,
 
 
 def bert(batch: int = 1, seq: int = SEQ):
-    _ready_transformers()
+    ready_transformers()
     from transformers import BertConfig, BertModel
 
     _seed()
@@ -88,7 +88,7 @@ def bert(batch: int = 1, seq: int = SEQ):
 
 
 def gpt2(batch: int = 1, seq: int = SEQ):
-    _ready_transformers()
+    ready_transformers()
     from transformers import GPT2Config, GPT2Model
 
     _seed()
@@ -98,7 +98,7 @@ def gpt2(batch: int = 1, seq: int = SEQ):
 
 
 def distilbert():
-    _ready_transformers()
+    ready_transformers()
     from transformers import DistilBertConfig, DistilBertModel
 
     _seed()
@@ -108,7 +108,7 @@ def distilbert():
 
 
 def t5_encoder():
-    _ready_transformers()
+    ready_transformers()
     from transformers import T5Config, T5EncoderModel
 
     _seed()
@@ -120,7 +120,7 @@ def t5_encoder():
 
 
 def vit(batch: int = 1):
-    _ready_transformers()
+    ready_transformers()
     from transformers import ViTConfig, ViTModel
 
     _seed()
@@ -130,7 +130,7 @@ def vit(batch: int = 1):
 
 
 def resnet50():
-    _ready_transformers()
+    ready_transformers()
     from transformers import ResNetConfig, ResNetModel
 
     _seed()
@@ -142,7 +142,7 @@ def resnet50():
 
 
 def convnext_tiny():
-    _ready_transformers()
+    ready_transformers()
     from transformers import ConvNextConfig, ConvNextModel
 
     _seed()
@@ -152,7 +152,7 @@ def convnext_tiny():
 
 
 def whisper_tiny_encoder():
-    _ready_transformers()
+    ready_transformers()
     from transformers import WhisperConfig
     from transformers.models.whisper.modeling_whisper import WhisperEncoder
 

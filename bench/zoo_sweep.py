@@ -20,7 +20,6 @@ and ``bench/results/zoo_sweep.md`` is rewritten from it.
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import datetime
 import json
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import sweep_runner
+from zoo import ready_transformers
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -528,6 +528,7 @@ def worker(name: str, exporter: str) -> dict[str, Any]:
     import torch
 
     warnings.filterwarnings("ignore")
+    ready_transformers()
     result: dict[str, Any] = {"status": "build"}
     t0 = time.perf_counter()
     try:
@@ -654,18 +655,14 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", help="comma-separated architecture names (default: all)")
-    ap.add_argument("--exporters", default=",".join(EXPORTERS))
-    ap.add_argument("--jobs", type=int, default=2, help="subprocesses at once")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--render", action="store_true", help="rewrite the markdown from the JSON")
-    ap.add_argument(
-        "--results", type=Path, default=RESULTS / "zoo_sweep.json", help="the JSON to merge into (markdown beside it)"
+    ns = sweep_runner.arguments(
+        __doc__,
+        RESULTS / "zoo_sweep.json",
+        EXPORTERS,
+        extra=lambda ap: ap.add_argument(
+            "--merge-from", type=Path, help="copy the results of another run's JSON into --results"
+        ),
     )
-    ap.add_argument("--merge-from", type=Path, help="copy the results of another run's JSON into --results")
-    ap.add_argument("--worker", nargs=2, metavar=("MODEL", "EXPORTER"), help=argparse.SUPPRESS)
-    ns = ap.parse_args()
     if ns.worker:
         res = worker(*ns.worker)
         print(MARK + json.dumps(res), flush=True)
@@ -683,12 +680,11 @@ def main() -> None:
             data["results"].setdefault(name, {}).update(row)
         sweep_runner.save(data, ns.results, render)
         return
-    names = ns.models.split(",") if ns.models else list(ARCHS)
-    unknown = [n for n in names if n not in ARCHS]
-    if unknown:
-        sys.exit(f"unknown architectures: {unknown} (see --list)")
+    names = sweep_runner.selected(ns.models, ARCHS)
     exporters = ns.exporters.split(",")
     import torch
+
+    ready_transformers()
     import transformers
 
     data["meta"] = {
