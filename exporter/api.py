@@ -106,11 +106,16 @@ def export(
             fold = do_constant_folding and not is_training
             if equal_weights is None and fold and export_params and isinstance(model, torch.nn.Module):
                 # equal weights (deep-copied layers) are found while the graph is captured and
-                # emitted: the trace runs in a thread of its own, so this one would only wait
+                # emitted: a meta trace runs in a thread of its own, so this one would only wait
                 equal_weights = EqualWeights(module_weights(model))
             captured = capture(model, args, inline)
         with timer.phase("passes"):
             passes.run_all(captured.graph)
+        if equal_weights is not None and captured.method != "meta trace":
+            # the forward really ran (a real trace, a scripted model's example run) and may have
+            # written buffers in place while they were compared: compare what it left
+            equal_weights.cancel()
+            equal_weights = None
         if equal_weights is None and fold and export_params:
             equal_weights = EqualWeights(captured.params)
         try:

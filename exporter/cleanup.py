@@ -200,6 +200,7 @@ class EqualWeights:
 
     def __init__(self, weights: Sequence[Any]) -> None:
         self._classes: dict[int, tuple[int, torch.dtype, int]] | None = None
+        self._cancelled = threading.Event()
         self._thread = threading.Thread(
             target=self._compare, args=(list(weights),), name="exporter-equal-weights", daemon=True
         )
@@ -212,18 +213,23 @@ class EqualWeights:
 
     def _compare(self, weights: list[Any]) -> None:
         try:
-            self._classes = _equal_storages(weights)
+            self._classes = _equal_storages(weights, self._cancelled)
         except Exception:  # noqa: BLE001 - no answers: deduplication compares as before
             self._classes = None
         finally:
             _prompt_switches(False)
+
+    def cancel(self) -> None:
+        """Stop comparing and answer nothing: the weights may have changed since (a forward
+        that really ran can write its buffers in place), so the answers could be stale."""
+        self._cancelled.set()
 
     def equal(self, a: torch.Tensor, b: torch.Tensor) -> bool | None:
         """Whether views ``a`` and ``b`` (same dtype and shape) are equal, or None when the
         comparisons made do not say: both must be the same view (offset, strides) of whole
         weights' storages, and for an answer "not equal", views of every element."""
         self._thread.join()
-        if self._classes is None:
+        if self._classes is None or self._cancelled.is_set():
             return None
         found_a = self._classes.get(a.untyped_storage().data_ptr())
         found_b = self._classes.get(b.untyped_storage().data_ptr())
@@ -241,12 +247,17 @@ class EqualWeights:
         return False if a.numel() == numel_a else None
 
 
-def _equal_storages(weights: list[Any]) -> dict[int, tuple[int, torch.dtype, int]]:
+def _equal_storages(
+    weights: list[Any], cancelled: threading.Event | None = None
+) -> dict[int, tuple[int, torch.dtype, int]] | None:
     """For each weight owning its whole storage (contiguous, from its start to its end): its
-    storage address -> (the address of the first equal weight's storage, dtype, elements)."""
+    storage address -> (the address of the first equal weight's storage, dtype, elements);
+    None once ``cancelled`` is set."""
     buckets: dict[tuple[Any, ...], list[tuple[int, torch.Tensor]]] = {}
     classes: dict[int, tuple[int, torch.dtype, int]] = {}
     for weight in weights:
+        if cancelled is not None and cancelled.is_set():
+            return None
         if not isinstance(weight, torch.Tensor):
             continue
         raw = weight.detach()
