@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -51,6 +52,46 @@ def selected(models: str | None, known: Iterable[str]) -> list[str]:
     if unknown:
         sys.exit(f"unknown models: {unknown} (see --list)")
     return names
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def first_line(exc: BaseException, *, cause: bool = False) -> str:
+    """``Type: first line`` of the error; with ``cause``, also of its innermost cause (torch's
+    exporters wrap the real error in a generic one, "Failed to convert the exported program")."""
+    text = ANSI.sub("", f"{type(exc).__name__}: {exc}").strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    line = (lines[0] if lines else type(exc).__name__)[:400]
+    root = exc
+    while cause and root.__cause__ is not None:
+        root = root.__cause__
+    if root is not exc:
+        line += " <- " + first_line(root)
+    return line
+
+
+def export_with(exporter: str, model: Any, args: tuple[Any, ...], path: str, **options: Any) -> None:
+    """Export with ``ours`` (this checkout's package), ``torchscript`` or ``dynamo``."""
+    import torch
+
+    if exporter == "ours":
+        sys.path.insert(0, str(ROOT))
+        import exporter as ours
+
+        ours.export(model, args, path, **options)
+    else:
+        torch.onnx.export(model, args, path, dynamo=exporter == "dynamo", **options)
+
+
+def unoptimized_session(path: str) -> Any:
+    """An onnxruntime CPU session with graph optimizations off: it runs the exported semantics,
+    not fused kernels that differ between CPUs."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 def run_worker(script: str, worker_args: list[str], timeout: float) -> dict[str, Any]:

@@ -32,7 +32,6 @@ import datetime
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 import traceback
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import sweep_runner
-from torchvision_sweep import _ANSI, _calibrate_norms, _compare, _first_line, _flat, _torchvision
+from torchvision_sweep import _calibrate_norms, _compare, _flat, _torchvision
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -243,7 +242,7 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
             ref = _flat(model(*args))
             ref_other = _flat(model(*other)) if mode != "trace" else []
     except Exception as exc:  # noqa: BLE001 - reported
-        result["error"] = _first_line(exc)
+        result["error"] = sweep_runner.first_line(exc)
         result["traceback"] = traceback.format_exc()[-3000:]
         return result
     options: dict[str, Any] = {"opset_version": 18 if mode == "dynimg" else 17, "input_names": ["x"]}
@@ -256,27 +255,17 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
         t1 = time.perf_counter()
         try:
             with torch.no_grad():
-                if exporter == "ours":
-                    sys.path.insert(0, str(ROOT))
-                    import exporter as ours
-
-                    ours.export(model, args, path, **options)
-                else:
-                    torch.onnx.export(model, args, path, dynamo=False, **options)
+                sweep_runner.export_with(exporter, model, args, path, **options)
         except Exception as exc:  # noqa: BLE001 - reported
             result.update(
                 status="export",
-                error=_first_line(exc, cause=exporter != "ours"),
+                error=sweep_runner.first_line(exc, cause=exporter != "ours"),
                 traceback=traceback.format_exc()[-3000:],
             )
             return result
         result["export_seconds"] = round(time.perf_counter() - t1, 2)
         try:
-            import onnxruntime as ort
-
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            sess = sweep_runner.unoptimized_session(path)
             runs = [(args, ref)] + ([(other, ref_other)] if mode != "trace" else [])
             for run_args, run_ref in runs:
                 feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), _flat(run_args))}
@@ -289,7 +278,7 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
                     result.update(status=status, error=error)
                     return result
         except Exception as exc:  # noqa: BLE001 - reported
-            result.update(status="ort", error=_first_line(exc), traceback=traceback.format_exc()[-3000:])
+            result.update(status="ort", error=sweep_runner.first_line(exc), traceback=traceback.format_exc()[-3000:])
             return result
     result["status"] = "pass"
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -386,7 +375,7 @@ def render(data: dict[str, Any]) -> str:
                 r = row.get(f"{m}/{e}", {})
                 if not err and r.get("status") not in (None, "pass"):
                     err = f"{m}/{e}: {r.get('error', '')}"
-        err = _ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:200]
+        err = sweep_runner.ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:200]
         lines.append(f"| {n} | {family} | {side} | {' | '.join(cells)} | {err} |")
     if NOTES:
         lines += ["", "## Notes on failures", ""]

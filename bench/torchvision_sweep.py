@@ -35,7 +35,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -219,21 +218,6 @@ def build(name: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...], dict[str, d
 # ------------------------------------------------------------------ the worker
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _first_line(exc: BaseException, *, cause: bool = False) -> str:
-    text = _ANSI.sub("", f"{type(exc).__name__}: {exc}").strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    line = (lines[0] if lines else type(exc).__name__)[:400]
-    root = exc
-    while cause and root.__cause__ is not None:
-        root = root.__cause__
-    if root is not exc:
-        line += " <- " + _first_line(root)
-    return line
-
-
 def _flat(obj: Any) -> list[Any]:
     """Tensors of a nested output (dicts by value order, lists, tuples), in order."""
     import torch
@@ -289,7 +273,7 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
             with torch.no_grad():
                 ref = _flat(model(*args))
     except Exception as exc:  # noqa: BLE001 - reported
-        result["error"] = _first_line(exc)
+        result["error"] = sweep_runner.first_line(exc)
         result["traceback"] = traceback.format_exc()[-3000:]
         return result
     opset = 11 if mode == "trace11" else 17
@@ -301,27 +285,17 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
         t1 = time.perf_counter()
         try:
             with torch.no_grad():
-                if exporter == "ours":
-                    sys.path.insert(0, str(ROOT))
-                    import exporter as ours
-
-                    ours.export(model, args, path, **options)
-                else:
-                    torch.onnx.export(model, args, path, dynamo=False, **options)
+                sweep_runner.export_with(exporter, model, args, path, **options)
         except Exception as exc:  # noqa: BLE001 - reported
             result.update(
                 status="export",
-                error=_first_line(exc, cause=exporter != "ours"),
+                error=sweep_runner.first_line(exc, cause=exporter != "ours"),
                 traceback=traceback.format_exc()[-3000:],
             )
             return result
         result["export_seconds"] = round(time.perf_counter() - t1, 2)
         try:
-            import onnxruntime as ort
-
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            sess = sweep_runner.unoptimized_session(path)
             runs = [(args, ref)] + ([(other, ref_other)] if mode == "dynamic" else [])
             for run_args, run_ref in runs:
                 feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), _flat(run_args))}
@@ -335,7 +309,7 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
                     result.update(status=status, error=error)
                     return result
         except Exception as exc:  # noqa: BLE001 - reported
-            result.update(status="ort", error=_first_line(exc), traceback=traceback.format_exc()[-3000:])
+            result.update(status="ort", error=sweep_runner.first_line(exc), traceback=traceback.format_exc()[-3000:])
             return result
     result["status"] = "pass"
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -398,7 +372,7 @@ def render(data: dict[str, Any]) -> str:
                 r = row.get(f"{m}/{e}", {})
                 if not err and r.get("status") not in (None, "pass"):
                     err = f"{m}/{e}: {r.get('error', '')}"
-        err = _ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:200]
+        err = sweep_runner.ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:200]
         lines.append(f"| {n} | {' | '.join(cells)} | {err} |")
     return "\n".join(lines) + "\n"
 

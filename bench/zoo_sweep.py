@@ -25,8 +25,6 @@ import datetime
 import json
 import os
 import platform
-import re
-import sys
 import tempfile
 import time
 import traceback
@@ -506,23 +504,6 @@ def build(name: str):
 # ------------------------------------------------------------------ the worker
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _first_line(exc: BaseException, *, cause: bool = False) -> str:
-    """``Type: first line`` of the error; with ``cause``, also of its innermost cause (torch's
-    exporters wrap the real error in a generic one, "Failed to convert the exported program")."""
-    text = _ANSI.sub("", f"{type(exc).__name__}: {exc}").strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    line = (lines[0] if lines else type(exc).__name__)[:400]
-    root = exc
-    while cause and root.__cause__ is not None:
-        root = root.__cause__
-    if root is not exc:
-        line += " <- " + _first_line(root)
-    return line
-
-
 def worker(name: str, exporter: str) -> dict[str, Any]:
     import numpy as np
     import torch
@@ -537,36 +518,24 @@ def worker(name: str, exporter: str) -> dict[str, Any]:
             ref = model(*args)
         ref = [ref] if isinstance(ref, torch.Tensor) else list(ref)
     except Exception as exc:  # noqa: BLE001 - reported
-        result["error"] = _first_line(exc)
+        result["error"] = sweep_runner.first_line(exc)
         result["traceback"] = traceback.format_exc()[-3000:]
         return result
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "m.onnx")
         try:
-            if exporter == "ours":
-                sys.path.insert(0, str(ROOT))
-                import exporter as ours
-
-                ours.export(model, args, path, opset_version=OPSET, input_names=names)
-            elif exporter == "torchscript":
-                torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names, dynamo=False)
-            else:
-                torch.onnx.export(model, args, path, opset_version=OPSET, input_names=names, dynamo=True)
+            sweep_runner.export_with(exporter, model, args, path, opset_version=OPSET, input_names=names)
         except Exception as exc:  # noqa: BLE001 - reported
             result.update(
                 status="export",
-                error=_first_line(exc, cause=exporter != "ours"),
+                error=sweep_runner.first_line(exc, cause=exporter != "ours"),
                 traceback=traceback.format_exc()[-3000:],
             )
             result["export_seconds"] = round(time.perf_counter() - t0, 2)
             return result
         result["export_seconds"] = round(time.perf_counter() - t0, 2)
         try:
-            import onnxruntime as ort
-
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            sess = sweep_runner.unoptimized_session(path)
             feeds = {}
             for info, a in zip(sess.get_inputs(), [a for a in args]):
                 feeds[info.name] = a.numpy()
@@ -575,7 +544,7 @@ def worker(name: str, exporter: str) -> dict[str, Any]:
                 feeds = {i.name: by_name[i.name].numpy() for i in sess.get_inputs()}
             outs = sess.run(None, feeds)
         except Exception as exc:  # noqa: BLE001 - reported
-            result.update(status="ort", error=_first_line(exc), traceback=traceback.format_exc()[-3000:])
+            result.update(status="ort", error=sweep_runner.first_line(exc), traceback=traceback.format_exc()[-3000:])
             return result
     worst = 0.0
     for r, o in zip(ref, outs):
@@ -649,7 +618,7 @@ def render(data: dict[str, Any]) -> str:
             if row.get(e, {}).get("status") not in (None, "pass"):
                 err = f"{e}: {row[e].get('error', '')}"
                 break
-        err = _ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:220]
+        err = sweep_runner.ANSI.sub("", err).replace("|", "\\|").replace("\n", " ")[:220]
         lines.append(f"| {n} | {' | '.join(cells)} | {err} |")
     return "\n".join(lines) + "\n"
 
