@@ -137,9 +137,9 @@ def test_comparisons_switch_threads_promptly_and_restore_the_interval() -> None:
     assert len(onnx_model.graph.initializers) == 4
 
 
-def test_weights_of_a_module_are_compared_from_before_the_capture() -> None:
-    """For a module, the comparisons start on its parameters and buffers before the trace (which
-    runs in a thread of its own); the export removes the same duplicates as comparing after."""
+def test_module_weights_list_its_parameters_and_deduplication_still_removes_the_clones() -> None:
+    """For a module, the comparisons start on ``module_weights`` before the capture: that list
+    holds its parameters, and the export still writes each cloned layer's weights once."""
     model, x = _clones(3), torch.randn(2, 8)
     weights = cleanup_module_weights(model)
     assert {id(w) for w in weights} == {id(p) for p in model.parameters()}
