@@ -446,13 +446,16 @@ class LoopRefused(Exception):
 def _body_subgraph(
     g: GraphContext,
     body: torch._C.Block,
-    inputs: Sequence[object],
+    inputs: Sequence[Value],
+    params: Sequence[object],
     extra_outputs: Callable[[], list[object]],
     lists_as_items: bool,
 ) -> ir.Graph:
     """The Loop body as an ONNX subgraph; symbolics refusing a run-time value become a LoopRefused."""
     try:
-        return g.subgraph(body, inputs, "loop_body", extra_outputs, lists_as_items)  # type: ignore[arg-type]
+        return g.subgraph(
+            body, inputs, "loop_body", params=params, extra_outputs=extra_outputs, lists_as_items=lists_as_items
+        )
     except SymbolicError as error:
         if isinstance(error.__cause__, (ArgumentError, ValueError)):
             raise LoopRefused(str(error)) from error
@@ -677,7 +680,12 @@ def _onnx_loop(
 
     grouped_in = [_as_list(v) for v in _regroup(list(carried_in), carried_types, carried)]
     body_graph = _body_subgraph(
-        g, body, [iteration, *grouped_in, *lists_in, *dicts_in, *dummy_in, *buffers_in], extra_outputs, lists_as_items
+        g,
+        body,
+        [iteration, *carried_in, *lists_in, *dicts_in, *dummy_in, *buffers_in],
+        [iteration, *grouped_in],
+        extra_outputs,
+        lists_as_items,
     )
     # ONNX's body takes (iteration, condition, carried...); TorchScript's takes (iteration, carried...).
     body_graph.inputs.insert(1, cond_in)
