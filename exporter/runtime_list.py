@@ -23,6 +23,7 @@ in-place ``append`` updates them all, as it does in TorchScript.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import onnx_ir as ir
@@ -39,6 +40,7 @@ __all__ = [
     "concat_step",
     "concatenated",
     "from_items",
+    "list_item_dtype",
     "list_item_value",
     "item_value",
     "sequence_of",
@@ -126,7 +128,9 @@ class RuntimeList:
             self._untyped_values.append(value)
         return value
 
-    def _set_sequence(self, value: Value) -> None:
+    def set_sequence(self, value: Value) -> None:
+        """Make ``value`` (a sequence) the list's one form: an op changed the list, or an If or
+        Loop gave its new value."""
         self.sequence = value
         self.stacked = None  # the stacked form no longer holds every item
         value.type = self.sequence_type()
@@ -285,25 +289,34 @@ def list_item_value(g: GraphContext, item: list[Any] | tuple[Any, ...], dtype: i
     return joined
 
 
+def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
+    """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
+    for value in values:
+        ts_type = value.type()
+        if isinstance(ts_type, torch._C.ListType):
+            return SCALAR_LIST_ITEMS.get(ts_type.getElementType().str())
+    return None
+
+
 def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None = None) -> RuntimeList:
     """The sequence form of an export-time Python list (its items may be run-time values).
     ``item_dtype``, when the list's type tells it (int[] -> INT64), types an empty list up front."""
     _require(g, SEQUENCE_OPSET, "a list whose length is only known at run time (an ONNX sequence)")
     result = RuntimeList(item_dtype=item_dtype)
     if not items and item_dtype is not None:
-        result._set_sequence(g.op("SequenceEmpty", dtype=item_dtype))
+        result.set_sequence(g.op("SequenceEmpty", dtype=item_dtype))
         return result
     if not items:
         sequence = g.op("SequenceEmpty")  # dtype attribute: set when an item is appended
         result._untyped_empty.append(sequence.producer())
-        result._set_sequence(sequence)
+        result.set_sequence(sequence)
         return result
     values = []
     for item in items:
         value = item_value(g, item, result.item_dtype)
         result._learn(value, item)
         values.append(value)
-    result._set_sequence(g.op("SequenceConstruct", *values))
+    result.set_sequence(g.op("SequenceConstruct", *values))
     return result
 
 
@@ -314,7 +327,7 @@ def sequence_of(g: GraphContext, items: RuntimeList) -> Value:
     assert items.stacked is not None
     _require(g, SEQUENCE_OPSET, "this use of a list built by a loop with a run-time trip count")
     split = g.op("SplitToSequence", items.stacked, axis=0, keepdims=0)
-    items._set_sequence(split)
+    items.set_sequence(split)
     items.stacked = None
     return split
 
@@ -330,7 +343,7 @@ def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
     sequence = sequence_of(g, items)
     value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
-    items._set_sequence(g.op("SequenceInsert", sequence, value))
+    items.set_sequence(g.op("SequenceInsert", sequence, value))
     return items
 
 
@@ -339,7 +352,7 @@ def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -
     sequence = sequence_of(g, items)
     value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
-    items._set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
+    items.set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
 
 
 def _position(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
@@ -358,7 +371,7 @@ def pop(g: GraphContext, items: RuntimeList, index: int | Value = -1) -> Value:
     sequence = sequence_of(g, items)
     position = _index_value(g, index)
     item = items._typed(g.op("SequenceAt", sequence, position), 0)
-    items._set_sequence(g.op("SequenceErase", sequence, position))
+    items.set_sequence(g.op("SequenceErase", sequence, position))
     return item
 
 
@@ -368,12 +381,12 @@ def set_item(g: GraphContext, items: RuntimeList, index: int | Value, item: Any)
     position = _position(g, items, index)
     value = item_value(g, item, items.item_dtype)
     erased = g.op("SequenceErase", sequence, position)
-    items._set_sequence(g.op("SequenceInsert", erased, value, position))
+    items.set_sequence(g.op("SequenceInsert", erased, value, position))
 
 
 def delete(g: GraphContext, items: RuntimeList, index: int | Value) -> None:
     """``del items[index]``"""
-    items._set_sequence(g.op("SequenceErase", sequence_of(g, items), _index_value(g, index)))
+    items.set_sequence(g.op("SequenceErase", sequence_of(g, items), _index_value(g, index)))
 
 
 def clear(g: GraphContext, items: RuntimeList) -> None:
@@ -381,7 +394,7 @@ def clear(g: GraphContext, items: RuntimeList) -> None:
     sequence = g.op("SequenceEmpty", dtype=items.item_dtype) if items.item_dtype is not None else g.op("SequenceEmpty")
     if items.item_dtype is None:
         items._untyped_empty.append(sequence.producer())
-    items._set_sequence(sequence)
+    items.set_sequence(sequence)
 
 
 def copy(items: RuntimeList) -> RuntimeList:
@@ -531,7 +544,7 @@ def reverse(g: GraphContext, items: RuntimeList) -> None:
     A sequence of scalars is stacked first (``tensor_of``) and split again (SplitToSequence);
     a sequence of tensors, whose shapes may differ, is rebuilt back to front by a Loop."""
     if items.sequence is not None and items.item_rank not in (None, 0):
-        items._set_sequence(_reversed_sequence(g, items))
+        items.set_sequence(_reversed_sequence(g, items))
         return
     stacked = tensor_of(g, items)
     count = h.dim_size(g, stacked, 0)
@@ -545,7 +558,7 @@ def reverse(g: GraphContext, items: RuntimeList) -> None:
     if items.sequence is None:
         items.stacked = reversed_items
     else:  # keep the sequence form: Loop/If carry the list as a sequence
-        items._set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))
+        items.set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))
 
 
 def _scalar_stack(g: GraphContext, items: RuntimeList) -> Value | None:

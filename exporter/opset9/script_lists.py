@@ -17,7 +17,7 @@ import onnx_ir as ir
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
-from exporter.opset9 import control_flow, sorting
+from exporter.opset9 import sorting
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 
@@ -203,7 +203,7 @@ def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -
         # which item changes is known only at run time: the list becomes a run-time one (a
         # sequence), and every name bound to it follows
         converted = runtime_list.from_items(
-            g, _export_time_list(g, l, "item assignment"), control_flow.list_item_dtype([g.node.inputsAt(0)])
+            g, _export_time_list(g, l, "item assignment"), runtime_list.list_item_dtype([g.node.inputsAt(0)])
         )
         g.replace(l, converted)
         runtime_list.set_item(g, converted, idx, el)
@@ -287,7 +287,7 @@ def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None
         self.sort(reverse=reverse)
         return None
     if isinstance(self, list):
-        dtype = control_flow.list_item_dtype([g.node.inputsAt(0)])
+        dtype = runtime_list.list_item_dtype([g.node.inputsAt(0)])
         stacked = runtime_list.list_item_value(g, self, dtype)
     elif isinstance(self, RuntimeList):
         stacked = runtime_list.tensor_of(g, self)

@@ -129,7 +129,7 @@ def _pieces_sequence(g: GraphContext, x: Value, piece: int | Value, dim: int) ->
     split = g.constant(piece) if isinstance(piece, int) else h.cast(g, piece, ir.DataType.INT64)
     pieces = RuntimeList(item_dtype=x.dtype)
     pieces.item_rank = h.rank_of(x)
-    pieces._set_sequence(g.op("SplitToSequence", x, split, axis=dim))
+    pieces.set_sequence(g.op("SplitToSequence", x, split, axis=dim))
     return pieces
 
 
