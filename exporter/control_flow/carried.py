@@ -17,8 +17,8 @@ from exporter import runtime_list, tensors
 from exporter.control_flow import optionals
 from exporter.control_flow.slots import LoopSlots
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
-from exporter.opset9 import script_dicts
 from exporter.runtime_list import RuntimeList
+from exporter.script_object import ScriptObject
 
 __all__ = ["initial_value", "body_input", "consistent_carried", "lists_keep_their_length"]
 
@@ -46,12 +46,8 @@ def initial_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> Va
         return empty
     if obj is None:
         return None
-    if isinstance(obj, (dict, script_dicts.ScriptObject)):
-        what = (
-            f"an object of TorchScript class {obj.class_name}"
-            if isinstance(obj, script_dicts.ScriptObject)
-            else "a dict"
-        )
+    if isinstance(obj, (dict, ScriptObject)):
+        what = f"an object of TorchScript class {obj.class_name}" if isinstance(obj, ScriptObject) else "a dict"
         raise ValueError(
             f"{what} carried through a loop whose trip count is only known at run time is not supported: ONNX "
             "Loop carries tensors, sequences and optionals only (a loop with a known trip count is unrolled)"

@@ -18,7 +18,7 @@ from exporter.control_flow.outer_state import OuterDict, OuterList, outer_dicts,
 from exporter.control_flow.results import node_result
 from exporter.errors import NeedsExportTimeValue, SymbolicError
 from exporter.graph_context import GraphContext
-from exporter.opset9 import script_dicts
+from exporter.script_object import ScriptObject
 from exporter.ts_graph import static_loop_iterations
 
 __all__ = ["emit_loop", "UNROLL_LIMIT"]
@@ -59,7 +59,7 @@ def _needs_python_state(changed: list[OuterList], dicts: list[OuterDict], carrie
     return (
         bool(dicts)
         or any(isinstance(e.obj, list) for e in changed)
-        or any(c is None or isinstance(c, (list, tuple, dict, script_dicts.ScriptObject)) for c in carried)
+        or any(c is None or isinstance(c, (list, tuple, dict, ScriptObject)) for c in carried)
     )
 
 

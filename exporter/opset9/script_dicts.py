@@ -22,10 +22,9 @@ from exporter import runtime_list
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
+from exporter.script_object import ScriptObject
 
 _KEY_TYPES = (str, int, float, bool)
-
-__all__ = ["ScriptObject"]
 
 
 def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
@@ -165,17 +164,6 @@ def aten_values_dict(g: GraphContext, self: object) -> list:  # type: ignore[typ
 def aten_items_dict(g: GraphContext, self: object) -> list:  # type: ignore[type-arg]
     """items.str(Dict(str, t) self) -> ((str, t)[])"""
     return list(_dict(self, "items").items())
-
-
-class ScriptObject:
-    """An instance of a TorchScript class made in forward: its attributes, by name."""
-
-    def __init__(self, class_name: str) -> None:
-        self.class_name = class_name
-        self.attributes: dict[str, object] = {}
-
-    def __repr__(self) -> str:
-        return f"ScriptObject({self.class_name})"
 
 
 @onnx_symbolic("prim::CreateObject")
