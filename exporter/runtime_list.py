@@ -31,6 +31,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 
 __all__ = [
@@ -210,7 +211,9 @@ def concat_step(g: GraphContext, into: ConcatItem, item: Any) -> None:
         item = g.constant(item)
     rank = h.rank_of(item)
     if rank is None or rank == 0:
-        raise ValueError("concatenating the items of a list built in a loop needs their rank (and 0-d items cannot be)")
+        raise NeedsExportTimeValue(
+            "concatenating the items of a list built in a loop needs their rank (and 0-d items cannot be)"
+        )
     dim = h.normalize_dim(into.dim, rank)
     moved = item if dim == 0 else g.op("Transpose", item, perm=_to_front(dim, rank))
     into.buffer_in.type = ir.TensorType(item.dtype) if item.dtype is not None else None
@@ -241,7 +244,7 @@ def concatenated(g: GraphContext, into: ConcatItem, buffer: Value, sizes: Value)
 
 def _require(g: GraphContext, opset: int, what: str) -> None:
     if g.opset < opset:
-        raise ValueError(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
+        raise NeedsExportTimeValue(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
 
 
 def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
@@ -251,7 +254,7 @@ def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
         if dtype is not None and item.dtype is not None and item.dtype != dtype:
             if h.rank_of(item) == 0:
                 return h.cast(g, item, dtype)
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} after {dtype.name} items"
             )
         return item
@@ -456,7 +459,7 @@ def stack(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     if items.sequence is None:
         rank = items.item_rank
         if rank is None:
-            raise ValueError("stacking a list built in a loop needs the rank of its items")
+            raise NeedsExportTimeValue("stacking a list built in a loop needs the rank of its items")
         return _moved_to(g, items.stacked, h.normalize_dim(dim, rank + 1))  # type: ignore[arg-type]
     return items._typed(g.op("ConcatFromSequence", items.sequence, axis=dim, new_axis=1), 1)
 
@@ -473,7 +476,7 @@ def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
         return items._typed(g.op("ConcatFromSequence", sequence_of(g, items), axis=dim, new_axis=0), 0)
     rank = items.item_rank
     if rank is None:
-        raise ValueError("concatenating a list built in a loop needs the rank of its items")
+        raise NeedsExportTimeValue("concatenating a list built in a loop needs the rank of its items")
     dim = h.normalize_dim(dim, rank)
     moved = _moved_to(g, items.stacked, dim)  # type: ignore[arg-type]
     shape = g.op("Shape", moved)
@@ -497,7 +500,7 @@ def tensor_of(g: GraphContext, items: RuntimeList) -> Value:
     if items.nested:  # rows of one length, as torch.tensor needs (an empty list fails at run time)
         return items._typed(g.op("ConcatFromSequence", items.sequence, axis=0, new_axis=1), 1)
     if items.item_rank not in (None, 0):
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "torch.tensor of a list computed at run time needs scalar items or lists of them (a list of "
             "ints/floats/bools); use torch.stack for a list of tensors"
         )
@@ -591,7 +594,7 @@ def slice_list(
     bounds are Slice's own). A sequence of tensors has no loop-free form and is refused."""
     stacked = _scalar_stack(g, items)
     if stacked is None:
-        raise ValueError("slicing a list of tensors whose length is only known at run time is not supported")
+        raise NeedsExportTimeValue("slicing a list of tensors whose length is only known at run time is not supported")
     if step == 0:
         raise ValueError("list slice step cannot be zero")
     first = start if start is not None else (h.INT64_MAX if step < 0 else 0)
@@ -627,7 +630,7 @@ def concat(g: GraphContext, first: RuntimeList | list[Any], second: RuntimeList 
         return result
     a, b = _scalar_stack(g, first), _scalar_stack(g, second)
     if a is None or b is None:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "concatenating lists of tensors whose lengths are only known at run time needs their item rank"
         )
     if first.item_dtype is not None and b.dtype is not None and b.dtype != first.item_dtype:

@@ -16,6 +16,7 @@ import torch
 from exporter import runtime_list, tensors
 from exporter.control_flow import optionals
 from exporter.control_flow.slots import LoopSlots
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 from exporter.runtime_list import RuntimeList
 from exporter.script_object import ScriptObject
@@ -35,7 +36,7 @@ def initial_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> Va
         return runtime_list.sequence_of(g, obj)
     if obj is None and isinstance(ts_type, torch._C.OptionalType):
         if g.opset < OPTIONAL_OPSET:
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 f"an Optional value carried through a loop from None needs opset {OPTIONAL_OPSET} or higher: "
                 f"ONNX Loop carries optional values from opset {OPTIONAL_OPSET} (exporting at opset {g.opset})"
             )
@@ -48,7 +49,7 @@ def initial_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> Va
         return None
     if isinstance(obj, (dict, ScriptObject)):
         what = f"an object of TorchScript class {obj.class_name}" if isinstance(obj, ScriptObject) else "a dict"
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"{what} carried through a loop whose trip count is only known at run time is not supported: ONNX "
             "Loop carries tensors, sequences and optionals only (a loop with a known trip count is unrolled)"
         )

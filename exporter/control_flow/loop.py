@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import torch
 
-from exporter.arguments import ArgumentError
 from exporter.control_flow.onnx_loop import onnx_loop
 from exporter.control_flow.outer_state import OuterDict, OuterList, outer_dicts, outer_lists, remember_run_time_lists
 from exporter.control_flow.results import node_result
@@ -67,7 +66,7 @@ def _refused(error: Exception) -> bool:
     """Whether the Loop form was refused for a value only known at run time: by the engine, or
     by a symbolic of the body (a SymbolicError naming it, caused by the refusal)."""
     if isinstance(error, SymbolicError):
-        return isinstance(error.__cause__, (ArgumentError, ValueError))
+        return isinstance(error.__cause__, NeedsExportTimeValue)
     return isinstance(error, NeedsExportTimeValue)
 
 

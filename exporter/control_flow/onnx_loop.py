@@ -128,7 +128,7 @@ def onnx_loop(
         lists_as_items=lists_as_items,
     )
     if len(body_graph.outputs) != slots.body_output_count():  # a carried list changed length: ONNX fixes the count
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "a list re-assigned in a loop whose trip count is only known at run time must keep its length "
             "(each item is one loop-carried value)"
         )

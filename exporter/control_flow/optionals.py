@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 
 __all__ = [
@@ -132,7 +133,7 @@ def optional_where_set_to_none(
             continue
         if isinstance(body_type, (torch._C.NoneType, torch._C.OptionalType)) and not is_optional(obj):
             if g.opset < OPTIONAL_OPSET:
-                raise ValueError(
+                raise NeedsExportTimeValue(
                     f"an Optional value a loop may set to None needs opset {OPTIONAL_OPSET} or higher: ONNX "
                     f"Loop carries optional values from opset {OPTIONAL_OPSET} (exporting at opset {g.opset})"
                 )

@@ -129,10 +129,10 @@ class OuterDict:
         """The values of the written keys once a block was emitted; a key the block's path
         leaves unset has no value on that path."""
         if self.refusal is not None:
-            raise ValueError(self.refusal.format(where=where))
+            raise NeedsExportTimeValue(self.refusal.format(where=where))
         for key in self.keys:
             if key not in self.obj:
-                raise ValueError(
+                raise NeedsExportTimeValue(
                     f"dict key {key!r} is set on some paths of {where} only: ONNX has no map whose keys change at "
                     "run time; set it before, or on every path"
                 )

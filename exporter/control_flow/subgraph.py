@@ -17,6 +17,7 @@ import torch
 
 from exporter import runtime_list
 from exporter.control_flow.flatten import flatten
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext
 from exporter.runtime_list import RuntimeList
 
@@ -149,7 +150,7 @@ def list_output(g: GraphContext, obj: Any, kind: torch._C.ListType) -> ir.Value:
     opset 13. None (prim::Uninitialized: a path that never reads it) is an empty sequence
     whose item dtype the If takes from the other branch."""
     if g.opset < runtime_list.CONTROL_FLOW_SEQUENCE_OPSET:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"a list returned by a branch or loop body needs opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
             f"or higher: ONNX If and Loop carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
             f"(exporting at opset {g.opset})"
@@ -168,7 +169,7 @@ def empty_optional(builder: GraphBuilder) -> ir.Value:
     """An empty optional standing for ``None`` on one path of an ``Optional[T]``; its element
     type is a placeholder that the engine sets from the other path."""
     if builder.options.opset < OPTIONAL_OPSET:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"None on one path of an Optional value needs opset {OPTIONAL_OPSET} or higher: ONNX If and "
             f"Loop carry optional values from opset {OPTIONAL_OPSET} (exporting at opset {builder.options.opset})"
         )

@@ -13,6 +13,7 @@ import onnx_ir as ir
 import torch
 
 from exporter.control_flow.optionals import is_optional
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -95,7 +96,9 @@ def _holds(obj: object, ts_type: torch._C.JitType, static: torch._C.JitType) -> 
     if isinstance(obj, (Value, torch.Tensor)):
         members = static.containedTypes() if isinstance(static, (torch._C.UnionType, torch._C.OptionalType)) else []
         if any(isinstance(m, (torch._C.IntType, torch._C.FloatType, torch._C.BoolType)) for m in members):
-            raise ValueError("isinstance of a Union of tensors and numbers computed at run time is not supported")
+            raise NeedsExportTimeValue(
+                "isinstance of a Union of tensors and numbers computed at run time is not supported"
+            )
         return isinstance(ts_type, torch._C.TensorType)
     return False
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from exporter import runtime_list
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
@@ -36,7 +37,7 @@ def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
 def _key(key: object, what: str) -> object:
     """A key known at export time; a run-time one has no ONNX form (no operator reads a map)."""
     if not isinstance(key, _KEY_TYPES):
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"{what} with a key computed at run time is not supported: ONNX has no map operators, so dict keys "
             "must be constants at export time"
         )
