@@ -2,8 +2,9 @@
 
 - a scan output: the body appends one item per iteration (items of one shape, as
   ``torch.stack`` needs), which the Loop stacks; from opset 9, with no sequence op;
-- a concat buffer (below opset 13, where Loop carries no sequence): such a list read only by
-  ``torch.cat`` after the loop grows a flat loop-carried buffer (its items may differ in size);
+- a concat buffer (below opset 13, where Loop carries no sequence): such a list that starts
+  empty and is read only by ``torch.cat`` after the loop grows a flat loop-carried buffer (its
+  items may differ in size; items held before the loop make it a scan output, which keeps them);
 - a sequence threaded through the Loop, for any other change (opset 13).
 """
 
@@ -39,7 +40,7 @@ def list_forms(changed: list[OuterList], loop: torch._C.Node, opset: int) -> Lis
     for entry in changed:
         stacked_only = set(_later_uses(entry, loop)) <= {"aten::stack", "aten::len"}
         cat_dim = _only_cat_dim(entry, loop)
-        if _is_scan(entry, body) and not sequences_allowed and cat_dim is not None:
+        if _is_scan(entry, body) and not sequences_allowed and cat_dim is not None and not entry.obj:
             forms.concats.append((entry, cat_dim))
         elif _is_scan(entry, body) and (stacked_only or not sequences_allowed):
             forms.scans.append(entry)

@@ -110,3 +110,26 @@ def test_one_if_returns_a_tuple_a_list_and_a_dict_item(opset: int) -> None:
 def test_a_list_changed_in_an_if_on_a_run_time_condition_needs_the_sequence_opset() -> None:
     with pytest.raises(exporter.SymbolicError, match=f"opset {CONTROL_FLOW_SEQUENCE_OPSET}"):
         _export_every_branch_group(CONTROL_FLOW_SEQUENCE_OPSET - 1)
+
+
+class CatAfterPrefix(torch.nn.Module):
+    """A list holding an item before the loop, appended once per iteration, read by torch.cat."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pieces: list[torch.Tensor] = [x[0]]
+        for i in range(x.size(0)):
+            pieces.append(x[i] * 2)
+        return torch.cat(pieces, 0)
+
+
+@pytest.mark.parametrize("opset", [*BUFFER_OPSETS, *SEQUENCE_OPSETS])
+def test_items_a_list_held_before_the_loop_stay_in_front(opset: int) -> None:
+    """Below opset 13 such a list is a scan output with the earlier items stacked in front (a
+    concat buffer, which starts empty, lost them)."""
+    assert_matches_torch(
+        torch.jit.script(CatAfterPrefix()),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=[(torch.randn(1, 3),), (torch.randn(6, 3),)],
+        **ROWS,
+    )
