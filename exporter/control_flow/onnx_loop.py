@@ -10,6 +10,7 @@ and whatever else the body changes, laid out by one record (slots.LoopSlots):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 
@@ -75,29 +76,12 @@ def onnx_loop(
         else h.cast(g, trip_count, ir.DataType.INT64)
     )
     cond = g.constant(bool(condition)) if not isinstance(condition, Value) else as_bool_condition(g, condition)
-    # an Optional[T] that starts as None has the Loop output's type (the input's is NoneType)
-    carried_types = [
-        out.type() if isinstance(out.type(), torch._C.OptionalType) else value.type()
-        for value, out in zip(list(g.node.inputs())[2:], g.node.outputs())
-    ]
-    carried = optionals.optional_where_set_to_none(g, body, carried, carried_types)
-    lists_as_items = lists_keep_their_length(body, carried, carried_types)
-    if not lists_as_items:  # carried lists whose length may change are ONNX sequences
-        require_sequences(g, "a list re-assigned in a loop whose trip count is only known at run time")
-        carried = [
-            runtime_list.from_items(g, c, runtime_list.SCALAR_LIST_ITEMS.get(t.getElementType().str()))
-            if isinstance(c, list) and isinstance(t, torch._C.ListType)
-            else c
-            for c, t in zip(carried, carried_types)
-        ]
-    # A carried tuple (the return value of a `return` inside the loop) is one value per item.
-    flat_carried, flat_types = flatten(carried, carried_types, spread_lists=True)
-    initial = [initial_value(g, c, t) for c, t in zip(flat_carried, flat_types)]
+    own = _own_carried(g, body, carried)
     initial_lists = [runtime_list.sequence_of(g, items) for items in lists]
     iteration = Value(name=g.unique_name("loop_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([]))
     cond_in = Value(name=g.unique_name("loop_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
-    carried_in = [body_input(g, v, "loop_carried") for v in initial]
-    slots = LoopSlots(_CARRIED, initial, carried_in)
+    carried_in = [body_input(g, v, "loop_carried") for v in own.initial]
+    slots = LoopSlots(_CARRIED, own.initial, carried_in)
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
     slots.carry(_LISTS, lists_in, lambda: [items.sequence for items in lists], initial_lists)
     _carry_dicts(g, slots, dicts)
@@ -118,14 +102,14 @@ def onnx_loop(
         dummy_in = Value(name=g.unique_name("loop_unused"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([]))
         slots.carry(_DUMMY, [dummy_in], lambda: [dummy_in], [g.constant(False)])
     slots.scan(_SCANS, len(collectors), lambda: [c.item for c in collectors])
-    grouped_in = [as_list(v) for v in regroup(carried_in, carried_types, carried)]
+    grouped_in = [as_list(v) for v in regroup(carried_in, own.ts_types, own.objects)]
     body_graph = g.subgraph(
         body,
         slots.body_inputs(iteration, cond_in),
         "loop_body",
         params=[iteration, *grouped_in],
         extra_outputs=slots.extra_outputs,
-        lists_as_items=lists_as_items,
+        lists_as_items=own.lists_as_items,
     )
     if len(body_graph.outputs) != slots.body_output_count():  # a carried list changed length: ONNX fixes the count
         raise NeedsExportTimeValue(
@@ -154,8 +138,43 @@ def onnx_loop(
         g.replace(buffer, runtime_list.concatenated(g, buffer, grown, sizes))
     for collector, value, prefix in zip(collectors, slots.read(_SCANS, values), prefixes):
         _bind_scanned(g, collector, value, prefix)
-    grouped = [as_list(v) for v in regroup(slots.read(_CARRIED, values), [v.type() for v in g.node.outputs()], carried)]
+    outputs = slots.read(_CARRIED, values)
+    grouped = [as_list(v) for v in regroup(outputs, [v.type() for v in g.node.outputs()], own.objects)]
     return node_result(grouped, count)
+
+
+@dataclasses.dataclass
+class _OwnCarried:
+    """The values the TorchScript loop carries itself, as the Loop carries them: ``objects``
+    (lists of changing length as run-time lists) of ``ts_types``, and their ONNX initial
+    values, one per tuple item (and per list item with ``lists_as_items``)."""
+
+    objects: list[object]
+    ts_types: list[torch._C.JitType]
+    lists_as_items: bool
+    initial: list[Value | None]
+
+
+def _own_carried(g: GraphContext, body: torch._C.Block, carried: list[object]) -> _OwnCarried:
+    # an Optional[T] that starts as None has the Loop output's type (the input's is NoneType)
+    ts_types = [
+        out.type() if isinstance(out.type(), torch._C.OptionalType) else value.type()
+        for value, out in zip(list(g.node.inputs())[2:], g.node.outputs())
+    ]
+    carried = optionals.optional_where_set_to_none(g, body, carried, ts_types)
+    lists_as_items = lists_keep_their_length(body, carried, ts_types)
+    if not lists_as_items:  # carried lists whose length may change are ONNX sequences
+        require_sequences(g, "a list re-assigned in a loop whose trip count is only known at run time")
+        carried = [
+            runtime_list.from_items(g, c, runtime_list.SCALAR_LIST_ITEMS.get(t.getElementType().str()))
+            if isinstance(c, list) and isinstance(t, torch._C.ListType)
+            else c
+            for c, t in zip(carried, ts_types)
+        ]
+    # A carried tuple (the return value of a `return` inside the loop) is one value per item.
+    flat, flat_types = flatten(carried, ts_types, spread_lists=True)
+    initial = [initial_value(g, c, t) for c, t in zip(flat, flat_types)]
+    return _OwnCarried(carried, ts_types, lists_as_items, initial)
 
 
 def _carry_dicts(g: GraphContext, slots: LoopSlots, dicts: Sequence[OuterDict]) -> None:
