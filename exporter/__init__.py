@@ -54,7 +54,13 @@ def _import_onnx_ir_deferring_sympy() -> None:
 _import_onnx_ir_deferring_sympy()
 
 from exporter.api import TrainingMode, VerificationError, export
-from exporter.errors import ExporterError, SymbolicError, TracingError, UnsupportedOperatorError
+from exporter.errors import (
+    ExporterError,
+    NeedsExportTimeValue,
+    SymbolicError,
+    TracingError,
+    UnsupportedOperatorError,
+)
 from exporter.graph_context import GraphContext
 from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
 from exporter.registry import onnx_symbolic, register_custom_op_symbolic, unregister_custom_op_symbolic
@@ -76,6 +82,7 @@ __all__ = [
     "UnsupportedOperatorError",
     "SymbolicError",
     "TracingError",
+    "NeedsExportTimeValue",
     "DEFAULT_OPSET",
     "MIN_OPSET",
     "max_opset",

@@ -21,16 +21,23 @@ import onnx_ir as ir
 import torch
 
 from exporter import runtime_list, tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.runtime_list import RuntimeList
 
 if TYPE_CHECKING:
     from exporter.graph_context import GraphContext
 
-__all__ = ["Kind", "ParamSpec", "ArgumentError", "read_param_specs", "bind_by_name", "convert"]
+__all__ = ["Kind", "ParamSpec", "ArgumentError", "RunTimeArgumentError", "read_param_specs", "bind_by_name", "convert"]
 
 
 class ArgumentError(TypeError):
     """A graph value cannot become the argument a symbolic asked for."""
+
+
+class RunTimeArgumentError(ArgumentError, NeedsExportTimeValue):
+    """A value only known at run time was given where the symbolic asked for a constant (an
+    ``int``, a ``Sequence[int]``, a dtype): the named refusal, so a loop whose body passes its
+    iteration number there is unrolled instead (errors.NeedsExportTimeValue)."""
 
 
 class Kind(enum.Enum):
@@ -250,8 +257,8 @@ def convert(g: GraphContext, obj: Any, spec: ParamSpec) -> Any:
             errors.append(str(error))
     message = f"argument {spec.name!r}: " + "; ".join(errors)
     if _is_run_time(obj) and any(kind in _CONSTANT_KINDS for kind in spec.kinds):
-        message += (
-            ". This lowering needs it at export time: make it a Python constant in the model (a "
+        raise RunTimeArgumentError(
+            message + ". This lowering needs it at export time: make it a Python constant in the model (a "
             "literal or a module attribute; tracing bakes in Python numbers computed from sizes), "
             "not a value computed from tensors or a scripted function's argument"
         )

@@ -17,9 +17,10 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, promotion, runtime_list, tensors
+from exporter import arguments, promotion, tensors
+from exporter.control_flow.subgraph import emit_subgraph
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
-from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
+from exporter.graph_context import GraphBuilder, GraphContext, TorchGraphContext
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
@@ -187,83 +188,22 @@ class _Emitter:
         self.emit_block(block)
         return [self.lookup(v) for v in block.outputs()]
 
+    def nested(self, builder: GraphBuilder) -> _Emitter:
+        """A scope emitting into ``builder`` (a subgraph's) that sees this scope's values: the
+        engine's way into the emitter (control_flow.subgraph.BlockScope)."""
+        return _Emitter(builder, self.registry, self.static_shapes, parent=self)
+
     def subgraph(
         self,
         block: torch._C.Block,
         inputs: Sequence[ir.Value],
         name: str,
-        extra_outputs: Callable[[], Sequence[Any]] | None = None,
-        lists_as_items: bool = False,
+        params: Sequence[Any],
+        extra_outputs: Callable[[], Sequence[Any]] | None,
+        lists_as_items: bool,
     ) -> ir.Graph:
-        """Emit a block as an ONNX subgraph (If branch, Loop body) whose inputs are ``inputs``
-        (the block's parameters first; any further inputs are the caller's to use). A tuple
-        parameter (a Loop-carried tuple) takes a tuple of values, one graph input per item.
-
-        Values of enclosing graphs are referenced directly (ONNX outer-scope capture). An
-        output that is not computed inside the subgraph gets an Identity, since a subgraph
-        output must be produced by the subgraph. ``extra_outputs``, called once the block is
-        emitted, adds outputs beyond the block's own: the new values of lists the block
-        changed, or scan outputs.
-
-        A list the block returns is an ONNX sequence (opset 13); with ``lists_as_items`` (a
-        Loop carrying a list of fixed length) an export-time list is one output per item.
-        """
-        graph = ir.Graph(_flat_values(inputs), [], nodes=[], name=name)
-        builder = GraphBuilder(graph, self.builder.options, parent=self.builder)
-        child = _Emitter(builder, self.registry, self.static_shapes, parent=self)
-        for param, value in zip(block.inputs(), inputs):
-            child.env[param.unique()] = value
-        child.emit_block(block)
-        # an If branch's outputs are typed by the If's (a branch returning None of an Optional[T])
-        # and a Loop body's carried outputs by the Loop's (None for a carried Optional[T])
-        owner = block.owningNode()
-        kinds_in = [v.type() for v in block.outputs()]
-        if owner is not None and owner.kind() == "prim::If":
-            kinds_in = [v.type() for v in owner.outputs()]
-        elif owner is not None and owner.kind() == "prim::Loop":
-            kinds_in = kinds_in[:1] + [v.type() for v in owner.outputs()]
-        results, kinds = _flat_tuples(
-            [child.lookup(v) for v in block.outputs()],
-            kinds_in,
-            spread_lists=lists_as_items,
-        )
-        if extra_outputs is not None:
-            results.extend(extra_outputs())
-        for position, obj in enumerate(results):
-            if isinstance(obj, float) and position < len(kinds) and isinstance(kinds[position], torch._C.FloatType):
-                obj = builder.constant(obj, ir.DataType.DOUBLE)  # a Python float is a double in TorchScript
-            if position < len(kinds) and isinstance(kinds[position], torch._C.ListType):
-                if isinstance(obj, (RuntimeList, list)) or obj is None:
-                    obj = _list_output(GraphContext(builder, block.owningNode(), emitter=child), obj, kinds[position])
-            if isinstance(obj, RuntimeList):
-                raise TypeError("a branch or loop body returns a list whose length is only known at run time")
-            if not isinstance(obj, ir.Value):
-                if obj is None and position < len(kinds) and isinstance(kinds[position], torch._C.OptionalType):
-                    # None for an Optional[T] the other path sets: an empty ONNX optional,
-                    # typed by the If once the other branch is known (ONNX Optional, opset 15/16)
-                    obj = _empty_optional(builder)
-                    graph.outputs.append(obj)
-                    continue
-                if obj is None and position < len(kinds) and not isinstance(kinds[position], torch._C.NoneType):
-                    # prim::Uninitialized on a path that never reads it (a `return` inside a
-                    # loop): a zero placeholder, cast by the If to the other branch's dtype
-                    obj = _pass_through(builder, builder.constant(torch.zeros(())))
-                    obj.meta["uninitialized"] = True
-                if obj is None:
-                    raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
-                if not isinstance(obj, (bool, int, float, torch.Tensor, ir.Value)):
-                    # a dict or an object of a TorchScript class chosen at run time
-                    raise TypeError(
-                        f"a branch or loop body decided at run time returns {obj!r}: ONNX If and Loop carry "
-                        "tensors, sequences and optionals only (build it after the branch, from values chosen in it)"
-                    )
-                obj = builder.constant(obj) if not isinstance(obj, ir.Value) else obj
-            if isinstance(obj.type, ir.SequenceType) and obj in graph.inputs and obj not in graph.outputs:
-                pass  # a Loop-carried list the body left alone
-            elif obj.producer() is None or obj.producer().graph is not graph or obj in graph.outputs:
-                obj = _pass_through(builder, obj)
-            graph.outputs.append(obj)
-        return graph
+        """See GraphContext.subgraph (control_flow.subgraph.emit_subgraph)."""
+        return emit_subgraph(self, self.builder, block, inputs, name, params, extra_outputs, lists_as_items)
 
     def _stamp(self, ts_value: torch._C.Value, value: ir.Value, *, static: bool = True) -> None:
         ts_type = ts_value.type()
@@ -644,106 +584,6 @@ def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _pass_through(builder: GraphBuilder, value: ir.Value) -> ir.Value:
-    """A copy of ``value`` made inside a subgraph, which ONNX requires for outputs.
-
-    Identity takes sequences only from opset 14; before that a Loop with no iteration
-    returns its initial value, of any type.
-    """
-    if not isinstance(value.type, ir.SequenceType) or builder.options.opset >= 14:
-        (copied,) = builder.add_node("Identity", [value], {})
-        copied.type = value.type
-        return copied
-    iteration = ir.Value(
-        name=builder.unique_name("pass_iteration"), type=ir.TensorType(ir.DataType.INT64), shape=ir.Shape([])
-    )
-    condition = ir.Value(
-        name=builder.unique_name("pass_condition"), type=ir.TensorType(ir.DataType.BOOL), shape=ir.Shape([])
-    )
-    carried = ir.Value(name=builder.unique_name("pass_value"), type=value.type)
-    body = ir.Graph([iteration, condition, carried], [], nodes=[], name=builder.unique_name("pass_body"))
-    body_builder = GraphBuilder(body, builder.options, parent=builder)
-    (condition_out,) = body_builder.add_node("Identity", [condition], {})
-    body.outputs.extend([condition_out, carried])
-    (copied,) = builder.add_node(
-        "Loop", [builder.constant(0), builder.constant(False), value], {"body": body}, infer_types=False
-    )
-    copied.type = value.type
-    return copied
-
-
-def _list_output(g: GraphContext, obj: Any, kind: torch._C.ListType) -> ir.Value:
-    """A list a branch or loop body returns, as the ONNX sequence If and Loop carry from
-    opset 13. None (prim::Uninitialized: a path that never reads it) is an empty sequence
-    whose item dtype the If takes from the other branch."""
-    if g.opset < runtime_list.CONTROL_FLOW_SEQUENCE_OPSET:
-        raise ValueError(
-            f"a list returned by a branch or loop body needs opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
-            f"or higher: ONNX If and Loop carry sequences from opset {runtime_list.CONTROL_FLOW_SEQUENCE_OPSET} "
-            f"(exporting at opset {g.opset})"
-        )
-    item_dtype = runtime_list.SCALAR_LIST_ITEMS.get(kind.getElementType().str())
-    if obj is None:
-        empty = g.op("SequenceEmpty", dtype=item_dtype or ir.DataType.FLOAT)
-        empty.type = ir.SequenceType(ir.TensorType(item_dtype or ir.DataType.FLOAT))
-        empty.meta["uninitialized"] = True
-        return empty
-    items = obj if isinstance(obj, RuntimeList) else runtime_list.from_items(g, obj, item_dtype)
-    return runtime_list.sequence_of(g, items)
-
-
-def _empty_optional(builder: GraphBuilder) -> ir.Value:
-    """An empty optional standing for ``None`` on one path of an ``Optional[T]``; its element
-    type is a placeholder that the control-flow symbolic sets from the other path."""
-    if builder.options.opset < OPTIONAL_OPSET:
-        raise ValueError(
-            f"None on one path of an Optional value needs opset {OPTIONAL_OPSET} or higher: ONNX If and "
-            f"Loop carry optional values from opset {OPTIONAL_OPSET} (exporting at opset {builder.options.opset})"
-        )
-    (value,) = builder.add_node(
-        "Optional",
-        [],
-        {"type": ir.AttrTypeProto("type", ir.TypeAndShape(ir.TensorType(ir.DataType.FLOAT), None))},
-        infer_types=False,
-    )
-    value.type = ir.OptionalType(ir.TensorType(ir.DataType.FLOAT))
-    value.meta["empty_optional"] = True
-    return value
-
-
-def _flat_values(inputs: Sequence[Any]) -> list[ir.Value]:
-    """Subgraph inputs with tuples and lists (Loop-carried) spread into one value per item."""
-    flat: list[ir.Value] = []
-    for value in inputs:
-        if isinstance(value, RuntimeList):  # a Loop-carried list: its sequence
-            value = value.sequence
-        flat.extend(_flat_values(value) if isinstance(value, (tuple, list)) else [value])
-    return flat
-
-
-def _flat_tuples(results: list[Any], kinds: list[Any], *, spread_lists: bool = False) -> tuple[list[Any], list[Any]]:
-    """Tuples a block returns (``result = (a, b, 1)`` in an ``if``) become one output per item,
-    each with its TorchScript type; an uninitialized tuple (None) becomes one None per item.
-    With ``spread_lists`` (a Loop body) so do export-time lists: a loop-carried list
-    re-assigned in the body is carried one item per value."""
-    flat: list[Any] = []
-    flat_kinds: list[Any] = []
-    for obj, kind in zip(results, kinds):
-        if isinstance(kind, torch._C.TupleType) and (obj is None or isinstance(obj, tuple)):
-            items = list(obj) if obj is not None else [None] * len(kind.elements())
-            inner, inner_kinds = _flat_tuples(items, list(kind.elements()), spread_lists=spread_lists)
-            flat.extend(inner)
-            flat_kinds.extend(inner_kinds)
-        elif spread_lists and isinstance(kind, torch._C.ListType) and isinstance(obj, list):
-            inner, inner_kinds = _flat_tuples(obj, [kind.getElementType()] * len(obj), spread_lists=True)
-            flat.extend(inner)
-            flat_kinds.extend(inner_kinds)
-        else:
-            flat.append(obj)
-            flat_kinds.append(kind)
-    return flat, flat_kinds
 
 
 def _complete(ts_value: torch._C.Value) -> bool:

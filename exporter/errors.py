@@ -16,6 +16,7 @@ __all__ = [
     "TracingError",
     "UnsupportedOp",
     "ModelRaisedError",
+    "NeedsExportTimeValue",
 ]
 
 
@@ -26,6 +27,18 @@ class ExporterError(RuntimeError):
 class ModelRaisedError(ExporterError, ValueError):
     """The model itself raised on the example inputs (they do not fit it). A RuntimeError, as
     the error torch's exporter lets through from tracing, and a ValueError: the inputs are wrong."""
+
+
+class NeedsExportTimeValue(ValueError):
+    """A lowering refused a value it needs at export time (a rank, a size, a list's length, an
+    index, a count) because the graph only knows it at run time.
+
+    Not an ExporterError: a symbolic raises it, and the emitter wraps it in a SymbolicError
+    naming the op like any failure. It is the one failure the control-flow engine answers by
+    unrolling a loop whose trip count is known (each iteration then sees export-time values:
+    the iteration number, carried numbers, static shapes); any other error from a loop body is
+    a bug and surfaces. A ValueError, so callers catching a symbolic's ValueError still do.
+    """
 
 
 @dataclasses.dataclass(frozen=True)

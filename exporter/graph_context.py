@@ -290,14 +290,19 @@ class GraphContext:
         block: torch._C.Block,
         inputs: Sequence[ir.Value],
         name: str = "subgraph",
+        *,
+        params: Sequence[Any] = (),
         extra_outputs: Callable[[], Sequence[Any]] | None = None,
         lists_as_items: bool = False,
     ) -> ir.Graph:
-        """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph;
+        """Emit a TorchScript block (an If branch, a Loop body) as an ONNX subgraph taking
+        ``inputs``, the block's parameters bound to ``params`` (tuples as tuples of values);
         ``extra_outputs()`` (called after the block is emitted) lists outputs beyond the
         block's own. A list the block returns is an ONNX sequence, or with ``lists_as_items``
         one output per item."""
-        return self._emitter.subgraph(block, inputs, self._builder.unique_name(name), extra_outputs, lists_as_items)
+        return self._emitter.subgraph(
+            block, inputs, self._builder.unique_name(name), params, extra_outputs, lists_as_items
+        )
 
     def build_subgraph(
         self,

@@ -23,6 +23,7 @@ in-place ``append`` updates them all, as it does in TorchScript.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import onnx_ir as ir
@@ -30,6 +31,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "concat_step",
     "concatenated",
     "from_items",
+    "list_item_dtype",
     "list_item_value",
     "item_value",
     "sequence_of",
@@ -126,7 +129,9 @@ class RuntimeList:
             self._untyped_values.append(value)
         return value
 
-    def _set_sequence(self, value: Value) -> None:
+    def set_sequence(self, value: Value) -> None:
+        """Make ``value`` (a sequence) the list's one form: an op changed the list, or an If or
+        Loop gave its new value."""
         self.sequence = value
         self.stacked = None  # the stacked form no longer holds every item
         value.type = self.sequence_type()
@@ -206,7 +211,9 @@ def concat_step(g: GraphContext, into: ConcatItem, item: Any) -> None:
         item = g.constant(item)
     rank = h.rank_of(item)
     if rank is None or rank == 0:
-        raise ValueError("concatenating the items of a list built in a loop needs their rank (and 0-d items cannot be)")
+        raise NeedsExportTimeValue(
+            "concatenating the items of a list built in a loop needs their rank (and 0-d items cannot be)"
+        )
     dim = h.normalize_dim(into.dim, rank)
     moved = item if dim == 0 else g.op("Transpose", item, perm=_to_front(dim, rank))
     into.buffer_in.type = ir.TensorType(item.dtype) if item.dtype is not None else None
@@ -237,7 +244,7 @@ def concatenated(g: GraphContext, into: ConcatItem, buffer: Value, sizes: Value)
 
 def _require(g: GraphContext, opset: int, what: str) -> None:
     if g.opset < opset:
-        raise ValueError(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
+        raise NeedsExportTimeValue(f"{what} needs opset {opset} or higher (exporting at opset {g.opset})")
 
 
 def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
@@ -247,7 +254,7 @@ def item_value(g: GraphContext, item: Any, dtype: ir.DataType | None) -> Value:
         if dtype is not None and item.dtype is not None and item.dtype != dtype:
             if h.rank_of(item) == 0:
                 return h.cast(g, item, dtype)
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 f"a list computed at run time holds one dtype in ONNX; got {item.dtype.name} after {dtype.name} items"
             )
         return item
@@ -285,25 +292,34 @@ def list_item_value(g: GraphContext, item: list[Any] | tuple[Any, ...], dtype: i
     return joined
 
 
+def list_item_dtype(values: Sequence[torch._C.Value]) -> ir.DataType | None:
+    """The item dtype of a list of Python scalars, from its TorchScript type (int[] -> INT64)."""
+    for value in values:
+        ts_type = value.type()
+        if isinstance(ts_type, torch._C.ListType):
+            return SCALAR_LIST_ITEMS.get(ts_type.getElementType().str())
+    return None
+
+
 def from_items(g: GraphContext, items: list[Any], item_dtype: ir.DataType | None = None) -> RuntimeList:
     """The sequence form of an export-time Python list (its items may be run-time values).
     ``item_dtype``, when the list's type tells it (int[] -> INT64), types an empty list up front."""
     _require(g, SEQUENCE_OPSET, "a list whose length is only known at run time (an ONNX sequence)")
     result = RuntimeList(item_dtype=item_dtype)
     if not items and item_dtype is not None:
-        result._set_sequence(g.op("SequenceEmpty", dtype=item_dtype))
+        result.set_sequence(g.op("SequenceEmpty", dtype=item_dtype))
         return result
     if not items:
         sequence = g.op("SequenceEmpty")  # dtype attribute: set when an item is appended
         result._untyped_empty.append(sequence.producer())
-        result._set_sequence(sequence)
+        result.set_sequence(sequence)
         return result
     values = []
     for item in items:
         value = item_value(g, item, result.item_dtype)
         result._learn(value, item)
         values.append(value)
-    result._set_sequence(g.op("SequenceConstruct", *values))
+    result.set_sequence(g.op("SequenceConstruct", *values))
     return result
 
 
@@ -314,7 +330,7 @@ def sequence_of(g: GraphContext, items: RuntimeList) -> Value:
     assert items.stacked is not None
     _require(g, SEQUENCE_OPSET, "this use of a list built by a loop with a run-time trip count")
     split = g.op("SplitToSequence", items.stacked, axis=0, keepdims=0)
-    items._set_sequence(split)
+    items.set_sequence(split)
     items.stacked = None
     return split
 
@@ -330,7 +346,7 @@ def append(g: GraphContext, items: RuntimeList, item: Any) -> RuntimeList:
     sequence = sequence_of(g, items)
     value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
-    items._set_sequence(g.op("SequenceInsert", sequence, value))
+    items.set_sequence(g.op("SequenceInsert", sequence, value))
     return items
 
 
@@ -339,7 +355,7 @@ def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -
     sequence = sequence_of(g, items)
     value = item_value(g, item, items.item_dtype)
     items._learn(value, item)
-    items._set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
+    items.set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
 
 
 def _position(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
@@ -358,7 +374,7 @@ def pop(g: GraphContext, items: RuntimeList, index: int | Value = -1) -> Value:
     sequence = sequence_of(g, items)
     position = _index_value(g, index)
     item = items._typed(g.op("SequenceAt", sequence, position), 0)
-    items._set_sequence(g.op("SequenceErase", sequence, position))
+    items.set_sequence(g.op("SequenceErase", sequence, position))
     return item
 
 
@@ -368,12 +384,12 @@ def set_item(g: GraphContext, items: RuntimeList, index: int | Value, item: Any)
     position = _position(g, items, index)
     value = item_value(g, item, items.item_dtype)
     erased = g.op("SequenceErase", sequence, position)
-    items._set_sequence(g.op("SequenceInsert", erased, value, position))
+    items.set_sequence(g.op("SequenceInsert", erased, value, position))
 
 
 def delete(g: GraphContext, items: RuntimeList, index: int | Value) -> None:
     """``del items[index]``"""
-    items._set_sequence(g.op("SequenceErase", sequence_of(g, items), _index_value(g, index)))
+    items.set_sequence(g.op("SequenceErase", sequence_of(g, items), _index_value(g, index)))
 
 
 def clear(g: GraphContext, items: RuntimeList) -> None:
@@ -381,7 +397,7 @@ def clear(g: GraphContext, items: RuntimeList) -> None:
     sequence = g.op("SequenceEmpty", dtype=items.item_dtype) if items.item_dtype is not None else g.op("SequenceEmpty")
     if items.item_dtype is None:
         items._untyped_empty.append(sequence.producer())
-    items._set_sequence(sequence)
+    items.set_sequence(sequence)
 
 
 def copy(items: RuntimeList) -> RuntimeList:
@@ -443,7 +459,7 @@ def stack(g: GraphContext, items: RuntimeList, dim: int) -> Value:
     if items.sequence is None:
         rank = items.item_rank
         if rank is None:
-            raise ValueError("stacking a list built in a loop needs the rank of its items")
+            raise NeedsExportTimeValue("stacking a list built in a loop needs the rank of its items")
         return _moved_to(g, items.stacked, h.normalize_dim(dim, rank + 1))  # type: ignore[arg-type]
     return items._typed(g.op("ConcatFromSequence", items.sequence, axis=dim, new_axis=1), 1)
 
@@ -460,7 +476,7 @@ def cat(g: GraphContext, items: RuntimeList, dim: int) -> Value:
         return items._typed(g.op("ConcatFromSequence", sequence_of(g, items), axis=dim, new_axis=0), 0)
     rank = items.item_rank
     if rank is None:
-        raise ValueError("concatenating a list built in a loop needs the rank of its items")
+        raise NeedsExportTimeValue("concatenating a list built in a loop needs the rank of its items")
     dim = h.normalize_dim(dim, rank)
     moved = _moved_to(g, items.stacked, dim)  # type: ignore[arg-type]
     shape = g.op("Shape", moved)
@@ -484,7 +500,7 @@ def tensor_of(g: GraphContext, items: RuntimeList) -> Value:
     if items.nested:  # rows of one length, as torch.tensor needs (an empty list fails at run time)
         return items._typed(g.op("ConcatFromSequence", items.sequence, axis=0, new_axis=1), 1)
     if items.item_rank not in (None, 0):
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "torch.tensor of a list computed at run time needs scalar items or lists of them (a list of "
             "ints/floats/bools); use torch.stack for a list of tensors"
         )
@@ -531,7 +547,7 @@ def reverse(g: GraphContext, items: RuntimeList) -> None:
     A sequence of scalars is stacked first (``tensor_of``) and split again (SplitToSequence);
     a sequence of tensors, whose shapes may differ, is rebuilt back to front by a Loop."""
     if items.sequence is not None and items.item_rank not in (None, 0):
-        items._set_sequence(_reversed_sequence(g, items))
+        items.set_sequence(_reversed_sequence(g, items))
         return
     stacked = tensor_of(g, items)
     count = h.dim_size(g, stacked, 0)
@@ -545,7 +561,7 @@ def reverse(g: GraphContext, items: RuntimeList) -> None:
     if items.sequence is None:
         items.stacked = reversed_items
     else:  # keep the sequence form: Loop/If carry the list as a sequence
-        items._set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))
+        items.set_sequence(g.op("SplitToSequence", reversed_items, axis=0, keepdims=0))
 
 
 def _scalar_stack(g: GraphContext, items: RuntimeList) -> Value | None:
@@ -578,7 +594,7 @@ def slice_list(
     bounds are Slice's own). A sequence of tensors has no loop-free form and is refused."""
     stacked = _scalar_stack(g, items)
     if stacked is None:
-        raise ValueError("slicing a list of tensors whose length is only known at run time is not supported")
+        raise NeedsExportTimeValue("slicing a list of tensors whose length is only known at run time is not supported")
     if step == 0:
         raise ValueError("list slice step cannot be zero")
     first = start if start is not None else (h.INT64_MAX if step < 0 else 0)
@@ -614,7 +630,7 @@ def concat(g: GraphContext, first: RuntimeList | list[Any], second: RuntimeList 
         return result
     a, b = _scalar_stack(g, first), _scalar_stack(g, second)
     if a is None or b is None:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "concatenating lists of tensors whose lengths are only known at run time needs their item rank"
         )
     if first.item_dtype is not None and b.dtype is not None and b.dtype != first.item_dtype:

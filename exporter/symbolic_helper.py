@@ -18,6 +18,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 
 __all__ = [
@@ -86,7 +87,7 @@ def normalize_dim(dim: int, rank: int | None) -> int:
     if dim >= 0:
         return dim
     if rank is None:
-        raise ValueError(f"negative dim {dim} needs a known rank")
+        raise NeedsExportTimeValue(f"negative dim {dim} needs a known rank")
     return dim + max(rank, 1)
 
 
@@ -293,7 +294,7 @@ def topk(g: GraphContext, x: Value, k: int | Value, axis: int, **attrs: int) -> 
     from 10; ``attrs`` (largest, sorted) exist from 11."""
     if g.opset < 10:
         if not isinstance(k, int):
-            raise ValueError("topk with k known only at run time needs opset 10")
+            raise NeedsExportTimeValue("topk with k known only at run time needs opset 10")
         return g.op("TopK", x, axis=axis, k=k, num_outputs=2, **attrs)
     return g.op("TopK", x, g.list_to_value([k]), axis=axis, num_outputs=2, **attrs)
 
@@ -381,7 +382,7 @@ def softmax(g: GraphContext, x: Value, dim: int, *, log: bool = False, rank: int
     if g.opset >= 13:
         return g.op(op_type, x, axis=dim)
     if rank is None:
-        raise ValueError(f"{op_type} below opset 13 needs the input rank")
+        raise NeedsExportTimeValue(f"{op_type} below opset 13 needs the input rank")
     dim = normalize_dim(dim, rank)
     if dim == rank - 1:
         return g.op(op_type, x, axis=dim)
@@ -396,7 +397,7 @@ def matmul_transposed_last(g: GraphContext, x: Value) -> Value:
     """x with its last two dims swapped (rank must be known)."""
     rank = rank_of(x)
     if rank is None:
-        raise ValueError("transpose of the last two dims needs the rank")
+        raise NeedsExportTimeValue("transpose of the last two dims needs the rank")
     perm = list(range(rank))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return g.op("Transpose", x, perm=perm)
@@ -611,7 +612,7 @@ def widened_arithmetic(g: GraphContext, compute: Callable[..., Value], *operands
 def known_rank(x: Value, what: str) -> int:
     rank = rank_of(x)
     if rank is None:
-        raise ValueError(f"{what} needs the input rank")
+        raise NeedsExportTimeValue(f"{what} needs the input rank")
     return rank
 
 
@@ -710,7 +711,7 @@ def static_dim(x: Value, dim: int, what: str) -> int:
     rank = rank_of(x)
     dim = normalize_dim(dim, rank)
     if x.shape is None or not isinstance(x.shape[dim], int):
-        raise ValueError(f"{what} needs the size of dim {dim} at export time")
+        raise NeedsExportTimeValue(f"{what} needs the size of dim {dim} at export time")
     return int(x.shape[dim])
 
 

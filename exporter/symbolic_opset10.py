@@ -27,6 +27,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.quantization import (
     QUANTIZED_IR,
@@ -136,7 +137,7 @@ def _unpack_linear(packed: object) -> _Packed:
         return _Packed(weight, bias)
     if isinstance(packed, tuple) and len(packed) == 2 and isinstance(packed[0], torch.Tensor):
         return _Packed(packed[0], packed[1])
-    raise ValueError(f"expected packed linear weights known at export time, got {type(packed).__name__}")
+    raise NeedsExportTimeValue(f"expected packed linear weights known at export time, got {type(packed).__name__}")
 
 
 def _conv_from_config(weight: torch.Tensor, bias: torch.Tensor | None, config: Sequence[int]) -> _Packed:
@@ -180,7 +181,7 @@ def _unpack_conv_object(packed: object) -> _Packed:
     if isinstance(packed, tuple) and packed and packed[0] == "3":
         tensors_ = list(packed[2])
         return _conv_from_config(tensors_[0], tensors_[1] if len(tensors_) > 1 else None, packed[1])
-    raise ValueError(
+    raise NeedsExportTimeValue(
         f"expected packed convolution.convolution weights known at export time, got {type(packed).__name__}"
     )
 
@@ -316,7 +317,7 @@ def fake_quantize(
             q = quantize(g, x, float(scale32), zero_point - shift, qdtype)
     else:
         if rank is None:
-            raise ValueError("per-channel fake quantization needs the input rank")
+            raise NeedsExportTimeValue("per-channel fake quantization needs the input rank")
         axis = h.normalize_dim(axis, rank)
         assert isinstance(scale, ir.Value) and isinstance(zero_point, ir.Value)
         scale_v = h.cast(g, scale, ir.DataType.FLOAT)
@@ -400,7 +401,7 @@ def _export_time_tensor(value: object, what: str) -> torch.Tensor | None:
         return value
     if isinstance(value, ir.Value) and value.const_value is not None:
         return torch.from_numpy(value.const_value.numpy().copy())
-    raise ValueError(f"{what} must be known at export time, got a value computed at run time")
+    raise NeedsExportTimeValue(f"{what} must be known at export time, got a value computed at run time")
 
 
 @onnx_symbolic("quantized::linear_prepack", opset=10)

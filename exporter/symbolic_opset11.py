@@ -28,6 +28,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (
@@ -364,7 +365,7 @@ def aten___interpolate_11(
     """
     if isinstance(size, Value):
         if antialias:
-            raise ValueError("interpolate with antialias=True needs the output size at export time")
+            raise NeedsExportTimeValue("interpolate with antialias=True needs the output size at export time")
         onnx_mode, _, _ = interpolation.interpolate_args(input, None, None, mode, None, antialias)
         return _resize_to_run_time_size(g, input, onnx_mode, size, bool(align_corners))
     onnx_mode, size, scale_factor = interpolation.interpolate_args(

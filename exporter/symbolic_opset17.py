@@ -17,6 +17,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -190,7 +191,7 @@ def _fit(g: GraphContext, x: Value, axis: int, n: int) -> Value:
         ends[axis] = n - size
         return h.pad(g, x, [0] * len(ends), ends, "constant")
     if not isinstance(size, int):
-        raise ValueError("fft with n= (or s=) needs the input size along dim known at export time")
+        raise NeedsExportTimeValue("fft with n= (or s=) needs the input size along dim known at export time")
     return h.slice_static(g, x, [axis], [0], [n])
 
 
@@ -300,7 +301,7 @@ def aten_fft_irfft(
     if n is None:
         m = h.dim_size(g, x, axis)
         if not isinstance(m, int):
-            raise ValueError("irfft without n= needs the input size along dim known at export time")
+            raise NeedsExportTimeValue("irfft without n= needs the input size along dim known at export time")
         n = 2 * (m - 1)
     if n < 1:
         raise ValueError(f"irfft needs n >= 1, got {n}")

@@ -14,6 +14,7 @@ import onnx_ir as ir
 
 from exporter import symbolic_helper as h
 from exporter import symbolic_opset11
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import activations, bitwise, convolution, interpolation
@@ -127,7 +128,7 @@ def _antialias_18(
     if static_in and static_out:
         return interpolation.antialias_matmul(g, x, mode, sizes, scales, align_corners)
     if align_corners:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "interpolate(antialias=True, align_corners=True) needs the spatial sizes at export time "
             "(Resize's antialias samples half-pixel coordinates only)"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import normalization
@@ -32,7 +33,7 @@ def aten_group_norm(
         return normalization.aten_group_norm(g, input, num_groups, weight, bias, eps)
     channels = h.dim_size(g, input, 1)
     if not isinstance(channels, int):
-        raise ValueError("group_norm needs a static channel count")
+        raise NeedsExportTimeValue("group_norm needs a static channel count")
     scale = affine_or_default(g, weight, [channels], 1.0, input)
     shift = affine_or_default(g, bias, [channels], 0.0, input)
     return g.op("GroupNormalization", input, scale, shift, num_groups=num_groups, epsilon=eps)

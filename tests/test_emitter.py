@@ -10,9 +10,7 @@ import pytest
 import torch
 
 import exporter
-import exporter.opset9.control_flow as control_flow
 from exporter import arguments, promotion
-from exporter.errors import SymbolicError
 from exporter.registry import REGISTRY
 from exporter.ts_graph import all_nodes, schema_of
 
@@ -96,39 +94,3 @@ def test_floor_rounded_division_stays_integer() -> None:
     }
     # the scripted graph has no dtypes: the target is the promoted operand dtype
     assert promotion.emission_target(node, schema, [None, None, "floor"], operands) == torch.int64
-
-
-class _StaticLoop(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for i in range(3):
-            x = x * 2 + i
-        return x
-
-
-def test_static_loop_exports_as_an_onnx_loop() -> None:
-    buffer = io.BytesIO()
-    exporter.export(torch.jit.script(_StaticLoop()), (torch.ones(2),), buffer, opset_version=13)
-    import onnx
-
-    assert "Loop" in {n.op_type for n in onnx.load_from_string(buffer.getvalue()).graph.node}
-
-
-def test_a_bug_in_the_onnx_loop_path_is_not_hidden_by_unrolling(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("bug in the Loop path")
-
-    monkeypatch.setattr(control_flow, "_typed_like", broken)
-    with pytest.raises(SymbolicError, match="bug in the Loop path"):
-        exporter.export(torch.jit.script(_StaticLoop()), (torch.ones(2),), io.BytesIO(), opset_version=13)
-
-
-def test_a_refused_onnx_loop_still_unrolls(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuses(*args: object, **kwargs: object) -> None:
-        raise control_flow.LoopRefused("needs an export-time value")
-
-    monkeypatch.setattr(control_flow, "_typed_like", refuses)
-    buffer = io.BytesIO()
-    exporter.export(torch.jit.script(_StaticLoop()), (torch.ones(2),), buffer, opset_version=13)
-    import onnx
-
-    assert "Loop" not in {n.op_type for n in onnx.load_from_string(buffer.getvalue()).graph.node}

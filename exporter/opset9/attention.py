@@ -16,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import activations, linalg, normalization
 from exporter.registry import onnx_symbolic
@@ -34,7 +35,7 @@ def _causal_mask(g: GraphContext, query: Value, key: Value) -> Value:
     source = h.dim_size(g, key, -2)
     if isinstance(length, int) and isinstance(source, int):
         return g.constant(torch.ones(length, source, dtype=torch.bool).tril())
-    raise ValueError("is_causal with a sequence length known only at run time needs opset 11")
+    raise NeedsExportTimeValue("is_causal with a sequence length known only at run time needs opset 11")
 
 
 @onnx_symbolic("aten::scaled_dot_product_attention")
@@ -125,7 +126,7 @@ def scaled_dot_product_attention_with(
     if enable_gqa:  # key/value carry fewer heads: repeat them, then attend as usual
         heads = h.dim_size(g, query, -3)
         if not isinstance(heads, int):
-            raise ValueError("grouped-query attention needs the query head count at export time")
+            raise NeedsExportTimeValue("grouped-query attention needs the query head count at export time")
         key = _repeat_kv_heads(g, key, heads)
         value = _repeat_kv_heads(g, value, heads)
     if scale is None:
@@ -207,7 +208,7 @@ def _repeat_kv_heads(g: GraphContext, x: Value, heads: int) -> Value:
     rank = h.rank_of(x)
     kv_heads = h.dim_size(g, x, -3)
     if rank is None or not isinstance(kv_heads, int):
-        raise ValueError("grouped-query attention needs the key/value rank and head count at export time")
+        raise NeedsExportTimeValue("grouped-query attention needs the key/value rank and head count at export time")
     if kv_heads == heads:
         return x
     if heads % kv_heads:

@@ -13,6 +13,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -72,7 +73,7 @@ def _bitwise_decomposed(g: GraphContext, op: str, a: Value, b: Value) -> Value:
         low = g.op("Where", g.op("Less", x, zero), g.op("Sub", x, most_negative), x)
         rank = h.rank_of(x)
         if rank is None:
-            raise ValueError("integer bitwise ops below opset 18 need the operand ranks")
+            raise NeedsExportTimeValue("integer bitwise ops below opset 18 need the operand ranks")
         quotient = g.op("Div", h.unsqueeze(g, low, [rank]), weights)
         return g.op("Sub", quotient, g.op("Mul", g.op("Div", quotient, two), two))
 

@@ -15,6 +15,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import activations
 from exporter.registry import onnx_symbolic
@@ -37,7 +38,7 @@ def convolution(
     """Conv / ConvTranspose from torch's convolution arguments."""
     kernel = h.static_shape(weight)
     if kernel is None:
-        raise ValueError("convolution needs a weight of static shape")
+        raise NeedsExportTimeValue("convolution needs a weight of static shape")
     spatial = len(kernel) - 2
     attrs: dict[str, object] = {
         "kernel_shape": kernel[2:],
@@ -254,7 +255,7 @@ def aten_conv_tbc(g: GraphContext, self: Value, weight: Value, bias: Value, pad:
     """
     kernel = h.static_shape(weight)
     if kernel is None:
-        raise ValueError("conv_tbc needs a weight of static shape")
+        raise NeedsExportTimeValue("conv_tbc needs a weight of static shape")
     x = g.op("Transpose", self, perm=[1, 2, 0])
     w = g.op("Transpose", weight, perm=[2, 1, 0])
     out = g.op("Conv", x, w, bias, kernel_shape=[kernel[0]], pads=[pad, pad], strides=[1], dilations=[1])

@@ -16,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -131,7 +132,7 @@ def _scatter_reduce_onehot(
         src = _pad_to(g, src, self_shape, dim, 0)
     elif not covers and not _covers(index, self, dim):
         if g.opset < 11:
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 "a reducing scatter whose index may be smaller than the input on other dims needs "
                 f"static sizes below opset 11 (Pad takes run-time pads from 11); ScatterElements "
                 f"reduces itself from opset {_SCATTER_REDUCTION[reduction][1]}"
@@ -215,7 +216,7 @@ def aten_gather(g: GraphContext, self: Value, dim: int, index: Value, sparse_gra
     index = h.cast(g, index, ir.DataType.INT64)
     self_shape, index_shape = h.static_shape(self), h.static_shape(index)
     if self_shape is None or index_shape is None:
-        raise ValueError("gather on sizes known only at run time needs opset 11 (GatherElements)")
+        raise NeedsExportTimeValue("gather on sizes known only at run time needs opset 11 (GatherElements)")
     strides = [math.prod(self_shape[a + 1 :]) for a in range(rank)]
     base = torch.zeros(index_shape, dtype=torch.int64)
     for axis in range(rank):

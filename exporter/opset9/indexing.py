@@ -14,6 +14,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import gather_scatter
 from exporter.registry import onnx_symbolic
@@ -176,7 +177,7 @@ def slice_scatter_with(
             return g.op("Concat", *parts, axis=dim)
         src_shape = h.static_shape(src)
         if src_shape is None:
-            raise ValueError("slice_scatter with a step needs a source of static shape")
+            raise NeedsExportTimeValue("slice_scatter with a step needs a source of static shape")
         positions = torch.arange(lo, hi, step)[: src_shape[dim]]
         view = [1] * len(src_shape)
         view[dim] = len(positions)

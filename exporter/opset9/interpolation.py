@@ -17,6 +17,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -86,7 +87,7 @@ def _nearest_opset9(
     if shape is not None:
         return _nearest_gather(g, x, shape[2:], out_sizes, scale_list)
     if out_sizes is not None or scale_list is None or any(s < 1 for s in scale_list):
-        raise ValueError(
+        raise NeedsExportTimeValue(
             "nearest interpolation with dynamic input sizes needs opset 11 or higher unless "
             "it upsamples by scale factors (Upsample/Resize-10 take scales >= 1 only)"
         )
@@ -280,7 +281,7 @@ def interpolate_args(
     if recompute_scale_factor and scale_factor is not None and size is None:
         shape = h.static_shape(input)
         if shape is None:
-            raise ValueError("recompute_scale_factor=True needs static input sizes")
+            raise NeedsExportTimeValue("recompute_scale_factor=True needs static input sizes")
         factors = h.spatial_list(scale_factor, len(shape) - 2)
         size = [int(math.floor(i * f)) for i, f in zip(shape[2:], factors)]
         scale_factor = None
@@ -450,13 +451,13 @@ def export_time_sizes(output_size: Sequence[int | Value] | Value | None) -> list
     if isinstance(output_size, Value):
         sizes = h.const_ints(output_size)
         if sizes is None:
-            raise ValueError(_AA_RUN_TIME)
+            raise NeedsExportTimeValue(_AA_RUN_TIME)
         return sizes
     out: list[int] = []
     for v in output_size:
         known = [v] if isinstance(v, int) else h.const_ints(v)
         if known is None or len(known) != 1:
-            raise ValueError(_AA_RUN_TIME)
+            raise NeedsExportTimeValue(_AA_RUN_TIME)
         out.append(int(known[0]))
     return out
 
@@ -481,7 +482,7 @@ def antialias_matmul(
     in_shape = list(x.shape)[2:] if x.shape is not None else []
     output_size = export_time_sizes(output_size)
     if not all(isinstance(d, int) for d in in_shape):
-        raise ValueError(_AA_RUN_TIME)
+        raise NeedsExportTimeValue(_AA_RUN_TIME)
     out_sizes, scale_list = interpolation_args(x, output_size, scales)
     in_sizes = [int(d) for d in in_shape]
     dtype = x.dtype if x.dtype in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16) else ir.DataType.FLOAT
@@ -595,7 +596,7 @@ def _affine_grid_runtime(g: GraphContext, theta: Value, size: Value, align_corne
     elif theta_shape is not None and len(theta_shape) == 3:
         spatial = theta_shape[1]
     else:
-        raise ValueError("affine_grid_generator: the number of sizes must be known at export time")
+        raise NeedsExportTimeValue("affine_grid_generator: the number of sizes must be known at export time")
     if spatial not in (2, 3):
         raise ValueError(f"affine_grid_generator needs a 4-D or 5-D size, got {spatial + 2} sizes")
     double = ir.DataType.DOUBLE

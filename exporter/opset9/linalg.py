@@ -17,6 +17,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import reductions
 from exporter.registry import onnx_symbolic
@@ -228,7 +229,7 @@ def _broadcast_rank(x1: Value, x2: Value) -> int | None:
 def _unsqueeze_to_rank(g: GraphContext, x: Value, rank: int) -> Value:
     own = h.rank_of(x)
     if own is None:
-        raise ValueError("broadcasting needs the input rank")
+        raise NeedsExportTimeValue("broadcasting needs the input rank")
     return x if own == rank else h.unsqueeze(g, x, list(range(rank - own)))
 
 
@@ -241,7 +242,7 @@ def aten_cosine_similarity(g: GraphContext, x1: Value, x2: Value, dim: int = 1, 
     """
     rank = _broadcast_rank(x1, x2)
     if rank is None:
-        raise ValueError("cosine_similarity needs the input ranks")
+        raise NeedsExportTimeValue("cosine_similarity needs the input ranks")
     a, b = _unsqueeze_to_rank(g, x1, rank), _unsqueeze_to_rank(g, x2, rank)
     axis = h.normalize_dim(dim, rank)
 
@@ -262,7 +263,7 @@ def aten_pairwise_distance(
     """
     rank = _broadcast_rank(x1, x2)
     if rank is None:
-        raise ValueError("pairwise_distance needs the input ranks")
+        raise NeedsExportTimeValue("pairwise_distance needs the input ranks")
     diff = g.op("Add", g.op("Sub", x1, x2), h.scalar_like(g, eps, x1))
     if rank == 0:
         return reductions.vector_norm(g, diff, p, None, keepdim)
@@ -275,7 +276,7 @@ def _cdist(g: GraphContext, x1: Value, x2: Value, p: float) -> Value:
     approximation of it)."""
     r1, r2 = h.rank_of(x1), h.rank_of(x2)
     if r1 is None or r2 is None:
-        raise ValueError("cdist needs the input ranks")
+        raise NeedsExportTimeValue("cdist needs the input ranks")
     diff = g.op("Sub", h.unsqueeze(g, x1, [r1 - 1]), h.unsqueeze(g, x2, [r2 - 2]))
     return reductions.vector_norm(g, diff, p, [max(r1, r2)], False)
 
@@ -339,7 +340,7 @@ def _cross(g: GraphContext, a: Value, b: Value, dim: int) -> Value:
     which is the same dim after broadcasting."""
     rank = _broadcast_rank(a, b)
     if rank is None:
-        raise ValueError("cross needs the input ranks")
+        raise NeedsExportTimeValue("cross needs the input ranks")
     a, b = _unsqueeze_to_rank(g, a, rank), _unsqueeze_to_rank(g, b, rank)
     axis = h.normalize_dim(dim, rank)
     next_index, last_index = g.constant([1, 2, 0]), g.constant([2, 0, 1])
@@ -367,7 +368,7 @@ def aten_cross(g: GraphContext, self: Value, other: Value, dim: int | None = Non
     if dim is None:
         shape = h.static_shape(self)
         if shape is None or 3 not in shape:
-            raise ValueError("cross without dim needs a static shape with a dim of size 3")
+            raise NeedsExportTimeValue("cross without dim needs a static shape with a dim of size 3")
         dim = shape.index(3)
     return _cross(g, self, other, dim)
 
@@ -383,7 +384,7 @@ def aten_tensordot(
     """
     rank_a, rank_b = h.rank_of(self), h.rank_of(other)
     if rank_a is None or rank_b is None:
-        raise ValueError("tensordot needs the input ranks")
+        raise NeedsExportTimeValue("tensordot needs the input ranks")
     contract_a = [h.normalize_dim(d, rank_a) for d in dims_self]
     contract_b = [h.normalize_dim(d, rank_b) for d in dims_other]
     free_a = [d for d in range(rank_a) if d not in contract_a]
@@ -450,7 +451,7 @@ def _einsum_pair(
     def static(labels: list[str]) -> list[int]:
         known = [sizes[label] for label in labels]
         if any(not isinstance(s, int) for s in known):
-            raise ValueError("einsum below opset 12 needs static sizes for dims that are not batch dims")
+            raise NeedsExportTimeValue("einsum below opset 12 needs static sizes for dims that are not batch dims")
         return known  # type: ignore[return-value]
 
     def arranged(x: Value, labels: list[str], order: list[str]) -> Value:
@@ -491,7 +492,7 @@ def aten_einsum(g: GraphContext, equation: str, tensors: Sequence[Value], path: 
 def einsum_lowered(g: GraphContext, equation: str, operands: list[Value]) -> Value:
     ranks = [h.rank_of(t) for t in operands]
     if any(r is None for r in ranks):
-        raise ValueError("einsum below opset 12 needs the operand ranks")
+        raise NeedsExportTimeValue("einsum below opset 12 needs the operand ranks")
     inputs, output = _einsum_labels(equation, ranks)  # type: ignore[arg-type]
     if any(len(set(labels)) != len(labels) for labels in inputs):
         raise ValueError(f"einsum {equation!r} takes a diagonal, which needs opset 12 (Einsum)")

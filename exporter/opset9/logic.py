@@ -13,6 +13,7 @@ import torch
 
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -52,7 +53,7 @@ def _lists_equal(g: GraphContext, a: object, b: object, dtype: ir.DataType) -> o
     a_v, b_v = _list_value(g, a, dtype), _list_value(g, b, dtype)
     lengths = [v.shape[0] if v.shape is not None and len(v.shape) == 1 else None for v in (a_v, b_v)]
     if not all(isinstance(n, int) for n in lengths):
-        raise ValueError("comparing lists whose lengths are only known at run time is not supported")
+        raise NeedsExportTimeValue("comparing lists whose lengths are only known at run time is not supported")
     if lengths[0] != lengths[1]:
         return False
     if lengths[0] == 0:

@@ -12,6 +12,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import reductions
 from exporter.registry import onnx_symbolic
@@ -91,11 +92,11 @@ def _class_layout(x: Value) -> tuple[int, int, int]:
     """(rank, class axis, class count) of a loss input: [C] or [N, C, d1, ...]."""
     rank = h.rank_of(x)
     if rank is None:
-        raise ValueError("a classification loss needs the input rank")
+        raise NeedsExportTimeValue("a classification loss needs the input rank")
     axis = 0 if rank == 1 else 1
     count = x.shape[axis] if x.shape is not None else None
     if not isinstance(count, int):
-        raise ValueError("a classification loss needs the number of classes at export time")
+        raise NeedsExportTimeValue("a classification loss needs the number of classes at export time")
     return rank, axis, int(count)
 
 

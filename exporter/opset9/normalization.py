@@ -16,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -27,7 +28,7 @@ def _channel_param(g: GraphContext, value: Value | None, like: Value, fill: floa
         return value
     channels = h.dim_size(g, like, 1)
     if not isinstance(channels, int):
-        raise ValueError("batch_norm without affine parameters needs a static channel count")
+        raise NeedsExportTimeValue("batch_norm without affine parameters needs a static channel count")
     return g.constant(torch.full((channels,), fill, dtype=tensors.to_torch_dtype(like.dtype)))
 
 
@@ -55,7 +56,7 @@ def aten_batch_norm(
         return g.op("BatchNormalization", input, scale, shift, running_mean, running_var, epsilon=eps)
     rank = h.rank_of(input)
     if rank is None:
-        raise ValueError("batch_norm with batch statistics needs the input rank")
+        raise NeedsExportTimeValue("batch_norm with batch statistics needs the input rank")
     axes = [0] + list(range(2, rank))
     mean = h.reduce(g, "ReduceMean", input, axes, True)
     centered = g.op("Sub", input, mean)

@@ -18,6 +18,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -62,7 +63,9 @@ def ceil_mode_tails(x: Value, kernel: Sequence[int], strides: Sequence[int], pad
     spatial = len(kernel)
     shape = x.shape
     if shape is None or any(not isinstance(d, int) for d in list(shape)[-spatial:]):
-        raise ValueError("pooling with ceil_mode=True at opset 9 needs static spatial sizes (or opset 10 or higher)")
+        raise NeedsExportTimeValue(
+            "pooling with ceil_mode=True at opset 9 needs static spatial sizes (or opset 10 or higher)"
+        )
     lengths = [int(d) for d in list(shape)[-spatial:]]
     return [pool_ceil_padding(n, k, s, p, 1) for n, k, s, p in zip(lengths, kernel, strides, padding)]
 
@@ -266,7 +269,7 @@ def _adaptive_sizes(x: Value, output_size: Sequence[int | None], what: str) -> t
     spatial = len(output_size)
     shape = x.shape
     if shape is None or any(not isinstance(d, int) for d in list(shape)[-spatial:]):
-        raise ValueError(f"{what} needs static spatial input sizes")
+        raise NeedsExportTimeValue(f"{what} needs static spatial input sizes")
     in_sizes = [int(d) for d in list(shape)[-spatial:]]
     out_sizes = [int(o) if o is not None else i for o, i in zip(output_size, in_sizes)]
     return in_sizes, out_sizes
@@ -328,7 +331,7 @@ def _pool_geometry(
         elif g.opset >= 10:
             attrs["ceil_mode"] = 1
         else:
-            raise ValueError("pooling with ceil_mode=True and dynamic sizes needs opset 10 or higher")
+            raise NeedsExportTimeValue("pooling with ceil_mode=True and dynamic sizes needs opset 10 or higher")
     attrs["pads"] = pads
     if any(d != 1 for d in dilations):
         if g.opset < 10:

@@ -13,6 +13,7 @@ import torch
 
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
@@ -89,7 +90,9 @@ def prim_dict_construct(g: GraphContext, *inputs: object) -> object:
     keys, values = inputs[0::2], inputs[1::2]
     for key in keys:
         if not isinstance(key, (str, int, float, bool)):
-            raise ValueError("a dict whose keys are computed at run time is not supported (keys must be constants)")
+            raise NeedsExportTimeValue(
+                "a dict whose keys are computed at run time is not supported (keys must be constants)"
+            )
     return dict(zip(keys, values))
 
 
@@ -165,7 +168,7 @@ def aten_lift_fresh(g: GraphContext, self: Value) -> Value:
 def aten_is_floating_point(g: GraphContext, self: Value) -> bool:
     """is_floating_point(Tensor self) -> bool: decided by the dtype at export time."""
     if self.dtype is None:
-        raise ValueError("is_floating_point needs the input dtype")
+        raise NeedsExportTimeValue("is_floating_point needs the input dtype")
     return h.is_floating(self)
 
 
@@ -199,7 +202,7 @@ def prim_dtype(g: GraphContext, *inputs: object) -> object:
     if not isinstance(x, Value):
         raise TypeError(f"prim::dtype needs a tensor, got {type(x).__name__}")
     if x.dtype is None:
-        raise ValueError("prim::dtype needs the input dtype")
+        raise NeedsExportTimeValue("prim::dtype needs the input dtype")
     return tensors.DTYPE_TO_SCALAR_TYPE[tensors.to_torch_dtype(x.dtype)]
 
 
@@ -469,7 +472,7 @@ def prim_tuple_index(g: GraphContext, *inputs: object) -> object:
     """prim::TupleIndex(Any tup, int i) -> Any"""
     container, index = inputs
     if not isinstance(index, int):
-        raise ValueError("indexing a tuple with a run-time index is not supported")
+        raise NeedsExportTimeValue("indexing a tuple with a run-time index is not supported")
     return container[index]
 
 
@@ -485,4 +488,4 @@ def aten_str(g: GraphContext, elem: object) -> str:
     feature maps ``str(i)`` in an unrolled loop); strings do not exist at run time in ONNX."""
     if isinstance(elem, (bool, int, float, str)):
         return str(elem)
-    raise ValueError("str() of a value computed at run time is not supported (ONNX has no run-time strings)")
+    raise NeedsExportTimeValue("str() of a value computed at run time is not supported (ONNX has no run-time strings)")

@@ -16,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -242,7 +243,7 @@ def _standard_gamma_draw(g: GraphContext, alpha: Value) -> Value:
     shape = h.static_shape(alpha)
     rank = h.rank_of(alpha)
     if rank is None:
-        raise ValueError("_standard_gamma needs the rank of its input")
+        raise NeedsExportTimeValue("_standard_gamma needs the rank of its input")
     work = _generation_dtype(alpha.dtype)
     a = h.cast(g, alpha, work)
     one = g.constant(1.0, work)
@@ -537,7 +538,7 @@ def aten__sample_dirichlet(g: GraphContext, self: Value, generator: object = Non
     _check_no_generator(generator)
     rank = h.rank_of(self)
     if rank is None:
-        raise ValueError("_sample_dirichlet needs the rank of its input")
+        raise NeedsExportTimeValue("_sample_dirichlet needs the rank of its input")
     gamma = h.cast(g, _standard_gamma_draw(g, self), _generation_dtype(self.dtype))
     total = h.reduce(g, "ReduceSum", gamma, [rank - 1], True)
     return h.cast(g, g.op("Div", gamma, total), self.dtype)

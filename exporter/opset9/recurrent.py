@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 import onnx_ir as ir
 import torch
 
+from exporter import errors, tensors
 from exporter import symbolic_helper as h
-from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -61,7 +61,7 @@ def _is_zero_constant(value: Value | None) -> bool:
 
 def _rows(value: Value) -> int:
     if value.shape is None or not isinstance(value.shape[0], int):
-        raise ValueError(f"recurrent weight {value.name!r} needs a static shape, got {value.shape}")
+        raise errors.NeedsExportTimeValue(f"recurrent weight {value.name!r} needs a static shape, got {value.shape}")
     return int(value.shape[0])
 
 
@@ -240,7 +240,7 @@ def _lstm_projected(
     """
     steps = h.dim_size(g, x, 0)
     if not isinstance(steps, int):
-        raise ValueError("LSTM with proj_size needs a static sequence length (it is unrolled)")
+        raise errors.NeedsExportTimeValue("LSTM with proj_size needs a static sequence length (it is unrolled)")
     batch = h.dim_size(g, x, 1)
     per = 5 if has_biases else 3
     finals_h: list[Value] = []

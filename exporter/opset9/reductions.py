@@ -16,6 +16,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -115,7 +116,7 @@ def _squeeze_axes(g: GraphContext, x: Value, axes: list[int] | None, keepdim: bo
         return x
     if axes is None:
         if rank is None:
-            raise ValueError("dropping every reduced axis needs the input rank")
+            raise NeedsExportTimeValue("dropping every reduced axis needs the input rank")
         axes = list(range(rank))
     return h.squeeze(g, x, axes) if axes else x
 
@@ -148,7 +149,7 @@ def _arg_extreme(g: GraphContext, op_type: str, x: Value, dim: int | None, keepd
         out = _arg_extreme(g, op_type, flat, 0, False)
         if keepdim:
             if rank is None:
-                raise ValueError(f"{op_type} over all dims with keepdim=True needs the input rank")
+                raise NeedsExportTimeValue(f"{op_type} over all dims with keepdim=True needs the input rank")
             out = g.op("Reshape", out, g.constant([1] * rank))
         return out
     if rank == 0:  # torch allows dim 0/-1 on a 0-d tensor: the index is 0
@@ -225,7 +226,7 @@ def _scan(g: GraphContext, op_type: str, x: Value, dim: int, what: str) -> Value
     """
     size = h.dim_size(g, x, dim)
     if not isinstance(size, int):
-        raise ValueError(f"{what} along a dim whose size is only known at run time is not supported")
+        raise NeedsExportTimeValue(f"{what} along a dim whose size is only known at run time is not supported")
     step = 1
     while step < size:
         head = h.slice_static(g, x, [dim], [0], [step])
@@ -608,7 +609,7 @@ def aten_linalg_norm(
         return vector_norm(g, x, 2.0, _axes(dim, rank), keepdim)
     dims = list(dim) if dim is not None else (list(range(rank)) if rank is not None else None)
     if dims is None:
-        raise ValueError("linalg_norm with ord and no dim needs the input rank")
+        raise NeedsExportTimeValue("linalg_norm with ord and no dim needs the input rank")
     if len(dims) == 1 and not isinstance(ord, str):
         return vector_norm(g, x, ord, _axes(dims, rank), keepdim)
     if len(dims) == 2:

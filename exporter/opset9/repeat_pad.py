@@ -15,6 +15,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9.shape import aten_expand
 from exporter.registry import onnx_symbolic
@@ -61,14 +62,14 @@ def _runtime_pad(
     amounts (a scripted ``List[int]`` argument, fed as an ONNX sequence) may have any even
     length up to twice the rank at run time (:func:`_onnx_pads`)."""
     if g.opset < 11:
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"argument 'pad' computed at run time needs opset 11 or higher (Pad takes its amounts as an "
             f"attribute at opset {g.opset})"
         )
     rank = h.known_rank(x, f"{mode} padding")
     onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
     if onnx_mode is None:
-        raise ValueError(f"padding mode {mode!r} with amounts computed at run time is not supported")
+        raise NeedsExportTimeValue(f"padding mode {mode!r} with amounts computed at run time is not supported")
     if isinstance(pad, Value):
         pads = _onnx_pads(g, pad, rank)
     else:
@@ -125,7 +126,7 @@ def _tile(g: GraphContext, x: Value, repeats: Sequence[int] | Value) -> Value:
     if isinstance(repeats, Value):
         count = repeats.shape[0] if repeats.shape is not None and len(repeats.shape) == 1 else None
         if count != rank:
-            raise ValueError("repeat with run-time repeats needs as many repeats as input dims")
+            raise NeedsExportTimeValue("repeat with run-time repeats needs as many repeats as input dims")
         return g.op("Tile", x, h.cast(g, repeats, ir.DataType.INT64))
     repeats = [int(r) for r in repeats]
     if len(repeats) > rank:
@@ -156,7 +157,7 @@ def _interleave_indices(g: GraphContext, repeats: Value) -> Value:
     """repeat_interleave(repeats) for a 1-D count tensor known at run time needs Range and
     CumSum (symbolic_opset11)."""
     del g, repeats
-    raise ValueError("repeat_interleave with repeats known only at run time needs opset 11")
+    raise NeedsExportTimeValue("repeat_interleave with repeats known only at run time needs opset 11")
 
 
 # interleave_indices(g, repeats): the gather indices of a 1-D count tensor known at run time

@@ -16,20 +16,16 @@ export time whose attributes hold graph values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import onnx_ir as ir
-import torch
 
 from exporter import runtime_list
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import all_nodes, inside
+from exporter.script_object import ScriptObject
 
 _KEY_TYPES = (str, int, float, bool)
-
-__all__ = ["OuterDict", "outer_dicts", "RUN_TIME_LOOP", "ScriptObject"]
 
 
 def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
@@ -41,7 +37,7 @@ def _dict(value: object, what: str) -> dict:  # type: ignore[type-arg]
 def _key(key: object, what: str) -> object:
     """A key known at export time; a run-time one has no ONNX form (no operator reads a map)."""
     if not isinstance(key, _KEY_TYPES):
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"{what} with a key computed at run time is not supported: ONNX has no map operators, so dict keys "
             "must be constants at export time"
         )
@@ -169,95 +165,6 @@ def aten_values_dict(g: GraphContext, self: object) -> list:  # type: ignore[typ
 def aten_items_dict(g: GraphContext, self: object) -> list:  # type: ignore[type-arg]
     """items.str(Dict(str, t) self) -> ((str, t)[])"""
     return list(_dict(self, "items").items())
-
-
-# Ops that change a dict in place, and those among them that write one (constant) key.
-_DICT_MUTATIONS = frozenset(
-    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
-)
-_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
-RUN_TIME_LOOP = "a loop whose trip count is only known at run time"
-
-
-class OuterDict:
-    """A dict from enclosing code that a control-flow node's blocks write: its keys are fixed
-    at export time (script_dicts.py), so each key written becomes one value threaded through
-    the If or Loop, as a variable assigned in the blocks would be."""
-
-    def __init__(self, obj: dict) -> None:  # type: ignore[type-arg]
-        self.obj = obj
-        self.keys: list[object] = []
-        self.before = dict(obj)
-        # why the writes cannot be threaded (a key removed, or computed): fine where unrolled
-        self.refusal: str | None = None
-
-    def restore(self) -> None:
-        """The dict as it was before the control-flow node (each branch starts from it)."""
-        self.obj.clear()
-        self.obj.update(self.before)
-
-    def written(self, where: str) -> list[object]:
-        """The values of the written keys once a block was emitted; a key the block's path
-        leaves unset has no value on that path."""
-        if self.refusal is not None:
-            raise ValueError(self.refusal.format(where=where))
-        for key in self.keys:
-            if key not in self.obj:
-                raise ValueError(
-                    f"dict key {key!r} is set on some paths of {where} only: ONNX has no map whose keys change at "
-                    "run time; set it before, or on every path"
-                )
-        return [self.obj[key] for key in self.keys]
-
-    def update(self, values: Sequence[object]) -> None:
-        self.restore()
-        for key, value in zip(self.keys, values):
-            self.obj[key] = value
-
-
-def outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[OuterDict]:
-    """The dicts from enclosing code that ``blocks`` write, with the (constant) keys written.
-    Removing keys (pop, del, clear), merging dicts or writing a computed key inside run-time
-    control flow would make the set of keys depend on run-time values, which ONNX cannot
-    hold: such a dict carries its refusal, raised if it must be threaded (not unrolled)."""
-    if not any(block.findAllNodes(kind, True) for kind in _DICT_MUTATIONS for block in blocks):
-        return []
-    found: dict[int, OuterDict] = {}
-    for node in all_nodes(blocks):
-        if node.kind() not in _DICT_MUTATIONS or node.inputsSize() == 0:
-            continue
-        target = node.inputsAt(0)
-        if not isinstance(target.type(), torch._C.DictType) or any(inside(b, target.node()) for b in blocks):
-            continue
-        obj = g.lookup(target)
-        if not isinstance(obj, dict):
-            continue
-        entry = found.setdefault(id(obj), OuterDict(obj))
-        if node.kind() not in _DICT_KEY_WRITES:
-            entry.refusal = entry.refusal or (
-                f"{node.kind()} on a dict inside {{where}} is not supported: which keys the dict holds would "
-                "depend on run-time values, and ONNX has no map type a graph computes"
-            )
-            continue
-        key_node = node.inputsAt(1).node()
-        if key_node.kind() != "prim::Constant":
-            entry.refusal = entry.refusal or "a dict key written inside {where} must be a constant"
-            continue
-        key = key_node.output().toIValue()
-        if key not in entry.keys:
-            entry.keys.append(key)
-    return list(found.values())
-
-
-class ScriptObject:
-    """An instance of a TorchScript class made in forward: its attributes, by name."""
-
-    def __init__(self, class_name: str) -> None:
-        self.class_name = class_name
-        self.attributes: dict[str, object] = {}
-
-    def __repr__(self) -> str:
-        return f"ScriptObject({self.class_name})"
 
 
 @onnx_symbolic("prim::CreateObject")

@@ -16,8 +16,9 @@ import onnx_ir as ir
 
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.opset9 import control_flow, sorting
+from exporter.opset9 import sorting
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 
@@ -94,7 +95,7 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
         return g.op("Gather", stacked, index, axis=0)
     if not all(isinstance(v, Value) for v in items):
         found = sorted({type(v).__name__ for v in items})
-        raise ValueError(
+        raise NeedsExportTimeValue(
             f"indexing a list of mixed items ({', '.join(found)}) at an index computed at run time is not "
             "supported: its items must be all numbers, all tensors, or tuples of one length"
         )
@@ -162,11 +163,11 @@ def aten___contains__(g: GraphContext, *inputs: object) -> object:
     """__contains__.*(list or dict, item) -> bool: decided on export-time containers."""
     container, item = inputs
     if isinstance(container, RuntimeList):
-        raise ValueError("`in` on a list whose length is only known at run time is not supported")
+        raise NeedsExportTimeValue("`in` on a list whose length is only known at run time is not supported")
     if isinstance(item, Value) or any(
         isinstance(v, Value) for v in (container if isinstance(container, (list, tuple)) else [])
     ):
-        raise ValueError("`in` on values computed at run time is not supported")
+        raise NeedsExportTimeValue("`in` on values computed at run time is not supported")
     return item in container
 
 
@@ -203,7 +204,7 @@ def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -
         # which item changes is known only at run time: the list becomes a run-time one (a
         # sequence), and every name bound to it follows
         converted = runtime_list.from_items(
-            g, _export_time_list(g, l, "item assignment"), control_flow.list_item_dtype([g.node.inputsAt(0)])
+            g, _export_time_list(g, l, "item assignment"), runtime_list.list_item_dtype([g.node.inputsAt(0)])
         )
         g.replace(l, converted)
         runtime_list.set_item(g, converted, idx, el)
@@ -229,7 +230,9 @@ def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -
         runtime_list.insert(g, self, idx, el)
         return None
     if not isinstance(idx, int):
-        raise ValueError("inserting into an export-time list at an index computed at run time is not supported")
+        raise NeedsExportTimeValue(
+            "inserting into an export-time list at an index computed at run time is not supported"
+        )
     _export_time_list(g, self, "insert").insert(idx, el)
     return None
 
@@ -240,7 +243,7 @@ def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
     if isinstance(self, RuntimeList):
         return runtime_list.pop(g, self, idx)
     if not isinstance(idx, int):
-        raise ValueError("popping from an export-time list at an index computed at run time is not supported")
+        raise NeedsExportTimeValue("popping from an export-time list at an index computed at run time is not supported")
     return _export_time_list(g, self, "pop").pop(idx)
 
 
@@ -251,7 +254,9 @@ def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
         runtime_list.delete(g, self, idx)
         return None
     if not isinstance(idx, int):
-        raise ValueError("deleting from an export-time list at an index computed at run time is not supported")
+        raise NeedsExportTimeValue(
+            "deleting from an export-time list at an index computed at run time is not supported"
+        )
     del _export_time_list(g, self, "del")[idx]
     return None
 
@@ -287,7 +292,7 @@ def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None
         self.sort(reverse=reverse)
         return None
     if isinstance(self, list):
-        dtype = control_flow.list_item_dtype([g.node.inputsAt(0)])
+        dtype = runtime_list.list_item_dtype([g.node.inputsAt(0)])
         stacked = runtime_list.list_item_value(g, self, dtype)
     elif isinstance(self, RuntimeList):
         stacked = runtime_list.tensor_of(g, self)

@@ -15,6 +15,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -89,7 +90,7 @@ def aten_flatten(g: GraphContext, self: Value, start_dim: int = 0, end_dim: int 
     """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
     rank = h.rank_of(self)
     if rank is None:
-        raise ValueError("flatten needs the input rank")
+        raise NeedsExportTimeValue("flatten needs the input rank")
     if rank == 0:
         return g.op("Reshape", self, g.constant([1]))
     start = h.normalize_dim(start_dim, rank)
@@ -145,7 +146,7 @@ def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     rank = h.rank_of(self)
     if rank is None:
-        raise ValueError("transpose needs the input rank")
+        raise NeedsExportTimeValue("transpose needs the input rank")
     a, b = h.normalize_dim(dim0, rank), h.normalize_dim(dim1, rank)
     if a == b:
         return self
@@ -202,7 +203,7 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
     rank = h.rank_of(self)
     if isinstance(dim, Value):
         if rank is None:
-            raise ValueError("unsqueeze at a dim computed at run time needs the input rank")
+            raise NeedsExportTimeValue("unsqueeze at a dim computed at run time needs the input rank")
         at = _run_time_dim(g, dim, rank + 1)
         positions = g.constant(torch.arange(rank + 1))
         after = h.cast(g, g.op("Greater", positions, at), ir.DataType.INT64)
@@ -217,7 +218,7 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
         return result
     if dim < 0:
         if rank is None:
-            raise ValueError("unsqueeze with a negative dim needs the input rank")
+            raise NeedsExportTimeValue("unsqueeze with a negative dim needs the input rank")
         dim += rank + 1
     return h.unsqueeze(g, self, [dim])
 
@@ -235,7 +236,7 @@ def aten_squeeze(
     if isinstance(dim, Value) or (dim is not None and any(isinstance(d, Value) for d in dim)):
         rank = h.rank_of(self)
         if rank is None:
-            raise ValueError("squeeze of dims computed at run time needs the input rank")
+            raise NeedsExportTimeValue("squeeze of dims computed at run time needs the input rank")
         dims = [dim] if isinstance(dim, Value) else list(dim)
         named = [
             _run_time_dim(g, d, rank) if isinstance(d, Value) else g.constant(h.normalize_dim(d, rank)) for d in dims

@@ -15,6 +15,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import gather_scatter
 from exporter.registry import onnx_symbolic
@@ -91,7 +92,7 @@ def _topk_static_k(
 ) -> tuple[Value, Value]:
     """topk_before_11 where TopK takes k as an attribute (opset 9)."""
     if not isinstance(k, int):
-        raise ValueError("topk with k known only at run time needs opset 10")
+        raise NeedsExportTimeValue("topk with k known only at run time needs opset 10")
     return topk_before_11(g, x, k, dim, largest, sorted_)
 
 

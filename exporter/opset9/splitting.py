@@ -17,6 +17,7 @@ import torch
 from exporter import runtime_list
 from exporter import symbolic_helper as h
 from exporter import tensors as tensors_module
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
@@ -61,7 +62,7 @@ def aten_stack(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int
     rank = h.rank_of(tensors[0])
     if dim < 0:
         if rank is None:
-            raise ValueError("stack with a negative dim needs the input rank")
+            raise NeedsExportTimeValue("stack with a negative dim needs the input rank")
         dim += rank + 1
     parts = [h.unsqueeze(g, t, [dim]) for t in tensors]
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=dim)
@@ -129,7 +130,7 @@ def _pieces_sequence(g: GraphContext, x: Value, piece: int | Value, dim: int) ->
     split = g.constant(piece) if isinstance(piece, int) else h.cast(g, piece, ir.DataType.INT64)
     pieces = RuntimeList(item_dtype=x.dtype)
     pieces.item_rank = h.rank_of(x)
-    pieces._set_sequence(g.op("SplitToSequence", x, split, axis=dim))
+    pieces.set_sequence(g.op("SplitToSequence", x, split, axis=dim))
     return pieces
 
 
@@ -148,7 +149,7 @@ def _split_by(
             sequence = _pieces_sequence(g, self, split, dim)
             if sequence is not None:
                 return sequence
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 "argument 'split_size' computed at run time needs the pieces unpacked (a, b = x.split(n)) "
                 "below opset 11: ONNX fixes the number of outputs"
             )
@@ -166,7 +167,9 @@ def _split_by(
         sequence = _pieces_sequence(g, self, split, dim)
         if sequence is not None:
             return sequence
-        raise ValueError("split of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)")
+        raise NeedsExportTimeValue(
+            "split of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
+        )
     # the last piece is open-ended: it takes whatever the run-time dim leaves
     ends = [(i + 1) * split for i in range(count - 1)] + [h.INT64_MAX]
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
@@ -203,7 +206,7 @@ def aten_split_with_sizes(
     """
     if isinstance(split_sizes, RuntimeList):
         if g.opset < runtime_list.SEQUENCE_OPSET:
-            raise ValueError("split with a run-time number of sizes needs opset 11 (SplitToSequence)")
+            raise NeedsExportTimeValue("split with a run-time number of sizes needs opset 11 (SplitToSequence)")
         sizes = h.cast(g, runtime_list.tensor_of(g, split_sizes), ir.DataType.INT64)
         pieces = RuntimeList(sequence=g.op("SplitToSequence", self, sizes, axis=dim), item_dtype=self.dtype)
         pieces.item_rank = h.rank_of(self)
@@ -293,7 +296,7 @@ def chunk_with(
             sequence = _pieces_sequence(g, self, piece, dim)
             if sequence is not None:
                 return sequence
-            raise ValueError(
+            raise NeedsExportTimeValue(
                 "argument 'chunks' computed at run time needs the pieces unpacked (a, b = x.chunk(n)) "
                 "below opset 11: ONNX fixes the number of outputs"
             )
@@ -316,7 +319,9 @@ def _chunk_dynamic(
         sequence = _pieces_sequence(g, x, piece, dim)
         if sequence is not None:
             return sequence
-        raise ValueError("chunk of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)")
+        raise NeedsExportTimeValue(
+            "chunk of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
+        )
     pieces = []
     for i in range(count):
         start = g.op("Mul", piece, g.constant(i))
@@ -363,7 +368,7 @@ def aten_tensor_split(
     if tensor_indices_or_sections is not None:
         values = h.const_ints(tensor_indices_or_sections)
         if values is None:
-            raise ValueError("tensor_split with indices computed at run time is not supported")
+            raise NeedsExportTimeValue("tensor_split with indices computed at run time is not supported")
         obj = tensor_indices_or_sections
         zero_d = (
             isinstance(obj, (int, float))
@@ -573,6 +578,6 @@ def aten_pad_sequence(
     rank = h.rank_of(stacked)
     if batch_first or rank is None:
         if not batch_first:
-            raise ValueError("pad_sequence with batch_first=False needs the rank of the items")
+            raise NeedsExportTimeValue("pad_sequence with batch_first=False needs the rank of the items")
         return stacked
     return g.op("Transpose", stacked, perm=[1, 0, *range(2, rank)])

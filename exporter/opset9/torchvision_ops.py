@@ -27,6 +27,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 
@@ -211,7 +212,7 @@ def torchvision_deform_conv2d(
     """
     kernel = h.static_shape(weight)
     if kernel is None or len(kernel) != 4:
-        raise ValueError("deform_conv2d needs the weight's shape at export time")
+        raise NeedsExportTimeValue("deform_conv2d needs the weight's shape at export time")
     return g.op(
         "DeformConv",
         input,

@@ -91,7 +91,7 @@ def _only_attributes_used(obj: torch._C.Value) -> bool:
     """Whether an object made in forward is only read and written through its attributes:
     then it is resolved here like ``self``. Objects that travel as values (into lists, through
     loops, out of branches: a beam search's hypotheses) stay objects the emitter holds at
-    export time (script_dicts.ScriptObject)."""
+    export time (script_object.ScriptObject)."""
     for use in obj.uses():
         kind = use.user.kind()
         if kind in ("prim::GetAttr", "prim::SetAttr") and use.offset == 0:
