@@ -5,6 +5,9 @@ The floor rule (the symbolic for target opset N is the one registered at the hig
 over built-ins at every target they cover, whatever opset the built-in was registered at:
 torch's exporter lets a built-in registered at a higher opset shadow a user's symbolic,
 which silently drops the user's intent.
+
+Built-ins load lazily through the symbolic index; the index only saves imports: any question
+it cannot answer loads every family and asks again.
 """
 
 from __future__ import annotations
@@ -185,8 +188,14 @@ class Registry:
                     importlib.import_module(module)
                 unloaded.pop(name, None)
 
+    def _known(self, names: Sequence[str]) -> bool:
+        """Whether a symbolic is registered under one of ``names`` (at some opset)."""
+        return any(name in table for table in (self._custom, self._builtin) for name in names)
+
     def load_all(self) -> None:
-        """Import every symbolic module of the index (listing ops, coverage, support matrix)."""
+        """Import every symbolic module of the index (listing ops, coverage, support matrix,
+        and any question the index could not answer: an op it does not list may still be
+        registered by one of them, say when the index is stale)."""
         if not self._all_loaded:
             for module in self._modules:
                 importlib.import_module(module)
@@ -284,10 +293,20 @@ class Registry:
                     self._custom = table
 
     # -- reading -------------------------------------------------------------------------
+    # Each question first loads the modules the index lists for the names it asks about. An
+    # answer of "none" (no symbolic, no opset, no registration) then loads every family and
+    # asks again: the index saves imports, it never changes an answer.
     def lookup(self, name: str, opset: int, overload: str = "") -> SymbolicFunction | None:
         """The symbolic for ``name`` (trying ``name.overload`` first) at target ``opset``."""
-        candidates = [f"{name}.{overload}", name] if overload else [name]
+        candidates = _candidates(name, overload)
         self._load(*candidates)
+        found = self._lookup(candidates, opset)
+        if found is None and not self._all_loaded:
+            self.load_all()
+            found = self._lookup(candidates, opset)
+        return found
+
+    def _lookup(self, candidates: Sequence[str], opset: int) -> SymbolicFunction | None:
         for table in (self._custom, self._builtin):
             for candidate in candidates:
                 versions = table.get(candidate)
@@ -299,9 +318,11 @@ class Registry:
 
     def opsets(self, name: str, overload: str = "") -> tuple[int, ...]:
         """Every opset at which ``name`` (or ``name.overload``) has a symbolic."""
-        found: set[int] = set()
-        candidates = [f"{name}.{overload}", name] if overload else [name]
+        candidates = _candidates(name, overload)
         self._load(*candidates)
+        if not self._known(candidates):
+            self.load_all()
+        found: set[int] = set()
         for table in (self._custom, self._builtin):
             for candidate in candidates:
                 found.update(table.get(candidate, {}).keys())
@@ -313,6 +334,8 @@ class Registry:
         (torch's order for the last two); None when the Function is to be inlined."""
         specific, generic = function_names(cls)[:2], PYTHON_OP
         self._load(*specific)
+        if not self._known(specific):
+            self.load_all()
         for table in (self._custom, self._builtin):
             for name in specific:
                 versions = table.get(name)
@@ -330,13 +353,17 @@ class Registry:
 
     def function_exports(self, cls: type) -> bool:
         """Whether the Function ``cls`` has a symbolic at some opset (else tracing inlines it)."""
-        tables = (self._custom, self._builtin)
-        self._load(*function_names(cls))
-        return callable(getattr(cls, "symbolic", None)) or any(n in t for n in function_names(cls) for t in tables)
+        names = function_names(cls)
+        self._load(*names)
+        if not callable(getattr(cls, "symbolic", None)) and not self._known(names):
+            self.load_all()
+        return callable(getattr(cls, "symbolic", None)) or self._known(names)
 
     def foldable(self, name: str) -> bool:
         """Whether a node of ``name`` with constant inputs may be folded by running it in torch."""
         self._load(name)
+        if not self._known([name]):
+            self.load_all()
         return name not in self._no_fold
 
     def names(self) -> list[str]:
@@ -345,7 +372,14 @@ class Registry:
 
     def builtin_opsets(self, name: str) -> tuple[int, ...]:
         self._load(name)
+        if name not in self._builtin:
+            self.load_all()
         return tuple(sorted(self._builtin.get(name, {})))
+
+
+def _candidates(name: str, overload: str) -> list[str]:
+    """The registered names a node of ``name.overload`` may use, most specific first."""
+    return [f"{name}.{overload}", name] if overload else [name]
 
 
 REGISTRY = Registry(symbolic_index.OP_MODULES, symbolic_index.MODULES)
