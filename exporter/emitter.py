@@ -20,11 +20,12 @@ import torch
 from exporter import arguments, promotion, runtime_list, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
+from exporter.op_facts import OpFacts, Promotion
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.torch_run_time import TorchRunTime
-from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
+from exporter.ts_graph import all_nodes, has_blocks, overload_name, schema_of, source_location
 
 __all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
 
@@ -38,11 +39,6 @@ READS_INPUTS = "exporter.reads_inputs"
 KEPT_INPUTS = "exporter.kept_inputs"
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
-
-
-def _overload(node: torch._C.Node) -> str:
-    schema = schema_of(node)
-    return schema.overload_name if schema is not None else ""
 
 
 def find_unsupported(
@@ -75,7 +71,7 @@ def find_unsupported(
             kind = f"{PYTHON_OP}.{cls.__module__}.{cls.__qualname__}" if cls is not None else kind
             overload = ""
         else:
-            overload = _overload(node)
+            overload = overload_name(node)
         if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
             in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
@@ -129,7 +125,7 @@ class _Emitter:
         self.env: dict[int, Any] = {}
         # values torch's exporter computes at run time though they are known here (scripted lists)
         self.run_time = (
-            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, scripted=scripted)
+            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, registry, scripted=scripted)
         )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
@@ -308,15 +304,16 @@ class _Emitter:
             self._emit_function(node)
             return
         inputs = [self.lookup(v) for v in node.inputs()]
-        torch_reads = self.run_time.reads_of(node, inputs)
         schema = schema_of(node)
-        if schema is not None and self._try_fold(node, schema, inputs):
-            if torch_reads is not None:
-                self.run_time.mark(node, torch_reads, self.lookup)
+        overload = schema.overload_name if schema is not None else ""
+        facts = self.registry.facts(kind, overload)
+        torch_reads = self.run_time.reads_of(node, inputs, facts)
+        if schema is not None and self._try_fold(node, schema, inputs, facts):
+            self.run_time.mark(node, facts, torch_reads, self.lookup)
             return
-        if schema is not None:
-            inputs = self._harmonize(node, schema, inputs)
-        symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
+        if schema is not None and facts.promotion is not None:
+            inputs = self._harmonize(node, facts.promotion, schema, inputs)
+        symbolic = self.registry.lookup(kind, self.builder.options.opset, overload)
         if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
                 self.located_unsupported()
@@ -326,7 +323,7 @@ class _Emitter:
         g = GraphContext(self.builder, node, emitter=self)
         try:
             # aten ops on quantized tensors (eager-quantized models) run on dequantized values
-            result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
+            result = around_dequantized(g, facts.quantized, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
             if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
@@ -345,8 +342,7 @@ class _Emitter:
                 location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
-        if torch_reads is not None or has_blocks(node):
-            self.run_time.mark(node, torch_reads, self.lookup)
+        self.run_time.mark(node, facts, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
@@ -403,9 +399,12 @@ class _Emitter:
                 function=cls if _torch_only_symbolic(found.function, cls, error) else None,
             ) from error
 
-    def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:
-        """Unify operand dtypes the pre-pass could not (scripted graphs with untyped values)."""
-        positions = promotion.operand_positions(node.kind(), schema)
+    def _harmonize(
+        self, node: torch._C.Node, rule: Promotion, schema: torch._C.FunctionSchema, inputs: list[Any]
+    ) -> list[Any]:
+        """Unify the operand dtypes ``rule`` (the op's promotion) names where the pre-pass
+        could not (scripted graphs with untyped values)."""
+        positions = promotion.operand_positions(rule, schema)
         if not positions or not any(isinstance(inputs[p], ir.Value) for p in positions if p < len(inputs)):
             return inputs
         operands = {}
@@ -416,7 +415,7 @@ class _Emitter:
             if operand is None:
                 return inputs
             operands[position] = operand
-        target = promotion.emission_target(node, schema, inputs, operands)
+        target = promotion.emission_target(node, rule, schema, inputs, operands)
         target_ir = tensors.from_torch_dtype(target)
         result = list(inputs)
         for position in operands:
@@ -477,12 +476,14 @@ class _Emitter:
             except _TypeMismatch as error:
                 raise TypeError(f"output {ts_value.debugName()}: {error}") from None
 
-    def _try_fold(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> bool:
+    def _try_fold(
+        self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any], facts: OpFacts
+    ) -> bool:
         """Run a node in torch when every input is a constant (static shape arithmetic)."""
         kind = node.kind()
         if (
             not kind.startswith("aten::")
-            or not self.registry.foldable(kind)
+            or not facts.fold
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
             or any(_is_dynamic(obj) for obj in inputs)  # most nodes: checked before asking torch

@@ -26,6 +26,10 @@ unrolls or decides), with the graph inputs and run-time values torch's exporter 
 compute it. Where a graph output is torch-run-time, the graph inputs those come from stay
 graph inputs (``KEPT_INPUTS``). Such an input may not change the result of this exporter's
 model; it is what torch's model takes, so a model exported by either is fed the same way.
+
+What torch does with each op (which ops read sequences, change lists, fold on constants) is
+declared where the op is registered (op_facts.OpFacts, the ``torch_*`` and ``mutates_list``
+facts).
 """
 
 from __future__ import annotations
@@ -36,20 +40,12 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
+from exporter.op_facts import OpFacts, SequenceRead
+from exporter.registry import Registry
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
-from exporter.ts_graph import LIST_MUTATIONS
+from exporter.ts_graph import has_blocks
 
 __all__ = ["TorchRunTime"]
-
-# Ops that change a list in place (list += is aten::add_ on the list).
-_LIST_MUTATIONS = LIST_MUTATIONS | {"aten::add_"}
-# Ops reading an item or the length of a list: SequenceAt, SequenceLength in torch's graph.
-_SEQUENCE_READS = frozenset({"aten::__getitem__", "aten::len", "aten::pop"})
-# Ops that read an input's shape themselves and that torch's exporter lowers, below the given
-# opset, through an op its constant tracking does not evaluate: before Range (opset 11) its
-# arange is NonZero(ConstantOfShape(n)), so ``_dim_arange(x, 1)`` reads Shape(x) at run time.
-# (``arange(x.size(0))`` does not: there the shape is read by aten::size, which torch folds.)
-_UNTRACKED_BELOW = {"aten::_dim_arange": 11}
 
 
 def _is_tensor_list(value: torch._C.Value) -> bool:
@@ -57,70 +53,9 @@ def _is_tensor_list(value: torch._C.Value) -> bool:
     return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
 
 
-def _is_sequence_for_torch(node: torch._C.Node, scripted: bool) -> bool:
-    """Whether torch's exporter reads the list ``node`` reads (its first input) as an ONNX
-    sequence: the list was made by an op, not a list literal (``x.unbind()``, ``l + [t]``),
-    it is changed inside a loop torch keeps, or it is indexed at a position torch computes
-    at run time (the counter of a loop it keeps). Torch folds the rest: ``len`` and constant
-    indexing of a list literal, and, in a scripted model, whole loops with a constant trip
-    count, which TorchScript's optimizations unroll (not in a trace calling a scripted
-    function), and with them the changes they make to a list."""
-    value = node.inputsAt(0)
-    if not _is_tensor_list(value):
-        return False
-    if value.node().kind() != "prim::ListConstruct":
-        return True
-    if any(
-        use.user.kind() in _LIST_MUTATIONS and use.offset == 0 and _in_kept_loop(use.user, scripted)
-        for use in value.uses()
-    ):
-        return True
-    return node.kind() == "aten::__getitem__" and not _constant_for_torch(node.inputsAt(1), scripted)
-
-
-def _unrolled_by_torch(loop: torch._C.Node, scripted: bool) -> bool:
-    return scripted and _constant_for_torch(loop.inputsAt(0), scripted)
-
-
-def _in_kept_loop(node: torch._C.Node, scripted: bool) -> bool:
-    block = node.owningBlock()
-    while block is not None and block.owningNode() is not None:
-        owner = block.owningNode()
-        if owner.kind() == "prim::Loop" and not _unrolled_by_torch(owner, scripted):
-            return True
-        block = owner.owningBlock()
-    return False
-
-
-# Integer ops TorchScript's constant propagation folds when their inputs are constants.
-_INT_ARITHMETIC = frozenset({"prim::min", "prim::max", "aten::add", "aten::sub", "aten::mul", "aten::floordiv"})
-
-
-def _constant_for_torch(value: torch._C.Value, scripted: bool, depth: int = 0) -> bool:
-    """Whether torch's exporter knows an int at export time: a constant, arithmetic on
-    constants, ``len`` of a list literal never changed, or the counter of a loop it unrolls."""
-    node = value.node()
-    kind = node.kind()
-    if kind == "prim::Constant":
-        return True
-    if depth > 8:
-        return False
-    if kind == "prim::Param":  # a block parameter: the counter of a loop torch unrolls
-        owner = node.owningBlock().owningNode() if node.owningBlock() is not None else None
-        if owner is None or owner.kind() != "prim::Loop" or value.offset() != 0:
-            return False
-        return _unrolled_by_torch(owner, scripted)
-    if kind == "aten::len":
-        items = node.inputsAt(0)
-        return items.node().kind() == "prim::ListConstruct" and not any(
-            use.user.kind() in _LIST_MUTATIONS and use.offset == 0 for use in items.uses()
-        )
-    if kind in _INT_ARITHMETIC or kind == "prim::ListConstruct":
-        return all(_constant_for_torch(v, scripted, depth + 1) for v in node.inputs())
-    return False
-
-
 def _run_time_values(obj: Any) -> Iterable[ir.Value]:
+    """The values torch reads at run time in ``obj``: neither constants nor initializers, and
+    the sequence of a run-time list."""
     if isinstance(obj, ir.Value):
         if obj.const_value is None and not obj.is_initializer():
             yield obj
@@ -142,8 +77,9 @@ class TorchRunTime:
     """The torch-run-time TorchScript values of one export (see the module docstring), shared
     by the emitter of the main graph and those of its subgraphs."""
 
-    def __init__(self, opset: int, *, scripted: bool) -> None:
+    def __init__(self, opset: int, registry: Registry, *, scripted: bool) -> None:
         self.opset = opset
+        self.registry = registry
         self.scripted = scripted
         # below opset 11 torch's exporter has no sequences (and fails on such lists)
         self.sequences = opset >= SEQUENCE_OPSET
@@ -152,10 +88,74 @@ class TorchRunTime:
         # emitted list object -> (the object, what torch reads to fill it)
         self.lists: dict[int, tuple[Any, dict[int, ir.Value]]] = {}
 
-    def reads_of(self, node: torch._C.Node, inputs: Sequence[Any]) -> dict[int, ir.Value] | None:
+    def _mutates_list(self, node: torch._C.Node) -> bool:
+        """Whether ``node`` changes its first input, a list, in place (asked of list users only)."""
+        return self.registry.node_facts(node).mutates_list
+
+    # -- what torch's exporter knows at export time ------------------------------------------
+    def _is_sequence_for_torch(self, node: torch._C.Node, read: SequenceRead) -> bool:
+        """Whether torch's exporter reads the list ``node`` reads (its first input) as an ONNX
+        sequence: the list was made by an op, not a list literal (``x.unbind()``, ``l + [t]``),
+        it is changed inside a loop torch keeps, or it is indexed at a position torch computes
+        at run time (the counter of a loop it keeps). Torch folds the rest: ``len`` and constant
+        indexing of a list literal, and, in a scripted model, whole loops with a constant trip
+        count, which TorchScript's optimizations unroll (not in a trace calling a scripted
+        function), and with them the changes they make to a list."""
+        value = node.inputsAt(0)
+        if not _is_tensor_list(value):
+            return False
+        if value.node().kind() != "prim::ListConstruct":
+            return True
+        if any(
+            use.offset == 0 and self._mutates_list(use.user) and self._in_kept_loop(use.user) for use in value.uses()
+        ):
+            return True
+        return read is SequenceRead.ITEM and not self._constant_for_torch(node.inputsAt(1))
+
+    def _unrolled_by_torch(self, loop: torch._C.Node) -> bool:
+        return self.scripted and self._constant_for_torch(loop.inputsAt(0))
+
+    def _in_kept_loop(self, node: torch._C.Node) -> bool:
+        block = node.owningBlock()
+        while block is not None and block.owningNode() is not None:
+            owner = block.owningNode()
+            if owner.kind() == "prim::Loop" and not self._unrolled_by_torch(owner):
+                return True
+            block = owner.owningBlock()
+        return False
+
+    def _constant_for_torch(self, value: torch._C.Value, depth: int = 0) -> bool:
+        """Whether torch's exporter knows an int at export time: a constant, arithmetic on
+        constants, ``len`` of a list literal never changed, or the counter of a loop it unrolls."""
+        node = value.node()
+        kind = node.kind()
+        if kind == "prim::Constant":
+            return True
+        if depth > 8:
+            return False
+        if kind == "prim::Param":  # a block parameter: the counter of a loop torch unrolls
+            owner = node.owningBlock().owningNode() if node.owningBlock() is not None else None
+            if owner is None or owner.kind() != "prim::Loop" or value.offset() != 0:
+                return False
+            return self._unrolled_by_torch(owner)
+        if kind == "prim::ListConstruct":
+            return all(self._constant_for_torch(v, depth + 1) for v in node.inputs())
+        facts = self.registry.node_facts(node)
+        if facts.torch_sequence_read is SequenceRead.LENGTH:
+            items = node.inputsAt(0)
+            return items.node().kind() == "prim::ListConstruct" and not any(
+                use.offset == 0 and self._mutates_list(use.user) for use in items.uses()
+            )
+        if facts.torch_folds_constants:
+            return all(self._constant_for_torch(v, depth + 1) for v in node.inputs())
+        return False
+
+    # -- following torch-run-time values through the emitted nodes ---------------------------
+    def reads_of(self, node: torch._C.Node, inputs: Sequence[Any], facts: OpFacts) -> dict[int, ir.Value] | None:
         """What torch reads at run time to compute ``node``'s outputs, if they are
         torch-run-time (None otherwise): the reads of its torch-run-time inputs, the items of
-        a list it reads as a sequence, and every run-time value among its inputs."""
+        a list it reads as a sequence, and every run-time value among its inputs. ``facts``:
+        what ``node``'s op declares."""
         reads: dict[int, ir.Value] | None = None
         for ts_value, obj in zip(node.inputs(), inputs):
             found = self.values.get(ts_value.unique())
@@ -164,9 +164,9 @@ class TorchRunTime:
             if found is not None:
                 reads = {} if reads is None else reads
                 reads.update(found)
-        kind = node.kind()
-        if (self.sequences and kind in _SEQUENCE_READS and _is_sequence_for_torch(node, self.scripted)) or (
-            self.opset < _UNTRACKED_BELOW.get(kind, 0)
+        sequence_read = facts.torch_sequence_read
+        if (self.sequences and sequence_read is not None and self._is_sequence_for_torch(node, sequence_read)) or (
+            self.opset < facts.torch_shape_read_below
         ):
             reads = {} if reads is None else reads
         if reads is not None:
@@ -175,13 +175,19 @@ class TorchRunTime:
         return reads
 
     def mark(
-        self, node: torch._C.Node, reads: dict[int, ir.Value] | None, lookup: Callable[[torch._C.Value], Any]
+        self,
+        node: torch._C.Node,
+        facts: OpFacts,
+        reads: dict[int, ir.Value] | None,
+        lookup: Callable[[torch._C.Value], Any],
     ) -> None:
-        """Record ``node``'s outputs as torch-run-time with ``reads``. A node with blocks (a
-        loop this exporter unrolled, an if it decided) is torch-run-time also where a value
-        its blocks return is, or where it is an if on a torch-run-time condition: then torch
-        emits both branches, so what either reads counts, and lists either changes are filled
-        with it."""
+        """Record ``node``'s outputs as torch-run-time with ``reads`` (from :meth:`reads_of`). A
+        node with blocks (a loop this exporter unrolled, an if it decided) is torch-run-time
+        also where a value its blocks return is, or where it is an if on a torch-run-time
+        condition: then torch emits both branches, so what either reads counts, and lists
+        either changes are filled with it."""
+        if reads is None and not has_blocks(node):
+            return
         blocks = list(node.blocks())
         if blocks:
             for block in blocks:
@@ -197,7 +203,7 @@ class TorchRunTime:
         for ts_value in node.outputs():
             self.values.setdefault(ts_value.unique(), {}).update(reads)
             self._mark_list(_safe_lookup(lookup, ts_value), reads)
-        if node.kind() in _LIST_MUTATIONS and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
+        if facts.mutates_list and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
             self._mark_list(_safe_lookup(lookup, node.inputsAt(0)), reads)
 
     def _read_by_branches(
@@ -209,7 +215,7 @@ class TorchRunTime:
             inner.update(v.unique() for v in node.outputs())
             for block in node.blocks():
                 inner.update(v.unique() for v in block.inputs())
-            if node.kind() in _LIST_MUTATIONS and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
+            if node.inputsSize() and _is_tensor_list(node.inputsAt(0)) and self._mutates_list(node):
                 changed.append(node.inputsAt(0))
             for ts_value in node.inputs():
                 if ts_value.unique() in inner:

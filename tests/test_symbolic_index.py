@@ -109,7 +109,7 @@ def test_lazy_lookups_agree_with_loading_everything_first() -> None:
         "def describe(name, opset, overload):\n"
         "    entry = REGISTRY.lookup(name, opset, overload)\n"
         "    found = None if entry is None else [entry.opset, entry.raw.__module__, entry.raw.__qualname__]\n"
-        "    return [found, list(REGISTRY.opsets(name, overload)), REGISTRY.foldable(name)]\n"
+        "    return [found, list(REGISTRY.opsets(name, overload)), REGISTRY.facts(name).fold]\n"
         "lazy = [describe(*case) for case in cases]\n"
         "REGISTRY.load_all()\n"
         "print(json.dumps({'lazy': lazy, 'eager': [describe(*case) for case in cases]}))\n"
@@ -161,12 +161,12 @@ def _families(
 ) -> None:
     """Write the ``families`` as importable modules that register into ``registry`` (through a
     holder module, as the package's modules register into REGISTRY); each op declares
-    ``fold=False``, so that too tells whether its module was loaded."""
+    ``fold=False``, so its facts tell whether its module was loaded."""
     holder = f"{tmp_path.name}_holder".replace("-", "_")
     (tmp_path / f"{holder}.py").write_text("REGISTRY = None\n")
     for family in families:
         lines = [f"import {holder}", "def symbolic(g, self):", "    return self"]
-        lines += [f"{holder}.REGISTRY.register({op!r}, 9, symbolic, fold=False)" for op in family.ops]
+        lines += [f"{holder}.REGISTRY.register({op!r}, 9, symbolic, facts={{'fold': False}})" for op in family.ops]
         (tmp_path / f"{family.module}.py").write_text("\n".join(lines) + "\n")
         monkeypatch.delitem(sys.modules, family.module, raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -202,7 +202,7 @@ _QUESTIONS = {
     "lookup": lambda registry, name: registry.lookup(name, 20) is not None,
     "opsets": lambda registry, name: registry.opsets(name) == (9,),
     "builtin_opsets": lambda registry, name: registry.builtin_opsets(name) == (9,),
-    "foldable": lambda registry, name: not registry.foldable(name),
+    "facts": lambda registry, name: not registry.facts(name).fold,
     "overload": lambda registry, name: registry.lookup(name, 20, "Tensor") is not None,
 }
 

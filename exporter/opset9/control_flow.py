@@ -21,9 +21,9 @@ from exporter.arguments import ArgumentError
 from exporter.errors import SymbolicError
 from exporter.graph_context import OPTIONAL_OPSET, GraphContext
 from exporter.opset9 import optionals, script_dicts
-from exporter.registry import onnx_symbolic
+from exporter.registry import REGISTRY, onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import LIST_MUTATIONS, all_nodes, inside, static_loop_iterations
+from exporter.ts_graph import all_nodes, inside, static_loop_iterations
 
 Value = ir.Value
 
@@ -66,7 +66,8 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
     with all of its uses inside them: these must be threaded through the If or Loop."""
     # Most blocks change no list: searching for the mutating ops in C++ first is much
     # cheaper than walking every node in Python.
-    if not any(block.findAllNodes(kind, True) for kind in LIST_MUTATIONS for block in blocks):
+    mutations = REGISTRY.kinds_where(lambda facts: facts.mutates_list)
+    if not any(block.findAllNodes(kind, True) for kind in mutations for block in blocks):
         return []
     found: dict[int, _OuterList] = {}
     for node in all_nodes(blocks):
@@ -82,7 +83,7 @@ def _outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[_Out
             entry.uses.append(node)
             if value not in entry.values:
                 entry.values.append(value)
-            if position == 0 and node.kind() in LIST_MUTATIONS:
+            if position == 0 and node.kind() in mutations:
                 entry.mutated = True
     return [entry for entry in found.values() if entry.mutated]
 

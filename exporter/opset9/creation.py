@@ -17,6 +17,7 @@ import torch
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion, Result
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -191,7 +192,7 @@ def aten_zero(g: GraphContext, self: Value) -> Value:
     return _filled(g, h.shape_of(g, self), 0, self.dtype)
 
 
-@onnx_symbolic("aten::fill")
+@onnx_symbolic("aten::fill", promotion=Promotion(("value",), Result.SELF))
 def aten_fill(g: GraphContext, self: Value, value: Value) -> Value:
     """fill.Tensor(Tensor self, Tensor value) -> Tensor (from fill_)"""
     return _filled(g, h.shape_of(g, self), value, self.dtype)
@@ -290,7 +291,7 @@ def aten__reshape_from_tensor(g: GraphContext, self: Value, shape: Value) -> Val
     return g.op("Reshape", self, h.cast(g, shape, ir.DataType.INT64))
 
 
-@onnx_symbolic("aten::_dim_arange")
+@onnx_symbolic("aten::_dim_arange", torch_shape_read_below=11)
 def aten__dim_arange(g: GraphContext, like: Value, dim: int) -> Value:
     """_dim_arange(Tensor like, int dim) -> Tensor: arange(like.size(dim)) in int64"""
     return h.iota(g, h.dim_size(g, like, dim))
