@@ -17,26 +17,22 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, promotion, runtime_list, tensors
+from exporter import arguments, input_parity, promotion, runtime_list, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
+from exporter.input_parity import TorchRunTimeValues
 from exporter.op_facts import OpFacts, Promotion
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
-from exporter.torch_run_time import TorchRunTime
 from exporter.ts_graph import all_nodes, has_blocks, overload_name, schema_of, source_location
 
-__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
+__all__ = ["emit_graph", "find_unsupported"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
     {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
 )
-# ir.Value meta key: graph inputs the node computing this value read (see _note_inputs_read).
-READS_INPUTS = "exporter.reads_inputs"
-# ir.Graph meta key (main graph): inputs kept whether or not anything reads them.
-KEPT_INPUTS = "exporter.kept_inputs"
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
 
@@ -124,8 +120,10 @@ class _Emitter:
         )
         self.env: dict[int, Any] = {}
         # values torch's exporter computes at run time though they are known here (scripted lists)
-        self.run_time = (
-            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, registry, scripted=scripted)
+        self.torch_run_time = (
+            parent.torch_run_time
+            if parent is not None
+            else TorchRunTimeValues(builder.options.opset, registry, scripted=scripted)
         )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
@@ -154,20 +152,8 @@ class _Emitter:
             emitter = emitter.parent
 
     def keep_inputs_of(self, value: ir.Value) -> None:
-        """See GraphContext.keep_inputs_of: the graph inputs ``value`` is computed from join the
-        main graph's KEPT_INPUTS, which cleanup never drops."""
-        kept = self.builder.root.graph.meta.setdefault(KEPT_INPUTS, set())
-        seen: set[int] = set()
-        pending = [value]
-        while pending:
-            current = pending.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            if current.is_graph_input() and not current.is_initializer():
-                kept.add(current)
-            elif current.producer() is not None:
-                pending.extend(v for v in current.producer().inputs if v is not None)
+        """See GraphContext.keep_inputs_of (input_parity.keep_inputs_of, on the main graph)."""
+        input_parity.keep_inputs_of(self.builder.root.graph, value)
 
     def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj
@@ -307,9 +293,9 @@ class _Emitter:
         schema = schema_of(node)
         overload = schema.overload_name if schema is not None else ""
         facts = self.registry.facts(kind, overload)
-        torch_reads = self.run_time.reads_of(node, inputs, facts)
+        torch_reads = self.torch_run_time.reads_of(node, inputs, facts)
         if schema is not None and self._try_fold(node, schema, inputs, facts):
-            self.run_time.mark(node, facts, torch_reads, self.lookup)
+            self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
             return
         if schema is not None and facts.promotion is not None:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
@@ -326,8 +312,7 @@ class _Emitter:
             result = around_dequantized(g, facts.quantized, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
-            if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
-                _note_inputs_read(result, inputs, node)
+            input_parity.note_inputs_read(node, inputs, result)
             if schema is not None and not has_blocks(node):
                 self.dtypes.update(_corrected_dtypes(node, schema, inputs, result, self.dtypes))
             # Outputs of control flow depend on the branch or trip count: no static shapes.
@@ -342,7 +327,7 @@ class _Emitter:
                 location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
-        self.run_time.mark(node, facts, torch_reads, self.lookup)
+        self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
@@ -507,44 +492,6 @@ class _Emitter:
         return True
 
 
-def _note_inputs_read(result: Any, inputs: Sequence[Any], node: torch._C.Node) -> None:
-    """Record, on the run-time values a node computed, the graph inputs the node read.
-
-    Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
-    an ONNX reader; torch's exporter folds only the outputs of a TorchScript node whose values
-    are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
-    input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
-    matches torch's interface: an input dropped by torch is one no run-time result depends on.
-
-    Run-time arguments that are not graph inputs are recorded too, and so are the run-time
-    items of a list of numbers: a lowering may leave one unread where torch's reads it
-    (``split`` with sizes ``(x.size(1), y.size(1))`` computes the last size from the total,
-    torch's Split takes both), and cleanup then follows such an unread argument to the
-    inputs it was computed from. A list of tensors is not looked into: reading one item of a
-    list literal (``pair[0]``) reads nothing else, in torch's exporter too.
-    """
-    read: list[ir.Value] = []
-    for ts_value, obj in zip(node.inputs(), inputs):
-        if isinstance(obj, ir.Value):
-            items: Sequence[Any] = (obj,)
-        elif isinstance(obj, (list, tuple)) and _is_number_list(ts_value):  # (asking the type costs)
-            items = _run_time_values(obj)
-        else:
-            continue
-        read.extend(item for item in items if item.const_value is None and not item.is_initializer())
-    if not read:
-        return
-    for value in _run_time_values(result):
-        value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
-
-
-def _is_number_list(value: torch._C.Value) -> bool:
-    ts_type = value.type()
-    return isinstance(ts_type, torch._C.ListType) and isinstance(
-        ts_type.getElementType(), (torch._C.IntType, torch._C.FloatType, torch._C.NumberType)
-    )
-
-
 def _corrected_dtypes(
     node: torch._C.Node,
     schema: torch._C.FunctionSchema,
@@ -620,15 +567,6 @@ def _run_aten(schema: torch._C.FunctionSchema, values: Sequence[Any]) -> Any:
             args.append(value)
     with torch.no_grad():
         return overload(*args, **kwargs)
-
-
-def _run_time_values(obj: Any) -> list[ir.Value]:
-    """The values of a symbolic's result not known at export time (constants excluded)."""
-    if isinstance(obj, ir.Value):
-        return [] if obj.const_value is not None else [obj]
-    if isinstance(obj, (list, tuple)):
-        return [value for item in obj for value in _run_time_values(item)]
-    return []
 
 
 def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool:
@@ -836,7 +774,7 @@ def emit_graph(
     locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[Any]:
     """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
-    ``scripted``: the graph is a scripted model's (see torch_run_time); ``locate`` names a
+    ``scripted``: the graph is a scripted model's (see input_parity); ``locate`` names a
     node's place in the user's code in errors."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
@@ -860,6 +798,6 @@ def emit_graph(
     emitter.emit_block(ts_graph)
     results = [emitter.lookup(v) for v in ts_graph.outputs()]
     # outputs torch's exporter computes at run time from scripted lists keep what it reads
-    for value in emitter.run_time.output_reads(list(ts_graph.outputs()), results):
+    for value in emitter.torch_run_time.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results

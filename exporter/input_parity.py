@@ -1,31 +1,34 @@
-"""Values torch's exporter computes at run time though this exporter knows them at export time.
+"""Which graph inputs the exported model keeps: those torch's exporter keeps.
 
 Which graph inputs an exported model takes is part of its interface: torch's exporter drops
 exactly the inputs its final graph does not read, and callers (torch's own test suite among
 them) feed the inputs it keeps. This exporter knows more at export time than torch's does,
-so some inputs torch reads would go unread here. The common cases are handled where values
-are emitted (``emitter._note_inputs_read``: a node computing a run-time result read an input,
-perhaps only for its shape, which torch reads too unless it folds the node's outputs). This
-module handles the values that are run-time in torch's graph but constants here:
+so some inputs torch reads would go unread here. The emitter calls this module for every node
+it emits; cleanup then drops only the inputs nothing here names. Two cases:
 
-- Scripted lists of tensors. Torch's exporter lowers a ``Tensor[]`` made by an op
-  (``unbind``, ``l + [t]``), changed inside a loop it keeps, or indexed at a position computed
-  at run time, to an ONNX sequence (opset 11+), and knows nothing read from a sequence at
-  export time: not ``len(l)``, not ``l[i]``, not even the shape of ``l[i]``. This exporter
-  keeps such a list as a Python list of values wherever its length is fixed, so ``len(l)`` is
-  an int and the shapes of its items are known.
-- Loops and ifs. Torch keeps a loop unless TorchScript unrolls it (a scripted model's loop
-  with a constant trip count), so an ``if`` on ``len(l)`` inside it is decided at run time and
-  both branches' reads count. This exporter unrolls the loop and decides the ``if``.
-- Lowerings torch's constant tracking cannot see through: below opset 11 its arange is
-  NonZero(ConstantOfShape(n)), so ``_dim_arange(x, 1)`` reads Shape(x) at run time there.
+- A node computing a run-time result read an input, perhaps only for its shape, which torch
+  reads too unless it folds the node's outputs (:func:`note_inputs_read`, ``READS_INPUTS``).
+- Values that are run-time in torch's graph but constants here (:class:`TorchRunTimeValues`,
+  ``KEPT_INPUTS``):
 
-A TorchScript value computed by such a read is *torch-run-time*: it is followed through every
-node that reads it (also nodes this exporter folds, and the outputs of loops and ifs it
-unrolls or decides), with the graph inputs and run-time values torch's exporter reads to
-compute it. Where a graph output is torch-run-time, the graph inputs those come from stay
-graph inputs (``KEPT_INPUTS``). Such an input may not change the result of this exporter's
-model; it is what torch's model takes, so a model exported by either is fed the same way.
+  - Scripted lists of tensors. Torch's exporter lowers a ``Tensor[]`` made by an op
+    (``unbind``, ``l + [t]``), changed inside a loop it keeps, or indexed at a position computed
+    at run time, to an ONNX sequence (opset 11+), and knows nothing read from a sequence at
+    export time: not ``len(l)``, not ``l[i]``, not even the shape of ``l[i]``. This exporter
+    keeps such a list as a Python list of values wherever its length is fixed, so ``len(l)`` is
+    an int and the shapes of its items are known.
+  - Loops and ifs. Torch keeps a loop unless TorchScript unrolls it (a scripted model's loop
+    with a constant trip count), so an ``if`` on ``len(l)`` inside it is decided at run time and
+    both branches' reads count. This exporter unrolls the loop and decides the ``if``.
+  - Lowerings torch's constant tracking cannot see through: below opset 11 its arange is
+    NonZero(ConstantOfShape(n)), so ``_dim_arange(x, 1)`` reads Shape(x) at run time there.
+
+  A TorchScript value computed by such a read is *torch-run-time*: it is followed through every
+  node that reads it (also nodes this exporter folds, and the outputs of loops and ifs it
+  unrolls or decides), with the graph inputs and run-time values torch's exporter reads to
+  compute it. Where a graph output is torch-run-time, the graph inputs those come from stay
+  graph inputs. Such an input may not change the result of this exporter's model; it is what
+  torch's model takes, so a model exported by either is fed the same way.
 
 What torch does with each op (which ops read sequences, change lists, fold on constants) is
 declared where the op is registered (op_facts.OpFacts, the ``torch_*`` and ``mutates_list``
@@ -45,7 +48,79 @@ from exporter.registry import Registry
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
 from exporter.ts_graph import has_blocks
 
-__all__ = ["TorchRunTime"]
+__all__ = ["READS_INPUTS", "KEPT_INPUTS", "TorchRunTimeValues", "note_inputs_read", "keep_inputs_of"]
+
+# ir.Value meta key: graph inputs the node computing this value read (see note_inputs_read).
+READS_INPUTS = "exporter.reads_inputs"
+# ir.Graph meta key (main graph): inputs kept whether or not anything reads them.
+KEPT_INPUTS = "exporter.kept_inputs"
+
+
+def note_inputs_read(node: torch._C.Node, inputs: Sequence[Any], result: Any) -> None:
+    """Record, on the run-time values ``node`` computed (``result``), the graph inputs it read.
+
+    Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
+    an ONNX reader; torch's exporter folds only the outputs of a TorchScript node whose values
+    are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
+    input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
+    matches torch's interface: an input dropped by torch is one no run-time result depends on.
+
+    Run-time arguments that are not graph inputs are recorded too, and so are the run-time
+    items of a list of numbers: a lowering may leave one unread where torch's reads it
+    (``split`` with sizes ``(x.size(1), y.size(1))`` computes the last size from the total,
+    torch's Split takes both), and cleanup then follows such an unread argument to the
+    inputs it was computed from. A list of tensors is not looked into: reading one item of a
+    list literal (``pair[0]``) reads nothing else, in torch's exporter too. Prim nodes (lists,
+    tuples, unpacking) read nothing.
+    """
+    if node.kind().startswith("prim::"):
+        return
+    read: list[ir.Value] = []
+    for ts_value, obj in zip(node.inputs(), inputs):
+        if isinstance(obj, ir.Value):
+            items: Sequence[Any] = (obj,)
+        elif isinstance(obj, (list, tuple)) and _is_number_list(ts_value):  # (asking the type costs)
+            items = _emitted_values(obj)
+        else:
+            continue
+        read.extend(item for item in items if item.const_value is None and not item.is_initializer())
+    if not read:
+        return
+    for value in _emitted_values(result):
+        value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
+
+
+def _is_number_list(value: torch._C.Value) -> bool:
+    ts_type = value.type()
+    return isinstance(ts_type, torch._C.ListType) and isinstance(
+        ts_type.getElementType(), (torch._C.IntType, torch._C.FloatType, torch._C.NumberType)
+    )
+
+
+def _emitted_values(obj: Any) -> list[ir.Value]:
+    """The ONNX values in a symbolic's result or a list argument, constants excluded."""
+    if isinstance(obj, ir.Value):
+        return [] if obj.const_value is not None else [obj]
+    if isinstance(obj, (list, tuple)):
+        return [value for item in obj for value in _emitted_values(item)]
+    return []
+
+
+def keep_inputs_of(graph: ir.Graph, value: ir.Value) -> None:
+    """The graph inputs ``value`` is computed from join ``graph``'s (the main graph's)
+    ``KEPT_INPUTS``, which cleanup never drops."""
+    kept = graph.meta.setdefault(KEPT_INPUTS, set())
+    seen: set[int] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.is_graph_input() and not current.is_initializer():
+            kept.add(current)
+        elif current.producer() is not None:
+            pending.extend(v for v in current.producer().inputs if v is not None)
 
 
 def _is_tensor_list(value: torch._C.Value) -> bool:
@@ -53,7 +128,7 @@ def _is_tensor_list(value: torch._C.Value) -> bool:
     return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
 
 
-def _run_time_values(obj: Any) -> Iterable[ir.Value]:
+def _read_at_run_time(obj: Any) -> Iterable[ir.Value]:
     """The values torch reads at run time in ``obj``: neither constants nor initializers, and
     the sequence of a run-time list."""
     if isinstance(obj, ir.Value):
@@ -61,7 +136,7 @@ def _run_time_values(obj: Any) -> Iterable[ir.Value]:
             yield obj
     elif isinstance(obj, (list, tuple)):
         for item in obj:
-            yield from _run_time_values(item)
+            yield from _read_at_run_time(item)
     elif isinstance(obj, RuntimeList) and obj.sequence is not None:
         yield obj.sequence
 
@@ -73,7 +148,7 @@ def _block_nodes(blocks: Iterable[torch._C.Block]) -> Iterable[torch._C.Node]:
             yield from _block_nodes(node.blocks())
 
 
-class TorchRunTime:
+class TorchRunTimeValues:
     """The torch-run-time TorchScript values of one export (see the module docstring), shared
     by the emitter of the main graph and those of its subgraphs."""
 
@@ -170,7 +245,7 @@ class TorchRunTime:
         ):
             reads = {} if reads is None else reads
         if reads is not None:
-            for value in _run_time_values(list(inputs)):
+            for value in _read_at_run_time(list(inputs)):
                 reads[id(value)] = value
         return reads
 
@@ -223,7 +298,7 @@ class TorchRunTime:
                 found = self.values.get(ts_value.unique())
                 if found is not None:
                     reads.update(found)
-                for value in _run_time_values([_safe_lookup(lookup, ts_value)]):
+                for value in _read_at_run_time([_safe_lookup(lookup, ts_value)]):
                     reads[id(value)] = value
         for ts_value in changed:
             if ts_value.unique() not in inner:
