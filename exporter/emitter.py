@@ -17,7 +17,7 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, input_parity, promotion, runtime_list, tensors
+from exporter import arguments, eager_ops, input_parity, promotion, runtime_list, tensors
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.input_parity import TorchRunTimeValues
@@ -33,8 +33,6 @@ __all__ = ["emit_graph", "find_unsupported"]
 _IGNORABLE_ARGUMENTS = frozenset(
     {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
 )
-# Folding a node by running it in torch is skipped when the result would be larger than this.
-_FOLD_LIMIT_BYTES = 1 << 20
 
 
 def find_unsupported(
@@ -128,7 +126,7 @@ class _Emitter:
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
         # TorchScript value (unique id) -> the dtype torch computes where shape propagation recorded
-        # a guess (see _corrected_dtypes); kept here, since the emitter never mutates the graph it walks
+        # a guess (see eager_ops.corrected_dtypes); kept here, since the emitter never mutates the graph it walks
         self.dtypes: dict[int, torch.dtype] = parent.dtypes if parent is not None else {}
 
     # -- values ----------------------------------------------------------------------------
@@ -314,7 +312,7 @@ class _Emitter:
                 result = self._call(g, symbolic, schema, inputs)
             input_parity.note_inputs_read(node, inputs, result)
             if schema is not None and not has_blocks(node):
-                self.dtypes.update(_corrected_dtypes(node, schema, inputs, result, self.dtypes))
+                self.dtypes.update(eager_ops.corrected_dtypes(node, schema, inputs, result, self.dtypes))
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -473,100 +471,14 @@ class _Emitter:
             or schema.is_mutable
             or any(_is_dynamic(obj) for obj in inputs)  # most nodes: checked before asking torch
             or has_blocks(node)
-            or _is_nondeterministic(node)
         ):
             return False
-        try:
-            result = _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
-        except Exception:  # noqa: BLE001 - the symbolic handles what torch cannot fold
+        results = eager_ops.folded(node, schema, inputs)
+        if results is None:
             return False
-        results = list(result) if isinstance(result, tuple) else [result]
-        outputs = list(node.outputs())
-        if len(results) != len(outputs):
-            return False
-        size = sum(r.element_size() * r.numel() for r in results if isinstance(r, torch.Tensor))
-        if size > _FOLD_LIMIT_BYTES:
-            return False
-        for ts_value, obj in zip(outputs, results):
-            self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
+        for ts_value, obj in zip(node.outputs(), results):
+            self.env[ts_value.unique()] = obj
         return True
-
-
-def _corrected_dtypes(
-    node: torch._C.Node,
-    schema: torch._C.FunctionSchema,
-    inputs: Sequence[Any],
-    result: Any,
-    known: dict[int, torch.dtype],
-) -> dict[int, torch.dtype]:
-    """Where the symbolic's dtype differs from the one TorchScript recorded (or ``known``
-    already corrected), ask torch: run the op on meta tensors of the emitted inputs' dtypes. If
-    torch computes the symbolic's dtype, the recorded one was a guess of shape propagation on a
-    scripted graph (``cat`` of half and float recorded half, ``sum(dtype=float)`` of half
-    recorded half): the corrections returned (by the outputs' unique ids) are what _stamp
-    reads instead. Otherwise the mismatch stands and _stamp reports the symbolic."""
-    outputs = list(node.outputs())
-    results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
-    pairs = []
-    for ts_value, obj in zip(outputs, results):
-        if not isinstance(obj, ir.Value) or obj.dtype is None:
-            continue
-        ts_type = ts_value.type()  # one pybind round trip per output (this runs for every node)
-        if not isinstance(ts_type, torch._C.TensorType):
-            continue
-        recorded = known.get(ts_value.unique(), ts_type.dtype())
-        if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:
-            pairs.append((ts_value, obj))
-    if not pairs:
-        return {}
-    computed = _meta_dtypes(schema, inputs)
-    if computed is None or len(computed) != len(outputs):
-        return {}
-    corrected = {}
-    for ts_value, obj in pairs:
-        dtype = computed[outputs.index(ts_value)]
-        if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
-            corrected[ts_value.unique()] = dtype
-    return corrected
-
-
-def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
-    """The output dtypes torch computes for the op on inputs of the emitted dtypes (meta
-    tensors: no data, no work), or None when the op cannot run so."""
-
-    def meta(obj: Any) -> Any:
-        if isinstance(obj, ir.Value):
-            if obj.dtype is None or obj.shape is None:
-                raise TypeError("untyped value")
-            shape = [d if isinstance(d, int) else 2 for d in obj.shape]
-            return torch.empty(shape, dtype=tensors.to_torch_dtype(obj.dtype), device="meta")
-        if isinstance(obj, (list, tuple)):
-            return type(obj)(meta(o) for o in obj)
-        if isinstance(obj, (RuntimeList, ScanItem)):
-            raise TypeError("run-time list")
-        return obj
-
-    try:
-        out = _run_aten(schema, [_to_eager(arg, meta(obj)) for arg, obj in zip(schema.arguments, inputs)])
-    except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
-        return None
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
-
-
-def _run_aten(schema: torch._C.FunctionSchema, values: Sequence[Any]) -> Any:
-    """Call the aten overload of ``schema`` in torch on eager ``values`` bound by position
-    (keyword-only arguments by name), without autograd."""
-    packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
-    overload = getattr(packet, schema.overload_name or "default")
-    args, kwargs = [], {}
-    for arg, value in zip(schema.arguments, values):
-        if arg.kwarg_only:
-            kwargs[arg.name] = value
-        else:
-            args.append(value)
-    with torch.no_grad():
-        return overload(*args, **kwargs)
 
 
 def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool:
@@ -699,14 +611,6 @@ def _complete(ts_value: torch._C.Value) -> bool:
     return ts_value.node().owningBlock().owningNode() is None
 
 
-def _is_nondeterministic(node: torch._C.Node) -> bool:
-    """Node.isNondeterministic() asserts on some schemas (native_dropout with train=None)."""
-    try:
-        return node.isNondeterministic()
-    except RuntimeError:
-        return True
-
-
 class _TypeMismatch(Exception):
     pass
 
@@ -717,29 +621,6 @@ def _is_dynamic(obj: Any) -> bool:
     if isinstance(obj, (list, tuple)):
         return any(_is_dynamic(o) for o in obj)
     return False
-
-
-_MEMORY_FORMATS = {
-    0: torch.contiguous_format,
-    1: torch.preserve_format,
-    2: torch.channels_last,
-    3: torch.channels_last_3d,
-}
-
-
-def _to_eager(arg: torch._C.Argument, obj: Any) -> Any:
-    type_text = str(arg.type)
-    if obj is None:
-        return None
-    if "ScalarType" in type_text and isinstance(obj, int):
-        return tensors.scalar_type_to_dtype(obj)
-    if "Layout" in type_text and isinstance(obj, int):
-        return torch.strided
-    if "MemoryFormat" in type_text and isinstance(obj, int):
-        return _MEMORY_FORMATS[obj]
-    if type_text == "Tensor" and not isinstance(obj, torch.Tensor):
-        return torch.tensor(obj)
-    return obj
 
 
 def _is_default(arg: torch._C.Argument, obj: Any) -> bool:
