@@ -250,7 +250,11 @@ def _as_result_dtype(g: GraphContext, x: Value, *, floating: bool = False) -> Va
     ``floating``: the op's result is always a float (reciprocal, log, acos...), which a
     scripted graph's shape propagation may have recorded as the integer input dtype."""
     dtype = bitwise.result_dtype(g, x.dtype) or x.dtype
-    if floating and not tensors.is_floating(dtype) and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128):
+    if (
+        floating
+        and not tensors.is_floating_dtype(dtype)
+        and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128)
+    ):
         dtype = tensors.from_torch_dtype(torch.get_default_dtype())
     return h.cast(g, x, dtype)
 

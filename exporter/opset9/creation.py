@@ -406,7 +406,7 @@ def _tensor_from_data(g: GraphContext, data: object, dtype: torch.dtype | None, 
         parts = [_tensor_from_data(g, d, None, scalar=True) for d in data]
         kinds = {p.dtype for p in parts}
         if dtype is None:
-            if any(tensors.is_floating(k) for k in kinds):
+            if any(tensors.is_floating_dtype(k) for k in kinds):
                 target = h.ir_dtype(torch.get_default_dtype())
             elif kinds == {ir.DataType.BOOL}:
                 target = ir.DataType.BOOL
@@ -425,7 +425,7 @@ def _tensor_from_runtime_list(g: GraphContext, data: RuntimeList, dtype: torch.d
     stacked = runtime_list.tensor_of(g, data)
     if dtype is not None:
         target = h.ir_dtype(dtype)
-    elif stacked.dtype is not None and tensors.is_floating(stacked.dtype):
+    elif stacked.dtype is not None and tensors.is_floating_dtype(stacked.dtype):
         target = h.ir_dtype(torch.get_default_dtype())
     elif stacked.dtype == ir.DataType.BOOL:
         target = ir.DataType.BOOL

@@ -88,7 +88,7 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
         }
         dtype = (
             ir.DataType.DOUBLE
-            if any(k is not None and tensors.is_floating(k) for k in kinds)
+            if any(k is not None and tensors.is_floating_dtype(k) for k in kinds)
             else (ir.DataType.BOOL if kinds == {ir.DataType.BOOL} else ir.DataType.INT64)
         )
         stacked = runtime_list.list_item_value(g, list(items), dtype)
