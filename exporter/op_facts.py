@@ -112,6 +112,10 @@ class OpFacts:
     quantized: Quantized | FixedQParams = Quantized.DEQUANTIZE
     # it changes the list that is its first input in place (append, pop, _set_item)
     mutates_list: bool = False
+    # it only checks or refines an Optional value (``is None``, ``is not None``, Optional[T] ->
+    # T), never computes with it: a scripted Optional[Tensor] input nothing else uses becomes an
+    # ONNX optional input (opset 15), as in torch's exporter
+    checks_optional: bool = False
     # What torch's exporter does with it, for the graph inputs its model keeps (input_parity.py):
     # what it reads of its list input where torch makes that list an ONNX sequence
     torch_sequence_read: SequenceRead | None = None

@@ -26,7 +26,7 @@ import torch
 from exporter import arguments, symbolic_index
 from exporter.op_facts import FACT_NAMES, FixedQParams, OpFacts, Promotion, Quantized, SequenceRead
 from exporter.opsets import MIN_OPSET
-from exporter.ts_graph import schema_of
+from exporter.ts_graph import overload_name
 
 __all__ = [
     "MIN_OPSET",
@@ -167,6 +167,7 @@ _FACT_TYPES: dict[str, tuple[type, ...]] = {
     "promotion": (Promotion,),
     "quantized": (Quantized, FixedQParams),
     "mutates_list": (bool,),
+    "checks_optional": (bool,),
     "torch_sequence_read": (SequenceRead,),
     "torch_shape_read_below": (int,),
     "torch_folds_constants": (bool,),
@@ -455,14 +456,14 @@ class Registry:
         return found
 
     def node_facts(self, node: torch._C.Node) -> OpFacts:
-        """The facts of ``node``'s op, for phases walking every node (the scalar-type pass):
-        only operators declare facts, so a node without a schema (constants, list and tuple
-        constructs, the graph's return) or an autograd Function call (prim::PythonOp) has the
-        defaults without a question that would load every family."""
-        schema = schema_of(node)
-        if schema is None or node.kind() == PYTHON_OP:
+        """The facts of ``node``'s op, for phases walking every node (the scalar-type pass). A
+        node of the graph's structure (a constant, a block's parameters or return) or an
+        autograd Function call has no symbolic: it has the defaults, without a question that
+        would load every family."""
+        kind = node.kind()
+        if kind in _NOT_OPS:
             return _NO_FACTS
-        return self.facts(node.kind(), schema.overload_name)
+        return self.facts(kind, overload_name(node))
 
     def kinds_where(self, predicate: Callable[[OpFacts], bool]) -> frozenset[str]:
         """The node kinds (op names without overload) with an op or overload whose facts satisfy
@@ -501,6 +502,9 @@ def _candidates(name: str, overload: str) -> list[str]:
 
 
 _NO_FACTS = OpFacts()
+# Node kinds that are no op with a symbolic: the graph's structure, and autograd Function calls
+# (the emitter handles them itself).
+_NOT_OPS = frozenset({"prim::Constant", "prim::Param", "prim::Return", PYTHON_OP})
 
 
 REGISTRY = Registry(symbolic_index.OP_MODULES, symbolic_index.MODULES)
@@ -514,6 +518,7 @@ def onnx_symbolic(
     promotion: Promotion | None = None,
     quantized: Quantized | FixedQParams | None = None,
     mutates_list: bool | None = None,
+    checks_optional: bool | None = None,
     torch_sequence_read: SequenceRead | None = None,
     torch_shape_read_below: int | None = None,
     torch_folds_constants: bool | None = None,
@@ -528,6 +533,7 @@ def onnx_symbolic(
         "promotion": promotion,
         "quantized": quantized,
         "mutates_list": mutates_list,
+        "checks_optional": checks_optional,
         "torch_sequence_read": torch_sequence_read,
         "torch_shape_read_below": torch_shape_read_below,
         "torch_folds_constants": torch_folds_constants,

@@ -1,7 +1,7 @@
 """Op facts (op_facts.py): declared where an op is registered, held by the registry per op name.
 
-The facts replaced tables of aten names that promotion.py, quantization.py, torch_run_time.py
-and ts_graph.py applied to every node. The frozen copies below are those tables as they were;
+The facts replaced tables of aten names that promotion.py, quantization.py, torch_run_time.py,
+ts_graph.py and assemble.py applied to every node. The frozen copies below are those tables as they were;
 every entry must be declared now, for every overload of the op it applied to.
 """
 
@@ -136,6 +136,7 @@ _RUN_TIME_LIST_MUTATIONS = _LIST_MUTATIONS | {"aten::add_"}
 _SEQUENCE_READS = frozenset({"aten::__getitem__", "aten::len", "aten::pop"})
 _UNTRACKED_BELOW = {"aten::_dim_arange": 11}
 _INT_ARITHMETIC = frozenset({"prim::min", "prim::max", "aten::add", "aten::sub", "aten::mul", "aten::floordiv"})
+_OPTIONAL_USES = frozenset({"aten::__is__", "aten::__isnot__", "prim::unchecked_cast"})
 _FOLD_FALSE = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::dict"})
 
 # Entries for ops without a symbolic: nothing can declare them (a declaration is made where a
@@ -223,6 +224,9 @@ def test_every_former_list_and_torch_entry_is_declared() -> None:
             assert REGISTRY.facts(kind, overload).torch_folds_constants, (kind, overload)
     for kind in _FOLD_FALSE:
         assert not REGISTRY.facts(kind).fold, kind
+    for kind in _OPTIONAL_USES:
+        for overload in ["", *(s.overload_name for s in _schemas(kind))]:
+            assert REGISTRY.facts(kind, overload).checks_optional, (kind, overload)
 
 
 @pytest.mark.parametrize("kind", sorted(_WITHOUT_SYMBOLIC))
@@ -322,6 +326,33 @@ def test_facts_load_only_the_ops_family() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert found == {"integers": True, "loaded": ["exporter.opset9.shape"]}
+
+
+def test_nodes_of_the_graphs_structure_are_asked_about_without_loading() -> None:
+    """A phase walking every node (the scalar-type pass) asks about constants and the return
+    too: they have no symbolic, and must not count as an unknown op (which loads every family)."""
+    code = (
+        "import json, sys, torch\n"
+        "from exporter import symbolic_index\n"
+        "from exporter.op_facts import OpFacts\n"
+        "from exporter.registry import REGISTRY\n"
+        "def loaded():\n"
+        "    return [m for m in symbolic_index.MODULES if m in sys.modules]\n"
+        "unit = torch.jit.CompilationUnit('def f(x: torch.Tensor):\\n    return x + 1\\n')\n"
+        "graph = unit.f.graph\n"
+        "add = next(n for n in graph.nodes() if n.kind() == 'aten::add')\n"
+        "promotes = REGISTRY.node_facts(add).promotion is not None\n"
+        "after_add = loaded()\n"
+        "nodes = [n for n in graph.nodes() if n.kind() == 'prim::Constant'] + [graph.return_node()]\n"
+        "defaults = len(nodes) > 1 and all(REGISTRY.node_facts(n) == OpFacts() for n in nodes)\n"
+        "print(json.dumps({'defaults': defaults, 'promotes': promotes, 'after_add': after_add,\n"
+        "                  'after_all': loaded(), 'modules': len(symbolic_index.MODULES)}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    assert found["defaults"] and found["promotes"]
+    assert found["after_all"] == found["after_add"]
+    assert len(found["after_all"]) < found["modules"]
 
 
 # -- declared by users ----------------------------------------------------------------------------
