@@ -7,14 +7,10 @@ every entry must be declared now, for every overload of the op it applied to.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import NEWEST, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch, run_in_fresh_interpreter
 
 import exporter
 from exporter.graph_context import GraphContext
@@ -323,8 +319,7 @@ def test_facts_load_only_the_ops_family() -> None:
         "loaded = [m for m in symbolic_index.MODULES if m in sys.modules]\n"
         "print(json.dumps({'integers': facts.quantized is Quantized.INTEGERS, 'loaded': loaded}))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    found = json.loads(result.stdout.strip().splitlines()[-1])
+    found = run_in_fresh_interpreter(code)
     assert found == {"integers": True, "loaded": ["exporter.opset9.shape"]}
 
 
@@ -348,8 +343,7 @@ def test_nodes_of_the_graphs_structure_are_asked_about_without_loading() -> None
         "print(json.dumps({'defaults': defaults, 'promotes': promotes, 'after_add': after_add,\n"
         "                  'after_all': loaded(), 'modules': len(symbolic_index.MODULES)}))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    found = json.loads(result.stdout.strip().splitlines()[-1])
+    found = run_in_fresh_interpreter(code)
     assert found["defaults"] and found["promotes"]
     assert found["after_all"] == found["after_add"]
     assert len(found["after_all"]) < found["modules"]

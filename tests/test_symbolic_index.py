@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import pathlib
-import subprocess
 import sys
 from typing import NamedTuple
 
 import onnx_ir as ir
 import pytest
 import torch
+from conftest import run_in_fresh_interpreter
 
 from exporter import symbolic_index
 from exporter.graph_context import GraphContext
@@ -61,17 +60,11 @@ def test_a_stale_index_is_reported() -> None:
     assert len(tool.differences(modules[:1], actual, modules, actual)) == 1  # a new module file
 
 
-def _fresh(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter; it prints one JSON line, returned parsed."""
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 _LOADED = "[m for m in symbolic_index.MODULES if m in sys.modules]"
 
 
 def test_import_loads_no_symbolic_module_and_a_lookup_only_its_own() -> None:
-    found = _fresh(
+    found = run_in_fresh_interpreter(
         "import json, sys\n"
         "import exporter\n"
         "from exporter import symbolic_index\n"
@@ -114,7 +107,7 @@ def test_lazy_lookups_agree_with_loading_everything_first() -> None:
         "REGISTRY.load_all()\n"
         "print(json.dumps({'lazy': lazy, 'eager': [describe(*case) for case in cases]}))\n"
     )
-    found = _fresh(code)
+    found = run_in_fresh_interpreter(code)
     assert found["lazy"] == found["eager"]
     assert found["lazy"][0][0][1] == "exporter.opset9.activations"
     assert found["lazy"][-1][0] is None
@@ -123,7 +116,7 @@ def test_lazy_lookups_agree_with_loading_everything_first() -> None:
 def test_user_builtin_duplicating_an_unloaded_one_is_refused() -> None:
     """Registering a built-in the index knows loads the index's modules first, so a duplicate
     (name, opset) is refused as when every module was imported at ``import exporter``."""
-    found = _fresh(
+    found = run_in_fresh_interpreter(
         "import json\n"
         "import exporter\n"
         "def relu(g, self): return self\n"
