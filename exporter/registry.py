@@ -427,11 +427,13 @@ class Registry:
 
     def function_exports(self, cls: type) -> bool:
         """Whether the Function ``cls`` has a symbolic at some opset (else tracing inlines it)."""
+        if callable(getattr(cls, "symbolic", None)):
+            return True
         names = function_names(cls)
         self._load(*names)
-        if not callable(getattr(cls, "symbolic", None)) and not self._known(names):
+        if not self._known(names):
             self.load_all()
-        return callable(getattr(cls, "symbolic", None)) or self._known(names)
+        return self._known(names)
 
     def facts(self, name: str, overload: str = "") -> OpFacts:
         """What is declared of ``name`` (see op_facts.py). An overload has the facts of its op,
