@@ -172,7 +172,11 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
             return g.list_to_value(obj)
         if isinstance(obj, (torch.Tensor, bool, int, float)):
             return g.constant(obj)
-        if isinstance(obj, RuntimeList) and obj.item_dtype is not None and not tensors.is_floating(obj.item_dtype):
+        if (
+            isinstance(obj, RuntimeList)
+            and obj.item_dtype is not None
+            and not tensors.is_floating_dtype(obj.item_dtype)
+        ):
             return runtime_list.stack(g, obj, 0)  # a run-time int list as a shape
         raise ArgumentError(f"expected a tensor, got {type(obj).__name__} {obj!r}")
     if kind is Kind.INT:

@@ -106,7 +106,9 @@ def assemble(
     """Bind inputs and weights, emit the graph, then name and shape its outputs."""
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
     builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
-    bound_inputs, flat_inputs = _bind_inputs(builder, captured, _input_names(captured, input_names), dynamic_axes)
+    bound_inputs, flat_inputs = _bind_inputs(
+        builder, captured, _input_names(captured, input_names), dynamic_axes, registry
+    )
     bound = bound_inputs + _bind_weights(graph, captured, export_params, keep_initializers_as_inputs)
     results = emit_graph(
         captured.graph,
@@ -129,25 +131,22 @@ def assemble(
     return model
 
 
-# ts types' uses that an ONNX optional input can take: its None checks and the refinement to T
-_OPTIONAL_USES = frozenset({"aten::__is__", "aten::__isnot__", "prim::unchecked_cast"})
-
-
-def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int) -> bool:
+def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int, registry: Registry) -> bool:
     """Whether a scripted model's ``Optional[Tensor]`` parameter, given a tensor, is an ONNX
     optional graph input, as torch's exporter declares it from opset 15: its ``is None``
     checks then run at run time (OptionalHasElement), so a caller may leave it out, and the
     branches for None are exported too. With ``if x is not None: return x`` followed by
     ``elif y is not None: ...``, deciding ``x is not None`` at export time would leave ``y``
     unread and dropped, while torch's model takes both; torch's own tests feed it so.
-    Only a parameter that is nothing but checked and refined (``prim::unchecked_cast``)
-    becomes one; a parameter also passed as it is to an op stays a tensor input."""
+    Only a parameter that is nothing but checked and refined (ops declaring
+    ``checks_optional``) becomes one; a parameter also passed as it is to an op stays a
+    tensor input."""
     return (
         captured.method == "script"
         and opset >= _OPTIONAL_INPUT_OPSET
         and isinstance(ts_value.type(), torch._C.OptionalType)
         and bool(ts_value.uses())
-        and all(use.user.kind() in _OPTIONAL_USES for use in ts_value.uses())
+        and all(registry.node_facts(use.user).checks_optional for use in ts_value.uses())
     )
 
 
@@ -177,7 +176,11 @@ def _input_names(captured: Captured, input_names: Sequence[str] | None) -> list[
 
 
 def _bind_inputs(
-    builder: GraphBuilder, captured: Captured, names: list[str], dynamic_axes: dict[str, dict[int, str]]
+    builder: GraphBuilder,
+    captured: Captured,
+    names: list[str],
+    dynamic_axes: dict[str, dict[int, str]],
+    registry: Registry,
 ) -> tuple[list[tuple[torch._C.Value, Any]], list[ir.Value]]:
     """One graph input per flattened model input, with its dynamic axes; a quantized tensor is
     three: its integer values, its scale (float64, 0-d) and zero point (int64, 0-d), which is
@@ -197,7 +200,7 @@ def _bind_inputs(
             continue
         if not tensor.is_quantized:
             value = _input_value(name, tensor, dynamic_axes.get(name, {}))
-            if _is_optional_input(captured, ts_value, builder.options.opset):
+            if _is_optional_input(captured, ts_value, builder.options.opset, registry):
                 value.type = ir.OptionalType(value.type)  # value.shape stays the element's
             graph.inputs.append(value)
             bound.append((ts_value, value))

@@ -12,7 +12,7 @@ import torch
 
 from exporter import tensors
 from exporter.assemble import FLAT_INPUTS_META
-from exporter.emitter import KEPT_INPUTS, READS_INPUTS
+from exporter.input_parity import KEPT_INPUTS, READS_INPUTS
 
 __all__ = [
     "cleanup",

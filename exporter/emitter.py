@@ -17,33 +17,23 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, promotion, tensors
+from exporter import arguments, eager_ops, input_parity, promotion, tensors
 from exporter.control_flow.subgraph import emit_subgraph
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import GraphBuilder, GraphContext, TorchGraphContext
+from exporter.input_parity import TorchRunTimeValues
+from exporter.op_facts import OpFacts, Promotion
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
-from exporter.torch_run_time import TorchRunTime
-from exporter.ts_graph import all_nodes, has_blocks, schema_of, source_location
+from exporter.ts_graph import all_nodes, has_blocks, overload_name, schema_of, source_location
 
-__all__ = ["emit_graph", "find_unsupported", "READS_INPUTS", "KEPT_INPUTS"]
+__all__ = ["emit_graph", "find_unsupported"]
 
 # Schema arguments a symbolic may leave out: they do not change the values computed.
 _IGNORABLE_ARGUMENTS = frozenset(
     {"device", "layout", "pin_memory", "memory_format", "non_blocking", "cudnn_enabled", "cudnn_enable"}
 )
-# ir.Value meta key: graph inputs the node computing this value read (see _note_inputs_read).
-READS_INPUTS = "exporter.reads_inputs"
-# ir.Graph meta key (main graph): inputs kept whether or not anything reads them.
-KEPT_INPUTS = "exporter.kept_inputs"
-# Folding a node by running it in torch is skipped when the result would be larger than this.
-_FOLD_LIMIT_BYTES = 1 << 20
-
-
-def _overload(node: torch._C.Node) -> str:
-    schema = schema_of(node)
-    return schema.overload_name if schema is not None else ""
 
 
 def find_unsupported(
@@ -76,7 +66,7 @@ def find_unsupported(
             kind = f"{PYTHON_OP}.{cls.__module__}.{cls.__qualname__}" if cls is not None else kind
             overload = ""
         else:
-            overload = _overload(node)
+            overload = overload_name(node)
         if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
             in_branches = in_branches and _inside_if(node)
             counts[kind] += 1
@@ -129,13 +119,15 @@ class _Emitter:
         )
         self.env: dict[int, Any] = {}
         # values torch's exporter computes at run time though they are known here (scripted lists)
-        self.run_time = (
-            parent.run_time if parent is not None else TorchRunTime(builder.options.opset, scripted=scripted)
+        self.torch_run_time = (
+            parent.torch_run_time
+            if parent is not None
+            else TorchRunTimeValues(builder.options.opset, registry, scripted=scripted)
         )
         # ops without a symbolic found only inside branches: reported if a branch holding one is emitted
         self.unsupported: list[UnsupportedOp] = parent.unsupported if parent is not None else []
         # TorchScript value (unique id) -> the dtype torch computes where shape propagation recorded
-        # a guess (see _corrected_dtypes); kept here, since the emitter never mutates the graph it walks
+        # a guess (see eager_ops.corrected_dtypes); kept here, since the emitter never mutates the graph it walks
         self.dtypes: dict[int, torch.dtype] = parent.dtypes if parent is not None else {}
 
     # -- values ----------------------------------------------------------------------------
@@ -159,20 +151,8 @@ class _Emitter:
             emitter = emitter.parent
 
     def keep_inputs_of(self, value: ir.Value) -> None:
-        """See GraphContext.keep_inputs_of: the graph inputs ``value`` is computed from join the
-        main graph's KEPT_INPUTS, which cleanup never drops."""
-        kept = self.builder.root.graph.meta.setdefault(KEPT_INPUTS, set())
-        seen: set[int] = set()
-        pending = [value]
-        while pending:
-            current = pending.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            if current.is_graph_input() and not current.is_initializer():
-                kept.add(current)
-            elif current.producer() is not None:
-                pending.extend(v for v in current.producer().inputs if v is not None)
+        """See GraphContext.keep_inputs_of (input_parity.keep_inputs_of, on the main graph)."""
+        input_parity.keep_inputs_of(self.builder.root.graph, value)
 
     def bind(self, value: torch._C.Value, obj: Any, *, static: bool = True) -> None:
         self.env[value.unique()] = obj
@@ -248,15 +228,16 @@ class _Emitter:
             self._emit_function(node)
             return
         inputs = [self.lookup(v) for v in node.inputs()]
-        torch_reads = self.run_time.reads_of(node, inputs)
         schema = schema_of(node)
-        if schema is not None and self._try_fold(node, schema, inputs):
-            if torch_reads is not None:
-                self.run_time.mark(node, torch_reads, self.lookup)
+        overload = schema.overload_name if schema is not None else ""
+        facts = self.registry.facts(kind, overload)
+        torch_reads = self.torch_run_time.reads_of(node, inputs, facts)
+        if schema is not None and self._try_fold(node, schema, inputs, facts):
+            self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
             return
-        if schema is not None:
-            inputs = self._harmonize(node, schema, inputs)
-        symbolic = self.registry.lookup(kind, self.builder.options.opset, schema.overload_name if schema else "")
+        if schema is not None and facts.promotion is not None:
+            inputs = self._harmonize(node, facts.promotion, schema, inputs)
+        symbolic = self.registry.lookup(kind, self.builder.options.opset, overload)
         if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
                 self.located_unsupported()
@@ -266,13 +247,12 @@ class _Emitter:
         g = GraphContext(self.builder, node, emitter=self)
         try:
             # aten ops on quantized tensors (eager-quantized models) run on dequantized values
-            result = around_dequantized(g, inputs, lambda ins: self._call(g, symbolic, schema, ins))
+            result = around_dequantized(g, facts.quantized, inputs, lambda ins: self._call(g, symbolic, schema, ins))
             if result is None:
                 result = self._call(g, symbolic, schema, inputs)
-            if not kind.startswith("prim::"):  # lists, tuples and unpacking read nothing
-                _note_inputs_read(result, inputs, node)
+            input_parity.note_inputs_read(node, inputs, result)
             if schema is not None and not has_blocks(node):
-                self.dtypes.update(_corrected_dtypes(node, schema, inputs, result, self.dtypes))
+                self.dtypes.update(eager_ops.corrected_dtypes(node, schema, inputs, result, self.dtypes))
             # Outputs of control flow depend on the branch or trip count: no static shapes.
             self._bind_outputs(node, result, static=not has_blocks(node))
         except ExporterError:
@@ -285,8 +265,7 @@ class _Emitter:
                 location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
-        if torch_reads is not None or has_blocks(node):
-            self.run_time.mark(node, torch_reads, self.lookup)
+        self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
@@ -343,9 +322,12 @@ class _Emitter:
                 function=cls if _torch_only_symbolic(found.function, cls, error) else None,
             ) from error
 
-    def _harmonize(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> list[Any]:
-        """Unify operand dtypes the pre-pass could not (scripted graphs with untyped values)."""
-        positions = promotion.operand_positions(node.kind(), schema)
+    def _harmonize(
+        self, node: torch._C.Node, rule: Promotion, schema: torch._C.FunctionSchema, inputs: list[Any]
+    ) -> list[Any]:
+        """Unify the operand dtypes ``rule`` (the op's promotion) names where the pre-pass
+        could not (scripted graphs with untyped values)."""
+        positions = promotion.operand_positions(rule, schema)
         if not positions or not any(isinstance(inputs[p], ir.Value) for p in positions if p < len(inputs)):
             return inputs
         operands = {}
@@ -356,7 +338,7 @@ class _Emitter:
             if operand is None:
                 return inputs
             operands[position] = operand
-        target = promotion.emission_target(node, schema, inputs, operands)
+        target = promotion.emission_target(node, rule, schema, inputs, operands)
         target_ir = tensors.from_torch_dtype(target)
         result = list(inputs)
         for position in operands:
@@ -417,157 +399,26 @@ class _Emitter:
             except _TypeMismatch as error:
                 raise TypeError(f"output {ts_value.debugName()}: {error}") from None
 
-    def _try_fold(self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any]) -> bool:
+    def _try_fold(
+        self, node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: list[Any], facts: OpFacts
+    ) -> bool:
         """Run a node in torch when every input is a constant (static shape arithmetic)."""
         kind = node.kind()
         if (
             not kind.startswith("aten::")
-            or not self.registry.foldable(kind)
+            or not facts.fold
             or (kind.endswith("_") and not kind.endswith("__"))  # in-place, not __dunder__
             or schema.is_mutable
             or any(_is_dynamic(obj) for obj in inputs)  # most nodes: checked before asking torch
             or has_blocks(node)
-            or _is_nondeterministic(node)
         ):
             return False
-        try:
-            result = _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
-        except Exception:  # noqa: BLE001 - the symbolic handles what torch cannot fold
+        results = eager_ops.folded(node, schema, inputs)
+        if results is None:
             return False
-        results = list(result) if isinstance(result, tuple) else [result]
-        outputs = list(node.outputs())
-        if len(results) != len(outputs):
-            return False
-        size = sum(r.element_size() * r.numel() for r in results if isinstance(r, torch.Tensor))
-        if size > _FOLD_LIMIT_BYTES:
-            return False
-        for ts_value, obj in zip(outputs, results):
-            self.env[ts_value.unique()] = obj.detach() if isinstance(obj, torch.Tensor) else obj
+        for ts_value, obj in zip(node.outputs(), results):
+            self.env[ts_value.unique()] = obj
         return True
-
-
-def _note_inputs_read(result: Any, inputs: Sequence[Any], node: torch._C.Node) -> None:
-    """Record, on the run-time values a node computed, the graph inputs the node read.
-
-    Static shape arithmetic folds ``Shape(y)`` away, so ``x.view_as(y)`` leaves ``y`` without
-    an ONNX reader; torch's exporter folds only the outputs of a TorchScript node whose values
-    are known at export time (``y.size(0)``, ``zeros_like(y)``), so there ``y`` stays a graph
-    input. Cleanup keeps an input that a surviving value names here (``READS_INPUTS``), which
-    matches torch's interface: an input dropped by torch is one no run-time result depends on.
-
-    Run-time arguments that are not graph inputs are recorded too, and so are the run-time
-    items of a list of numbers: a lowering may leave one unread where torch's reads it
-    (``split`` with sizes ``(x.size(1), y.size(1))`` computes the last size from the total,
-    torch's Split takes both), and cleanup then follows such an unread argument to the
-    inputs it was computed from. A list of tensors is not looked into: reading one item of a
-    list literal (``pair[0]``) reads nothing else, in torch's exporter too.
-    """
-    read: list[ir.Value] = []
-    for ts_value, obj in zip(node.inputs(), inputs):
-        if isinstance(obj, ir.Value):
-            items: Sequence[Any] = (obj,)
-        elif isinstance(obj, (list, tuple)) and _is_number_list(ts_value):  # (asking the type costs)
-            items = _run_time_values(obj)
-        else:
-            continue
-        read.extend(item for item in items if item.const_value is None and not item.is_initializer())
-    if not read:
-        return
-    for value in _run_time_values(result):
-        value.meta.setdefault(READS_INPUTS, []).extend(r for r in read if r is not value)
-
-
-def _is_number_list(value: torch._C.Value) -> bool:
-    ts_type = value.type()
-    return isinstance(ts_type, torch._C.ListType) and isinstance(
-        ts_type.getElementType(), (torch._C.IntType, torch._C.FloatType, torch._C.NumberType)
-    )
-
-
-def _corrected_dtypes(
-    node: torch._C.Node,
-    schema: torch._C.FunctionSchema,
-    inputs: Sequence[Any],
-    result: Any,
-    known: dict[int, torch.dtype],
-) -> dict[int, torch.dtype]:
-    """Where the symbolic's dtype differs from the one TorchScript recorded (or ``known``
-    already corrected), ask torch: run the op on meta tensors of the emitted inputs' dtypes. If
-    torch computes the symbolic's dtype, the recorded one was a guess of shape propagation on a
-    scripted graph (``cat`` of half and float recorded half, ``sum(dtype=float)`` of half
-    recorded half): the corrections returned (by the outputs' unique ids) are what _stamp
-    reads instead. Otherwise the mismatch stands and _stamp reports the symbolic."""
-    outputs = list(node.outputs())
-    results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
-    pairs = []
-    for ts_value, obj in zip(outputs, results):
-        if not isinstance(obj, ir.Value) or obj.dtype is None:
-            continue
-        ts_type = ts_value.type()  # one pybind round trip per output (this runs for every node)
-        if not isinstance(ts_type, torch._C.TensorType):
-            continue
-        recorded = known.get(ts_value.unique(), ts_type.dtype())
-        if recorded is not None and tensors.from_torch_dtype(QUANTIZED_STORAGE.get(recorded, recorded)) != obj.dtype:
-            pairs.append((ts_value, obj))
-    if not pairs:
-        return {}
-    computed = _meta_dtypes(schema, inputs)
-    if computed is None or len(computed) != len(outputs):
-        return {}
-    corrected = {}
-    for ts_value, obj in pairs:
-        dtype = computed[outputs.index(ts_value)]
-        if dtype is not None and tensors.from_torch_dtype(dtype) == obj.dtype:
-            corrected[ts_value.unique()] = dtype
-    return corrected
-
-
-def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[torch.dtype | None] | None:
-    """The output dtypes torch computes for the op on inputs of the emitted dtypes (meta
-    tensors: no data, no work), or None when the op cannot run so."""
-
-    def meta(obj: Any) -> Any:
-        if isinstance(obj, ir.Value):
-            if obj.dtype is None or obj.shape is None:
-                raise TypeError("untyped value")
-            shape = [d if isinstance(d, int) else 2 for d in obj.shape]
-            return torch.empty(shape, dtype=tensors.to_torch_dtype(obj.dtype), device="meta")
-        if isinstance(obj, (list, tuple)):
-            return type(obj)(meta(o) for o in obj)
-        if isinstance(obj, (RuntimeList, ScanItem)):
-            raise TypeError("run-time list")
-        return obj
-
-    try:
-        out = _run_aten(schema, [_to_eager(arg, meta(obj)) for arg, obj in zip(schema.arguments, inputs)])
-    except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
-        return None
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
-
-
-def _run_aten(schema: torch._C.FunctionSchema, values: Sequence[Any]) -> Any:
-    """Call the aten overload of ``schema`` in torch on eager ``values`` bound by position
-    (keyword-only arguments by name), without autograd."""
-    packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
-    overload = getattr(packet, schema.overload_name or "default")
-    args, kwargs = [], {}
-    for arg, value in zip(schema.arguments, values):
-        if arg.kwarg_only:
-            kwargs[arg.name] = value
-        else:
-            args.append(value)
-    with torch.no_grad():
-        return overload(*args, **kwargs)
-
-
-def _run_time_values(obj: Any) -> list[ir.Value]:
-    """The values of a symbolic's result not known at export time (constants excluded)."""
-    if isinstance(obj, ir.Value):
-        return [] if obj.const_value is not None else [obj]
-    if isinstance(obj, (list, tuple)):
-        return [value for item in obj for value in _run_time_values(item)]
-    return []
 
 
 def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool:
@@ -600,14 +451,6 @@ def _complete(ts_value: torch._C.Value) -> bool:
     return ts_value.node().owningBlock().owningNode() is None
 
 
-def _is_nondeterministic(node: torch._C.Node) -> bool:
-    """Node.isNondeterministic() asserts on some schemas (native_dropout with train=None)."""
-    try:
-        return node.isNondeterministic()
-    except RuntimeError:
-        return True
-
-
 class _TypeMismatch(Exception):
     pass
 
@@ -618,29 +461,6 @@ def _is_dynamic(obj: Any) -> bool:
     if isinstance(obj, (list, tuple)):
         return any(_is_dynamic(o) for o in obj)
     return False
-
-
-_MEMORY_FORMATS = {
-    0: torch.contiguous_format,
-    1: torch.preserve_format,
-    2: torch.channels_last,
-    3: torch.channels_last_3d,
-}
-
-
-def _to_eager(arg: torch._C.Argument, obj: Any) -> Any:
-    type_text = str(arg.type)
-    if obj is None:
-        return None
-    if "ScalarType" in type_text and isinstance(obj, int):
-        return tensors.scalar_type_to_dtype(obj)
-    if "Layout" in type_text and isinstance(obj, int):
-        return torch.strided
-    if "MemoryFormat" in type_text and isinstance(obj, int):
-        return _MEMORY_FORMATS[obj]
-    if type_text == "Tensor" and not isinstance(obj, torch.Tensor):
-        return torch.tensor(obj)
-    return obj
 
 
 def _is_default(arg: torch._C.Argument, obj: Any) -> bool:
@@ -675,7 +495,7 @@ def emit_graph(
     locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[Any]:
     """Emit ``ts_graph`` into ``builder``; returns the emitted objects of the graph outputs.
-    ``scripted``: the graph is a scripted model's (see torch_run_time); ``locate`` names a
+    ``scripted``: the graph is a scripted model's (see input_parity); ``locate`` names a
     node's place in the user's code in errors."""
     # Ops without a symbolic fail the export before anything is emitted, unless all of them sit
     # in branches of ifs, which export may find decided (torch.norm's scripted body holds
@@ -699,6 +519,6 @@ def emit_graph(
     emitter.emit_block(ts_graph)
     results = [emitter.lookup(v) for v in ts_graph.outputs()]
     # outputs torch's exporter computes at run time from scripted lists keep what it reads
-    for value in emitter.run_time.output_reads(list(ts_graph.outputs()), results):
+    for value in emitter.torch_run_time.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results

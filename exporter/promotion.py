@@ -1,5 +1,4 @@
-"""torch's type promotion, as the exporter needs it: which operands of an op are unified, and
-to which dtype.
+"""torch's type promotion, as the exporter needs it: the dtype an op's operands are unified to.
 
 ONNX has no implicit casts: ``Add(half, double)`` is invalid, and a Python ``2`` has no dtype
 at all. Torch promotes by category (bool < int < float < complex) and by priority (tensors with
@@ -9,7 +8,8 @@ dimensions > zero-dim tensors > Python numbers), so ``half_tensor + 2`` stays ha
 Two phases apply these rules: the scalar-type-analysis pass (on TorchScript types, before
 emission) and the emitter (on emitted values, for scripted graphs whose TorchScript types were
 incomplete). The rules live here, in a module of their own, so that neither phase serves the
-other: a pass never serves the emitter.
+other: a pass never serves the emitter. Which operands an op promotes, and what it returns, is
+declared where the op is registered (op_facts.Promotion, asked through REGISTRY.facts).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.op_facts import Promotion, Result
 from exporter.ts_graph import schema_of
 
 __all__ = [
@@ -29,78 +30,15 @@ __all__ = [
     "ZERO_DIM",
     "NUMBER",
     "promote",
-    "operand_names",
-    "is_arithmetic",
-    "follows_self",
     "output_dtype",
     "operand_positions",
     "emitted_operand",
     "emission_target",
     "computed_dtype",
     "ts_operand",
+    "ts_operands",
+    "ts_rounds",
 ]
-
-# Ops computed in their output dtype: these operands are cast to it.
-_ARITHMETIC: dict[str, tuple[str, ...]] = {
-    "aten::add": ("self", "other"),
-    "aten::sub": ("self", "other"),
-    "aten::rsub": ("self", "other"),
-    "aten::mul": ("self", "other"),
-    "aten::div": ("self", "other"),
-    "aten::true_divide": ("self", "other"),
-    "aten::floor_divide": ("self", "other"),
-    "aten::remainder": ("self", "other"),
-    "aten::fmod": ("self", "other"),
-    "aten::maximum": ("self", "other"),
-    "aten::minimum": ("self", "other"),
-    "aten::max": ("self", "other"),
-    "aten::min": ("self", "other"),
-    "aten::fmax": ("self", "other"),
-    "aten::fmin": ("self", "other"),
-    "aten::atan2": ("self", "other"),
-    "aten::hypot": ("self", "other"),
-    "aten::pow": ("self", "exponent"),
-    "aten::where": ("self", "other"),
-    "aten::lerp": ("self", "end", "weight"),
-    "aten::addcmul": ("self", "tensor1", "tensor2"),
-    "aten::addcdiv": ("self", "tensor1", "tensor2"),
-    "aten::clamp": ("self", "min", "max"),
-    "aten::clamp_min": ("self", "min"),
-    "aten::clamp_max": ("self", "max"),
-    "aten::clip": ("self", "min", "max"),
-    "aten::masked_fill": ("value",),
-    "aten::index_put": ("values",),
-    "aten::fill": ("value",),
-    "aten::logaddexp": ("self", "other"),
-    "aten::copysign": ("self", "other"),
-    "aten::xlogy": ("self", "other"),
-    "aten::outer": ("self", "vec2"),
-    "aten::ger": ("self", "vec2"),
-    # bitwise ops promote too (uint8 & int8 is int16), and scripted graphs' shape propagation
-    # records the first operand's dtype for them
-    "aten::bitwise_and": ("self", "other"),
-    "aten::bitwise_or": ("self", "other"),
-    "aten::bitwise_xor": ("self", "other"),
-    "aten::__and__": ("self", "other"),
-    "aten::__or__": ("self", "other"),
-    "aten::__xor__": ("self", "other"),
-}
-# Ops that return bool but compare in the promoted dtype of their operands.
-_COMPARISON: dict[str, tuple[str, ...]] = {
-    "aten::eq": ("self", "other"),
-    "aten::ne": ("self", "other"),
-    "aten::lt": ("self", "other"),
-    "aten::le": ("self", "other"),
-    "aten::gt": ("self", "other"),
-    "aten::ge": ("self", "other"),
-    "aten::isclose": ("self", "other"),
-}
-# Ops whose written value takes the dtype of the tensor written into (argument 0).
-_FOLLOWS_SELF = frozenset({"aten::masked_fill", "aten::index_put", "aten::fill"})
-# True division: integer operands divide as floats unless a rounding mode is given.
-_TRUE_DIVISION = frozenset({"aten::div", "aten::true_divide"})
-# Ops whose integer (or bool) operands give a result of the default float dtype.
-_FLOAT_RESULT = frozenset({"aten::atan2", "aten::xlogy", "aten::logaddexp", "aten::copysign"})
 
 TENSOR, ZERO_DIM, NUMBER = 2, 1, 0
 
@@ -111,21 +49,6 @@ class Operand:
 
     dtype: torch.dtype
     priority: int  # TENSOR, ZERO_DIM or NUMBER
-
-
-def operand_names(kind: str) -> tuple[str, ...] | None:
-    """Schema names of the operands promotion unifies for ``kind``; None when it unifies none."""
-    return _ARITHMETIC.get(kind) or _COMPARISON.get(kind)
-
-
-def is_arithmetic(kind: str) -> bool:
-    """Whether ``kind`` computes in its output dtype (comparisons compute in the promoted one)."""
-    return kind in _ARITHMETIC
-
-
-def follows_self(kind: str) -> bool:
-    """Whether the unified operand takes the dtype of the tensor written into (masked_fill...)."""
-    return kind in _FOLLOWS_SELF
 
 
 def _category(dtype: torch.dtype) -> int:
@@ -164,11 +87,12 @@ def promote(operands: list[Operand]) -> torch.dtype:
     return result
 
 
-def computed_dtype(kind: str, operands: list[Operand], true_division: bool) -> torch.dtype:
-    """The dtype torch computes ``kind`` in from its operands: their promotion, made the
-    default float dtype for true division and the float-valued ops (atan2 of ints...)."""
+def computed_dtype(rule: Promotion, operands: list[Operand], *, rounds: bool) -> torch.dtype:
+    """The dtype torch computes an op of ``rule`` in from its operands: their promotion, made
+    the default float dtype for the float-valued ops (atan2 of ints; div, unless ``rounds``:
+    a rounding mode is given, and integers divide as integers)."""
     dtype = promote(operands)
-    if (true_division or kind in _FLOAT_RESULT) and not (dtype.is_floating_point or dtype.is_complex):
+    if rule.result is Result.FLOAT and not rounds and not (dtype.is_floating_point or dtype.is_complex):
         return torch.get_default_dtype()
     return dtype
 
@@ -203,17 +127,16 @@ def ts_operand(value: torch._C.Value) -> Operand | None:
     return None
 
 
-def ts_operands(node: torch._C.Node) -> dict[int, Operand] | None:
-    """The promoted operands of ``node`` by input position; None when one's dtype is unknown
-    or the op promotes none."""
-    names = operand_names(node.kind())
+def ts_operands(node: torch._C.Node, rule: Promotion) -> dict[int, Operand] | None:
+    """The operands of ``node`` that ``rule`` promotes, by input position; None when one's
+    dtype is unknown or the node has none of them."""
     schema = schema_of(node)
-    if names is None or schema is None:
+    if schema is None:
         return None
     arg_names = [a.name for a in schema.arguments]
     inputs = list(node.inputs())
     operands = {}
-    for position in [arg_names.index(n) for n in names if n in arg_names]:
+    for position in [arg_names.index(n) for n in rule.operands if n in arg_names]:
         if position >= len(inputs) or inputs[position].type().kind() == "NoneType":
             continue
         operand = ts_operand(inputs[position])
@@ -223,15 +146,16 @@ def ts_operands(node: torch._C.Node) -> dict[int, Operand] | None:
     return operands or None
 
 
-def ts_true_division(node: torch._C.Node) -> bool:
-    """div/true_divide without a rounding mode, in a TorchScript graph."""
+def ts_rounds(node: torch._C.Node) -> bool:
+    """Whether ``node`` is given a rounding mode (div with ``rounding_mode="floor"``), in a
+    TorchScript graph: then integers divide as integers."""
     schema = schema_of(node)
-    if node.kind() not in _TRUE_DIVISION or schema is None:
+    if schema is None:
         return False
     arg_names = [a.name for a in schema.arguments]
     if "rounding_mode" not in arg_names:
-        return True
-    return node.inputsAt(arg_names.index("rounding_mode")).toIValue() is None
+        return False
+    return node.inputsAt(arg_names.index("rounding_mode")).toIValue() is not None
 
 
 def _number_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -258,16 +182,13 @@ def output_dtype(node: torch._C.Node) -> torch.dtype | None:
 # -- emission time: operands are emitted objects, for graphs whose TorchScript types were incomplete --
 
 
-def operand_positions(kind: str, schema: torch._C.FunctionSchema) -> list[int]:
-    """Positions of the operands that promotion unifies for ``kind`` ([] when none).
+def operand_positions(rule: Promotion, schema: torch._C.FunctionSchema) -> list[int]:
+    """Positions of the operands ``rule`` promotes in ``schema`` ([] when none).
 
     Scalar overloads of binary ops (``aten::add.int(int a, int b)``) name them a and b.
     """
-    names = operand_names(kind)
-    if names is None:
-        return []
     arg_names = [a.name for a in schema.arguments]
-    positions = [arg_names.index(n) for n in names if n in arg_names]
+    positions = [arg_names.index(n) for n in rule.operands if n in arg_names]
     if not positions and arg_names[:2] == ["a", "b"]:
         positions = [0, 1]
     return positions
@@ -294,39 +215,35 @@ def emitted_operand(obj: object, ts_value: torch._C.Value) -> Operand | None:
     return None
 
 
-def _is_true_division(kind: str, schema: torch._C.FunctionSchema, inputs: Sequence[object]) -> bool:
-    """div/true_divide without a rounding mode: torch divides integers as floats."""
-    if kind not in _TRUE_DIVISION:
-        return False
+def _rounds(schema: torch._C.FunctionSchema, inputs: Sequence[object]) -> bool:
+    """Whether a rounding mode is given among the emitted ``inputs`` (see :func:`ts_rounds`)."""
     arg_names = [a.name for a in schema.arguments]
-    return "rounding_mode" not in arg_names or inputs[arg_names.index("rounding_mode")] is None
+    return "rounding_mode" in arg_names and inputs[arg_names.index("rounding_mode")] is not None
 
 
 def emission_target(
     node: torch._C.Node,
+    rule: Promotion,
     schema: torch._C.FunctionSchema,
     inputs: Sequence[object],
     operands: dict[int, Operand],
 ) -> torch.dtype:
-    """The dtype the operands of ``node`` (emitted as ``inputs``) are computed in."""
-    kind = node.kind()
-    if kind in _ARITHMETIC and node.outputsSize() == 1:
+    """The dtype the operands of ``node`` (emitted as ``inputs``), promoted by ``rule``, are
+    computed in."""
+    follows_self = rule.result is Result.SELF
+    if rule.arithmetic and node.outputsSize() == 1:
         # arithmetic on Python numbers computes a Python float or int: double or int64
         out_type = node.output().type()
         if isinstance(out_type, torch._C.FloatType):
             return torch.float64
         if isinstance(out_type, torch._C.IntType):
             return torch.int64
-    computed = computed_dtype(kind, list(operands.values()), _is_true_division(kind, schema, inputs))
-    if kind in _ARITHMETIC:
+    computed = computed_dtype(rule, list(operands.values()), rounds=_rounds(schema, inputs))
+    if rule.arithmetic:
         out = output_dtype(node)
-        if kind in _FOLLOWS_SELF and 0 in operands:
+        if follows_self and 0 in operands:
             return operands[0].dtype
         # a dtype narrower than torch's computed one is shape propagation's guess
-        if (
-            out is not None
-            and kind not in _FOLLOWS_SELF
-            and (out == computed or torch.promote_types(computed, out) != computed)
-        ):
+        if out is not None and not follows_self and (out == computed or torch.promote_types(computed, out) != computed):
             return out
     return computed

@@ -6,7 +6,9 @@ live in the value's ``meta`` (``quantized_scale``, ``quantized_zero_point``,
 in "QDQ" form (DequantizeLinear -> the float op -> QuantizeLinear), which onnxruntime runs
 as is and fuses into its integer kernels. The emitter uses :func:`around_dequantized` so
 that plain aten ops of an eager-quantized model (relu, pooling, upsample, sigmoid ...) run
-on dequantized values and are requantized as torch does.
+on dequantized values and are requantized as torch does; an op declares at its registration
+when it runs on the integers instead, or which output qparams torch fixes for it
+(op_facts.OpFacts.quantized).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
+from exporter.op_facts import FixedQParams, Quantized
 
 __all__ = ["around_dequantized", "QUANTIZED_STORAGE", "QUANTIZED_META", "quantized_input", "output_parts"]
 
@@ -33,7 +36,7 @@ _AXIS = "quantized_axis"
 # Set by the emitter on values whose TorchScript type is a quantized tensor.
 QUANTIZED_META = "quantized"
 
-_QUANTIZED_STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
+QUANTIZED_STORAGE = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
 QUANTIZED_IR = {
     torch.quint8: ir.DataType.UINT8,
     torch.qint8: ir.DataType.INT8,
@@ -203,45 +206,6 @@ def requantize_like(g: GraphContext, x: Value, like: Value, scale: float, zero_p
     return out
 
 
-# Ops that run on the integers directly: they only move or select elements (exact, and
-# onnxruntime has integer kernels for them at every opset).
-_INTEGER_SAFE = frozenset(
-    {
-        "aten::flatten",
-        "aten::reshape",
-        "aten::view",
-        "aten::permute",
-        "aten::transpose",
-        "aten::t",
-        "aten::squeeze",
-        "aten::unsqueeze",
-        "aten::slice",
-        "aten::select",
-        "aten::contiguous",
-        "aten::size",
-        "aten::numel",
-        "aten::dim",
-        "aten::chunk",
-        "aten::split",
-        "aten::unbind",
-        "aten::expand",
-        "aten::narrow",
-        "aten::dequantize",
-        "aten::detach",
-        "aten::clone",
-        "aten::dropout",
-        "aten::feature_dropout",
-        "aten::__getitem__",
-    }
-)
-# Output qparams torch fixes for some ops on quantized tensors, by storage dtype: (scale, zero point).
-_FIXED_QPARAMS = {
-    "aten::sigmoid": {ir.DataType.UINT8: (1.0 / 256, 0), ir.DataType.INT8: (1.0 / 256, -128)},
-    "aten::hardsigmoid": {ir.DataType.UINT8: (1.0 / 256, 0), ir.DataType.INT8: (1.0 / 256, -128)},
-    "aten::tanh": {ir.DataType.UINT8: (2.0 / 256, 128), ir.DataType.INT8: (2.0 / 256, 0)},
-}
-
-
 def _find_qparams(value: object) -> tuple[Value, Value, int | None] | None:
     if not isinstance(value, ir.Value) or value.dtype not in _QUANT_RANGES:
         return None
@@ -251,19 +215,21 @@ def _find_qparams(value: object) -> tuple[Value, Value, int | None] | None:
         return None
 
 
-def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object) -> object | None:
+def around_dequantized(
+    g: GraphContext, rule: Quantized | FixedQParams, inputs: Sequence[object], call: object
+) -> object | None:
     """Run a float symbolic on quantized tensors: dequantize them, call, requantize.
 
     For the emitter: aten ops in an eager-quantized model (relu, max_pool2d, avg_pool,
     upsample, sigmoid ...) receive quantized tensors; their float symbolics would compute on
     the raw integers (Relu on uint8 ignores the zero point; MaxPool has no uint8 kernel before
     opset 12). The results are quantized with the first quantized input's qparams, as torch
-    keeps them, or with the fixed qparams torch uses for sigmoid/hardsigmoid/tanh. Returns
-    None when no input is quantized (or the op runs on the integers as is): the caller then
-    calls the symbolic itself.
+    keeps them, or with the fixed qparams torch uses for sigmoid/hardsigmoid/tanh. ``rule`` is
+    what the op declares (op_facts.OpFacts.quantized). Returns None when no input is quantized
+    (or the op runs on the integers as is): the caller then calls the symbolic itself.
     """
     node = g.node
-    if node is None or g.opset < 10 or not node.kind().startswith("aten::") or node.kind() in _INTEGER_SAFE:
+    if node is None or g.opset < 10 or not node.kind().startswith("aten::") or rule is Quantized.INTEGERS:
         return None
     found = [(i, q) for i, obj in enumerate(inputs) if (q := _find_qparams(obj)) is not None]
     if not found:
@@ -274,14 +240,14 @@ def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object)
     for index, _ in found:
         new_inputs[index] = dequantize(g, inputs[index])  # type: ignore[arg-type]
     result = call(new_inputs)  # type: ignore[operator]
-    fixed = _FIXED_QPARAMS.get(node.kind(), {}).get(storage)
+    fixed = _fixed_qparams(rule, storage)
     outputs = list(node.outputs())
     results = list(result) if isinstance(result, (tuple, list)) and len(outputs) > 1 else [result]
     requantized = []
     for ts_value, obj in zip(outputs, results):
         ts_type = ts_value.type()
         ts_dtype = ts_type.dtype() if isinstance(ts_type, torch._C.TensorType) else None
-        wants_quantized = ts_dtype in _QUANTIZED_STORAGE or (ts_dtype is not None and h.ir_dtype(ts_dtype) == storage)
+        wants_quantized = ts_dtype in QUANTIZED_STORAGE or (ts_dtype is not None and h.ir_dtype(ts_dtype) == storage)
         if isinstance(obj, ir.Value) and h.is_floating(obj) and wants_quantized:
             if fixed is not None:
                 obj = quantize(g, obj, fixed[0], fixed[1], storage)
@@ -293,5 +259,8 @@ def _around_dequantized(g: GraphContext, inputs: Sequence[object], call: object)
     return requantized[0] if len(outputs) <= 1 else tuple(requantized)
 
 
-around_dequantized = _around_dequantized
-QUANTIZED_STORAGE = _QUANTIZED_STORAGE
+def _fixed_qparams(rule: Quantized | FixedQParams, storage: ir.DataType) -> tuple[float, int] | None:
+    """The (scale, zero point) torch fixes for results of ``storage`` dtype, if the op fixes them."""
+    if not isinstance(rule, FixedQParams):
+        return None
+    return {ir.DataType.UINT8: rule.uint8, ir.DataType.INT8: rule.int8}.get(storage)

@@ -5,6 +5,10 @@ The floor rule (the symbolic for target opset N is the one registered at the hig
 over built-ins at every target they cover, whatever opset the built-in was registered at:
 torch's exporter lets a built-in registered at a higher opset shadow a user's symbolic,
 which silently drops the user's intent.
+
+What phases need to know of an op beyond its symbolic (op_facts.py) is declared with it and
+asked through :meth:`Registry.facts`. Built-ins load lazily through the symbolic index; the
+index only saves imports: any question it cannot answer loads every family and asks again.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from typing import Any, NamedTuple
 import torch
 
 from exporter import arguments, symbolic_index
+from exporter.op_facts import FACT_NAMES, FixedQParams, OpFacts, Promotion, Quantized, SequenceRead
 from exporter.opsets import MIN_OPSET
+from exporter.ts_graph import overload_name
 
 __all__ = [
     "MIN_OPSET",
@@ -59,17 +65,27 @@ class SymbolicFunction:
     """A registered symbolic. Its argument spec and its beartype-checked wrapper are built on
     first use: reading annotations and wrapping ~460 functions at import cost a second.
 
-    ``module`` is the module whose code registered it (the symbolic index is built from it).
+    ``module`` is the module whose code registered it (the symbolic index is built from it);
+    ``facts`` the op facts this registration declared (OpFacts field -> value).
     """
 
-    __slots__ = ("name", "opset", "raw", "custom", "module", "_function", "_params")
+    __slots__ = ("name", "opset", "raw", "custom", "module", "facts", "_function", "_params")
 
-    def __init__(self, name: str, opset: int, raw: Callable[..., Any], custom: bool = False, module: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        opset: int,
+        raw: Callable[..., Any],
+        custom: bool = False,
+        module: str = "",
+        facts: Mapping[str, Any] | None = None,
+    ) -> None:
         self.name = name
         self.opset = opset
         self.raw = raw
         self.custom = custom
         self.module = module
+        self.facts: Mapping[str, Any] = dict(facts or {})
         self._function: Callable[..., Any] | None = None
         self._params: tuple[arguments.ParamSpec, ...] | None = None
 
@@ -146,6 +162,47 @@ def _check_opset(opset: int) -> None:
         raise ValueError(f"symbolics are registered at opset {MIN_OPSET} or higher, got {opset!r}")
 
 
+_FACT_TYPES: dict[str, tuple[type, ...]] = {
+    "fold": (bool,),
+    "promotion": (Promotion,),
+    "quantized": (Quantized, FixedQParams),
+    "mutates_list": (bool,),
+    "checks_optional": (bool,),
+    "torch_sequence_read": (SequenceRead,),
+    "torch_shape_read_below": (int,),
+    "torch_folds_constants": (bool,),
+}
+assert set(_FACT_TYPES) == set(FACT_NAMES)
+
+
+def _declared_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts a registration declares: its fact keywords that are not None, type-checked
+    (a misspelled or mistyped fact fails at import, not as a silently ignored keyword)."""
+    declared = {}
+    for name, value in facts.items():
+        if name not in _FACT_TYPES:
+            raise TypeError(f"unknown op fact {name!r}; the facts are {', '.join(FACT_NAMES)}")
+        if value is None:
+            continue
+        types = _FACT_TYPES[name]
+        if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
+            expected = " or ".join(t.__name__ for t in types)
+            raise TypeError(f"op fact {name}= takes {expected}, got {value!r}")
+        declared[name] = value
+    return declared
+
+
+def _conflicts(name: str, declared: Mapping[str, Any], others: Sequence[SymbolicFunction]) -> None:
+    """Facts hold at every opset: a fact declared differently at another opset is an error."""
+    for other in others:
+        for fact, value in declared.items():
+            if fact in other.facts and other.facts[fact] != value:
+                raise ValueError(
+                    f"{name}: {fact}={value!r} conflicts with {fact}={other.facts[fact]!r} declared at opset "
+                    f"{other.opset}; an op's facts hold at every opset"
+                )
+
+
 class Registry:
     """Thread-safe tables of built-in and custom symbolics.
 
@@ -160,10 +217,11 @@ class Registry:
         self._lock = threading.Lock()
         self._builtin: dict[str, dict[int, SymbolicFunction]] = {}
         self._custom: dict[str, dict[int, SymbolicFunction]] = {}
-        # Ops the emitter must not fold by running them in torch (dropout: torch's result is
-        # random, or an identity the symbolic wants to see). A property of the op, so it holds
-        # at every opset and for custom symbolics too.
-        self._no_fold: frozenset[str] = frozenset()
+        # op name -> the facts its built-ins declared (at whichever opsets: facts hold at all)
+        self._builtin_facts: dict[str, dict[str, Any]] = {}
+        # (name, overload) -> its merged facts (asked for every node); replaced, after the
+        # tables, by every write
+        self._facts_cache: dict[tuple[str, str], OpFacts] = {}
         self._modules = tuple(modules)
         self._module_set = frozenset(modules)
         # op name -> modules still to import before its built-ins are all registered
@@ -185,8 +243,14 @@ class Registry:
                     importlib.import_module(module)
                 unloaded.pop(name, None)
 
+    def _known(self, names: Sequence[str]) -> bool:
+        """Whether a symbolic is registered under one of ``names`` (at some opset)."""
+        return any(name in table for table in (self._custom, self._builtin) for name in names)
+
     def load_all(self) -> None:
-        """Import every symbolic module of the index (listing ops, coverage, support matrix)."""
+        """Import every symbolic module of the index (listing ops, coverage, support matrix,
+        and any question the index could not answer: an op it does not list may still be
+        registered by one of them, say when the index is stale)."""
         if not self._all_loaded:
             for module in self._modules:
                 importlib.import_module(module)
@@ -203,32 +267,35 @@ class Registry:
         return found
 
     # -- writing -------------------------------------------------------------------------
-    def _make(self, name: str, opset: int, fn: Callable[..., Any], custom: bool) -> SymbolicFunction:
+    def _make(
+        self, name: str, opset: int, fn: Callable[..., Any], custom: bool, facts: Mapping[str, Any]
+    ) -> SymbolicFunction:
         _check_name(name)
         _check_opset(opset)
         if not callable(fn):
             raise TypeError(f"symbolic for {name} must be callable, got {fn!r}")
-        entry = SymbolicFunction(name, opset, fn, custom, _registering_module())
+        entry = SymbolicFunction(name, opset, fn, custom, _registering_module(), _declared_facts(facts))
         # a user's symbolic: annotation problems surface when it is registered (one for an autograd
         # Function is written for torch's exporter: positional inputs, no annotations)
         if custom and not name.startswith(PYTHON_OP):
             entry.params  # noqa: B018 - evaluated for its checks
         return entry
 
-    def register(self, name: str, opset: int, fn: Callable[..., Any], *, fold: bool = True) -> SymbolicFunction:
+    def register(
+        self, name: str, opset: int, fn: Callable[..., Any], *, facts: Mapping[str, Any] | None = None
+    ) -> SymbolicFunction:
         """Register a built-in; registering the same (name, opset) twice is an error.
 
-        ``fold=False`` marks the op (at every opset) as one the emitter never folds by running
-        it in torch, even when all of its inputs are constants.
+        ``facts``: the op facts (op_facts.OpFacts fields; None values are not declared) this
+        registration declares. They hold at every opset, so declaring a fact differently at
+        two opsets is an error; a registration may leave out what another declared.
         """
-        entry = self._make(name, opset, fn, custom=False)
+        entry = self._make(name, opset, fn, custom=False, facts=facts or {})
         if entry.module not in self._module_set:
             # registered from outside the index (a user's built-in): the index's own symbolics
             # for this name come first, so a duplicate is refused here as when all were eager
             self._load(name)
         with self._lock:
-            if not fold:
-                self._no_fold = self._no_fold | {name}
             versions = dict(self._builtin.get(name, {}))
             if opset in versions:
                 other = versions[opset].function
@@ -236,21 +303,35 @@ class Registry:
                     f"{name} is already registered at opset {opset} "
                     f"(by {getattr(other, '__module__', '?')}.{getattr(other, '__qualname__', '?')})"
                 )
+            _conflicts(name, entry.facts, list(versions.values()))
             versions[opset] = entry
             table = dict(self._builtin)
             table[name] = versions
+            if entry.facts:
+                all_facts = dict(self._builtin_facts)
+                all_facts[name] = {**all_facts.get(name, {}), **entry.facts}
+                self._builtin_facts = all_facts
             self._builtin = table
+            self._facts_cache = {}
         return entry
 
-    def register_custom(self, name: str, opset: int, fn: Callable[..., Any]) -> None:
-        """Register (or replace) a user's symbolic; it wins over built-ins from ``opset`` up."""
-        entry = self._make(name, opset, fn, custom=True)
+    def register_custom(
+        self, name: str, opset: int, fn: Callable[..., Any], *, facts: Mapping[str, Any] | None = None
+    ) -> None:
+        """Register (or replace) a user's symbolic; it wins over built-ins from ``opset`` up.
+
+        ``facts`` it declares replace the built-in's facts of ``name`` while it is registered
+        (at every opset: facts are the op's, see :meth:`register`).
+        """
+        entry = self._make(name, opset, fn, custom=True, facts=facts or {})
         with self._lock:
             table = dict(self._custom)
             versions = dict(table.get(name, {}))
+            _conflicts(name, entry.facts, [v for o, v in versions.items() if o != opset])
             versions[opset] = entry
             table[name] = versions
             self._custom = table
+            self._facts_cache = {}
 
     def unregister_custom(self, name: str, opset: int) -> None:
         with self._lock:
@@ -264,6 +345,7 @@ class Registry:
             else:
                 del table[name]
             self._custom = table
+            self._facts_cache = {}
 
     @contextlib.contextmanager
     def scoped_custom(self, name: str, opset: int, fn: Callable[..., Any]) -> Iterator[None]:
@@ -282,12 +364,23 @@ class Registry:
                     versions[opset] = previous
                     table[name] = versions
                     self._custom = table
+                    self._facts_cache = {}
 
     # -- reading -------------------------------------------------------------------------
+    # Each question first loads the modules the index lists for the names it asks about. An
+    # answer of "none" (no symbolic, no opset, no registration) then loads every family and
+    # asks again: the index saves imports, it never changes an answer.
     def lookup(self, name: str, opset: int, overload: str = "") -> SymbolicFunction | None:
         """The symbolic for ``name`` (trying ``name.overload`` first) at target ``opset``."""
-        candidates = [f"{name}.{overload}", name] if overload else [name]
+        candidates = _candidates(name, overload)
         self._load(*candidates)
+        found = self._lookup(candidates, opset)
+        if found is None and not self._all_loaded:
+            self.load_all()
+            found = self._lookup(candidates, opset)
+        return found
+
+    def _lookup(self, candidates: Sequence[str], opset: int) -> SymbolicFunction | None:
         for table in (self._custom, self._builtin):
             for candidate in candidates:
                 versions = table.get(candidate)
@@ -299,9 +392,11 @@ class Registry:
 
     def opsets(self, name: str, overload: str = "") -> tuple[int, ...]:
         """Every opset at which ``name`` (or ``name.overload``) has a symbolic."""
-        found: set[int] = set()
-        candidates = [f"{name}.{overload}", name] if overload else [name]
+        candidates = _candidates(name, overload)
         self._load(*candidates)
+        if not self._known(candidates):
+            self.load_all()
+        found: set[int] = set()
         for table in (self._custom, self._builtin):
             for candidate in candidates:
                 found.update(table.get(candidate, {}).keys())
@@ -313,6 +408,8 @@ class Registry:
         (torch's order for the last two); None when the Function is to be inlined."""
         specific, generic = function_names(cls)[:2], PYTHON_OP
         self._load(*specific)
+        if not self._known(specific):
+            self.load_all()
         for table in (self._custom, self._builtin):
             for name in specific:
                 versions = table.get(name)
@@ -330,14 +427,61 @@ class Registry:
 
     def function_exports(self, cls: type) -> bool:
         """Whether the Function ``cls`` has a symbolic at some opset (else tracing inlines it)."""
-        tables = (self._custom, self._builtin)
-        self._load(*function_names(cls))
-        return callable(getattr(cls, "symbolic", None)) or any(n in t for n in function_names(cls) for t in tables)
+        if callable(getattr(cls, "symbolic", None)):
+            return True
+        names = function_names(cls)
+        self._load(*names)
+        if not self._known(names):
+            self.load_all()
+        return self._known(names)
 
-    def foldable(self, name: str) -> bool:
-        """Whether a node of ``name`` with constant inputs may be folded by running it in torch."""
-        self._load(name)
-        return name not in self._no_fold
+    def facts(self, name: str, overload: str = "") -> OpFacts:
+        """What is declared of ``name`` (see op_facts.py). An overload has the facts of its op,
+        except those its own registration declares; a custom symbolic's declarations replace
+        the built-ins'. An op nothing declares anything of has the defaults."""
+        cache = self._facts_cache
+        found = cache.get((name, overload))
+        if found is not None:
+            return found
+        candidates = _candidates(name, overload)
+        self._load(*candidates)
+        if not self._known(candidates):
+            self.load_all()
+        declared: dict[str, Any] = {}
+        for candidate in reversed(candidates):  # the op first, then its overload
+            declared.update(self._builtin_facts.get(candidate, {}))
+            for entry in self._custom.get(candidate, {}).values():
+                declared.update(entry.facts)
+        found = OpFacts(**declared) if declared else _NO_FACTS
+        if self._known(candidates):  # (an unknown name's answer may change as families load)
+            cache[(name, overload)] = found
+        return found
+
+    def node_facts(self, node: torch._C.Node) -> OpFacts:
+        """The facts of ``node``'s op, for phases walking every node (the scalar-type pass). A
+        node of the graph's structure (a constant, a block's parameters or return) or an
+        autograd Function call has no symbolic: it has the defaults, without a question that
+        would load every family."""
+        kind = node.kind()
+        if kind in _NOT_OPS:
+            return _NO_FACTS
+        return self.facts(kind, overload_name(node))
+
+    def kinds_where(self, predicate: Callable[[OpFacts], bool]) -> frozenset[str]:
+        """The node kinds (op names without overload) with an op or overload whose facts satisfy
+        ``predicate`` (a graph search by kind: ``block.findAllNodes``). Loads every family."""
+        self.load_all()
+        names = set(self._builtin) | set(self._custom)
+        if not predicate(_NO_FACTS):
+            names = {
+                n for n in names if n in self._builtin_facts or any(e.facts for e in self._custom.get(n, {}).values())
+            }
+        found = set()
+        for name in names:
+            kind, _, overload = name.partition(".")
+            if predicate(self.facts(kind, overload)):
+                found.add(kind)
+        return frozenset(found)
 
     def names(self) -> list[str]:
         self.load_all()
@@ -345,30 +489,82 @@ class Registry:
 
     def builtin_opsets(self, name: str) -> tuple[int, ...]:
         self._load(name)
+        if name not in self._builtin:
+            self.load_all()
         return tuple(sorted(self._builtin.get(name, {})))
+
+    def builtin_facts(self) -> dict[str, dict[str, Any]]:
+        """For every built-in op registered so far that declares facts, what it declares."""
+        return {name: dict(facts) for name, facts in sorted(self._builtin_facts.items())}
+
+
+def _candidates(name: str, overload: str) -> list[str]:
+    """The registered names a node of ``name.overload`` may use, most specific first."""
+    return [f"{name}.{overload}", name] if overload else [name]
+
+
+_NO_FACTS = OpFacts()
+# Node kinds that are no op with a symbolic: the graph's structure, and autograd Function calls
+# (the emitter handles them itself).
+_NOT_OPS = frozenset({"prim::Constant", "prim::Param", "prim::Return", PYTHON_OP})
 
 
 REGISTRY = Registry(symbolic_index.OP_MODULES, symbolic_index.MODULES)
 
 
 def onnx_symbolic(
-    name: str, opset: int = MIN_OPSET, *, fold: bool = True
+    name: str,
+    opset: int = MIN_OPSET,
+    *,
+    fold: bool | None = None,
+    promotion: Promotion | None = None,
+    quantized: Quantized | FixedQParams | None = None,
+    mutates_list: bool | None = None,
+    checks_optional: bool | None = None,
+    torch_sequence_read: SequenceRead | None = None,
+    torch_shape_read_below: int | None = None,
+    torch_folds_constants: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the built-in symbolic of ``name`` from ``opset`` on.
 
-    ``fold=False``: never fold ``name`` by running it in torch (see :meth:`Registry.register`).
+    The keywords declare facts of the op (op_facts.OpFacts documents each; None: not declared
+    here), which hold at every opset: ``fold=False`` never folds ``name`` by running it in torch.
     """
+    facts = {
+        "fold": fold,
+        "promotion": promotion,
+        "quantized": quantized,
+        "mutates_list": mutates_list,
+        "checks_optional": checks_optional,
+        "torch_sequence_read": torch_sequence_read,
+        "torch_shape_read_below": torch_shape_read_below,
+        "torch_folds_constants": torch_folds_constants,
+    }
 
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY.register(name, opset, fn, fold=fold)
+        REGISTRY.register(name, opset, fn, facts=facts)
         return fn
 
     return decorator
 
 
-def register_custom_op_symbolic(name: str, fn: Callable[..., Any], opset: int) -> None:
-    """Register ``fn`` for ``name`` at every target opset >= ``opset``, ahead of built-ins."""
-    REGISTRY.register_custom(name, opset, fn)
+def register_custom_op_symbolic(
+    name: str,
+    fn: Callable[..., Any],
+    opset: int,
+    *,
+    fold: bool | None = None,
+    promotion: Promotion | None = None,
+    quantized: Quantized | FixedQParams | None = None,
+) -> None:
+    """Register ``fn`` for ``name`` at every target opset >= ``opset``, ahead of built-ins.
+
+    The keywords declare what a user's symbolic may need to (None: as the built-in declares),
+    for as long as it is registered: ``fold=False`` never folds the op by running it in torch,
+    ``quantized=Quantized.INTEGERS`` hands it quantized tensors as they are, ``promotion=``
+    has its operands promoted as torch does (op_facts.py).
+    """
+    REGISTRY.register_custom(name, opset, fn, facts={"fold": fold, "promotion": promotion, "quantized": quantized})
 
 
 def unregister_custom_op_symbolic(name: str, opset: int) -> None:

@@ -277,7 +277,7 @@ def list_item_value(g: GraphContext, item: list[Any] | tuple[Any, ...], dtype: i
     int and float)."""
     if dtype is None:
         kinds = {v.dtype if isinstance(v, Value) else tensors.from_torch_dtype(torch.as_tensor(v).dtype) for v in item}
-        if any(k is not None and tensors.is_floating(k) for k in kinds):
+        if any(k is not None and tensors.is_floating_dtype(k) for k in kinds):
             dtype = ir.DataType.DOUBLE
         elif kinds <= {ir.DataType.BOOL}:
             dtype = ir.DataType.BOOL

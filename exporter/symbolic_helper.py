@@ -65,7 +65,7 @@ def ir_dtype(dtype: torch.dtype) -> ir.DataType:
 
 
 def is_floating(x: Value) -> bool:
-    return tensors.is_floating(x.dtype)
+    return tensors.is_floating_dtype(x.dtype)
 
 
 def static_shape(x: Value) -> list[int] | None:
@@ -470,7 +470,7 @@ def arange(
     default = torch.get_default_dtype() if is_float else torch.int64
     out_dtype = ir_dtype(dtype if dtype is not None else default)
     int64, double = ir.DataType.INT64, ir.DataType.DOUBLE
-    if not tensors.is_floating(out_dtype):
+    if not tensors.is_floating_dtype(out_dtype):
         return _integer_arange(g, start, end, step, out_dtype)
 
     def as_double(v: float | int | Value) -> Value:

@@ -29,6 +29,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.quantization import (
     QUANTIZED_IR,
     dequantize,
@@ -356,7 +357,7 @@ def aten_quantize_per_tensor(
     return out
 
 
-@onnx_symbolic("aten::dequantize", opset=10)
+@onnx_symbolic("aten::dequantize", opset=10, quantized=Quantized.INTEGERS)
 def aten_dequantize(g: GraphContext, self: Value) -> Value:
     """dequantize.self(Tensor self) -> Tensor
 

@@ -21,7 +21,7 @@ __all__ = [
     "from_torch_dtype",
     "to_torch_dtype",
     "scalar_type_to_dtype",
-    "is_floating",
+    "is_floating_dtype",
     "FLOATING_IR_TYPES",
     "INTEGER_IR_TYPES",
     "QUANTIZED_STORAGE",
@@ -118,7 +118,7 @@ def scalar_type_to_dtype(scalar_type: int) -> torch.dtype:
         raise ValueError(f"unknown TorchScript ScalarType {scalar_type}") from None
 
 
-def is_floating(dtype: ir.DataType | None) -> bool:
+def is_floating_dtype(dtype: ir.DataType | None) -> bool:
     return dtype in FLOATING_IR_TYPES
 
 

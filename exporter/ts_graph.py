@@ -21,6 +21,7 @@ __all__ = [
     "walk",
     "all_nodes",
     "schema_of",
+    "overload_name",
     "has_blocks",
     "source_location",
     "CALL_SITES",
@@ -28,7 +29,6 @@ __all__ = [
     "call_chain",
     "inside",
     "static_loop_iterations",
-    "LIST_MUTATIONS",
     "register_locator",
     "locator",
 ]
@@ -36,20 +36,6 @@ __all__ = [
 # Node attribute (a string): the call sites through which an inlined node was reached, one
 # "location<TAB>callee" per line, outermost first (written by exporter.passes.lower.inline_calls).
 CALL_SITES = "exporter_call_sites"
-
-# TorchScript ops that change a list in place (its first input), as scripted code writes them.
-LIST_MUTATIONS = frozenset(
-    {
-        "aten::append",
-        "aten::insert",
-        "aten::pop",
-        "aten::_set_item",
-        "aten::Delete",
-        "aten::clear",
-        "aten::extend",
-        "aten::reverse",
-    }
-)
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
@@ -67,6 +53,12 @@ def schema_of(node: torch._C.Node) -> torch._C.FunctionSchema | None:
         return _parse_schema(node.schema())
     except RuntimeError:
         return None
+
+
+def overload_name(node: torch._C.Node) -> str:
+    """The overload of an operator node's schema ("" for the default and schema-less nodes)."""
+    schema = schema_of(node)
+    return schema.overload_name if schema is not None else ""
 
 
 _BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::Closure", "prim::With"})

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
+import pathlib
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -127,6 +131,14 @@ def assert_matches_torch_from(needs: int, model: Any, args: Any, *, opset: int, 
             assert_matches_torch(model, args, opset=opset, **kwargs)
         return
     assert_matches_torch(model, args, opset=opset, **kwargs)
+
+
+def run_in_fresh_interpreter(code: str) -> Any:
+    """Run ``code`` in a new Python process (nothing imported or registered yet) from the
+    repository root; it prints one JSON line last, returned parsed."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def import_transformers() -> Any:

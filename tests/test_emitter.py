@@ -22,11 +22,11 @@ def test_emitter_names_no_op() -> None:
 
 @pytest.mark.parametrize("name", ["aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"])
 def test_dropout_is_registered_as_never_folded(name: str) -> None:
-    assert not REGISTRY.foldable(name)
+    assert not REGISTRY.facts(name).fold
 
 
 def test_ordinary_ops_are_foldable() -> None:
-    assert REGISTRY.foldable("aten::add")
+    assert REGISTRY.facts("aten::add").fold
 
 
 def test_eval_dropout_of_a_constant_is_not_folded_away() -> None:
@@ -67,7 +67,8 @@ def test_true_division_of_integers_computes_in_a_float() -> None:
         0: promotion.Operand(torch.int64, promotion.NUMBER),
         1: promotion.Operand(torch.int64, promotion.NUMBER),
     }
-    assert promotion.emission_target(node, schema_of(node), [7, 2], operands) == torch.float64
+    rule = REGISTRY.facts("aten::div", schema_of(node).overload_name).promotion
+    assert promotion.emission_target(node, rule, schema_of(node), [7, 2], operands) == torch.float64
 
     @torch.jit.script
     def divide_tensors(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -78,7 +79,8 @@ def test_true_division_of_integers_computes_in_a_float() -> None:
         0: promotion.Operand(torch.int64, promotion.TENSOR),
         1: promotion.Operand(torch.int64, promotion.TENSOR),
     }
-    assert promotion.emission_target(node, schema_of(node), [None, None], operands) == torch.get_default_dtype()
+    rule = REGISTRY.facts("aten::div", schema_of(node).overload_name).promotion
+    assert promotion.emission_target(node, rule, schema_of(node), [None, None], operands) == torch.get_default_dtype()
 
 
 def test_floor_rounded_division_stays_integer() -> None:
@@ -92,5 +94,6 @@ def test_floor_rounded_division_stays_integer() -> None:
         0: promotion.Operand(torch.int32, promotion.TENSOR),
         1: promotion.Operand(torch.int64, promotion.TENSOR),
     }
+    rule = REGISTRY.facts("aten::div", schema.overload_name).promotion
     # the scripted graph has no dtypes: the target is the promoted operand dtype
-    assert promotion.emission_target(node, schema, [None, None, "floor"], operands) == torch.int64
+    assert promotion.emission_target(node, rule, schema, [None, None, "floor"], operands) == torch.int64

@@ -15,8 +15,9 @@ import torch
 from exporter import runtime_list
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.registry import REGISTRY
 from exporter.runtime_list import RuntimeList
-from exporter.ts_graph import LIST_MUTATIONS, all_nodes, inside
+from exporter.ts_graph import all_nodes, inside
 
 __all__ = [
     "OuterList",
@@ -48,7 +49,8 @@ def outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
     with all of its uses inside them: these must be threaded through the If or Loop."""
     # Most blocks change no list: searching for the mutating ops in C++ first is much
     # cheaper than walking every node in Python.
-    if not any(block.findAllNodes(kind, True) for kind in LIST_MUTATIONS for block in blocks):
+    mutations = REGISTRY.kinds_where(lambda facts: facts.mutates_list)
+    if not any(block.findAllNodes(kind, True) for kind in mutations for block in blocks):
         return []
     found: dict[int, OuterList] = {}
     for node in all_nodes(blocks):
@@ -64,7 +66,7 @@ def outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
             entry.uses.append(node)
             if value not in entry.values:
                 entry.values.append(value)
-            if position == 0 and node.kind() in LIST_MUTATIONS:
+            if position == 0 and node.kind() in mutations:
                 entry.mutated = True
     return [entry for entry in found.values() if entry.mutated]
 

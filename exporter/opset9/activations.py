@@ -16,6 +16,7 @@ import torch
 
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
+from exporter.op_facts import QPARAMS_0_TO_1, QPARAMS_NEG1_TO_1
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -52,13 +53,13 @@ def aten_hardtanh(g: GraphContext, self: Value, min_val: float = -1.0, max_val: 
     return h.clip(g, self, min_val, max_val)
 
 
-@onnx_symbolic("aten::sigmoid")
+@onnx_symbolic("aten::sigmoid", quantized=QPARAMS_0_TO_1)
 def aten_sigmoid(g: GraphContext, self: Value) -> Value:
     """sigmoid(Tensor self) -> Tensor"""
     return g.op("Sigmoid", self)
 
 
-@onnx_symbolic("aten::tanh")
+@onnx_symbolic("aten::tanh", quantized=QPARAMS_NEG1_TO_1)
 def aten_tanh(g: GraphContext, self: Value) -> Value:
     """tanh(Tensor self) -> Tensor"""
     return g.op("Tanh", self)
@@ -214,7 +215,7 @@ def _hardsigmoid(g: GraphContext, x: Value) -> Value:
     return h.float_kernel(g, "HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5)
 
 
-@onnx_symbolic("aten::hardsigmoid")
+@onnx_symbolic("aten::hardsigmoid", quantized=QPARAMS_0_TO_1)
 def aten_hardsigmoid(g: GraphContext, self: Value) -> Value:
     """hardsigmoid(Tensor self) -> Tensor: relu6(x + 3) / 6 is HardSigmoid(1/6, 1/2)"""
     return _hardsigmoid(g, self)

@@ -21,13 +21,14 @@ import torch
 from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion, Result
 from exporter.opset9 import bitwise
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::add")
+@onnx_symbolic("aten::add", promotion=Promotion(("self", "other")), torch_folds_constants=True)
 def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
@@ -63,19 +64,19 @@ def aten_diff(
     return out
 
 
-@onnx_symbolic("aten::sub")
+@onnx_symbolic("aten::sub", promotion=Promotion(("self", "other")), torch_folds_constants=True)
 def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, h.scaled(g, b, alpha)), self, other)
 
 
-@onnx_symbolic("aten::rsub")
+@onnx_symbolic("aten::rsub", promotion=Promotion(("self", "other")))
 def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
     return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, h.scaled(g, a, alpha)), self, other)
 
 
-@onnx_symbolic("aten::mul")
+@onnx_symbolic("aten::mul", promotion=Promotion(("self", "other")), torch_folds_constants=True)
 def aten_mul(g: GraphContext, self: Value, other: Value) -> Value:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool * bool is logical and in torch
@@ -88,7 +89,7 @@ def _trunc(g: GraphContext, x: Value) -> Value:
     return g.op("Mul", g.op("Sign", x), g.op("Floor", g.op("Abs", x)))
 
 
-@onnx_symbolic("aten::div")
+@onnx_symbolic("aten::div", promotion=Promotion(("self", "other"), Result.FLOAT))
 def aten_div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None = None) -> Value:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
@@ -108,19 +109,19 @@ def _div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None) 
     raise ValueError(f"unknown rounding_mode {rounding_mode!r}")
 
 
-@onnx_symbolic("aten::true_divide")
+@onnx_symbolic("aten::true_divide", promotion=Promotion(("self", "other"), Result.FLOAT))
 def aten_true_divide(g: GraphContext, self: Value, other: Value) -> Value:
     """true_divide.Tensor(Tensor self, Tensor other) -> Tensor"""
     return g.op("Div", self, other)
 
 
-@onnx_symbolic("aten::floor_divide")
+@onnx_symbolic("aten::floor_divide", promotion=Promotion(("self", "other")))
 def aten_floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
     """floor_divide(Tensor self, Tensor other) -> Tensor (floors, also for negative ints)"""
     return h.widened_arithmetic(g, lambda a, b: h.floor_divide(g, a, b), self, other)
 
 
-@onnx_symbolic("aten::remainder")
+@onnx_symbolic("aten::remainder", promotion=Promotion(("self", "other")))
 def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor: self - floor(self/other)*other,
     which takes the sign of the divisor like Python's %."""
@@ -139,7 +140,7 @@ def aten_abs(g: GraphContext, self: Value) -> Value:
     return g.op("Abs", self)
 
 
-@onnx_symbolic("aten::pow")
+@onnx_symbolic("aten::pow", promotion=Promotion(("self", "exponent")))
 def aten_pow(g: GraphContext, self: Value, exponent: Value) -> Value:
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
@@ -249,7 +250,11 @@ def _as_result_dtype(g: GraphContext, x: Value, *, floating: bool = False) -> Va
     ``floating``: the op's result is always a float (reciprocal, log, acos...), which a
     scripted graph's shape propagation may have recorded as the integer input dtype."""
     dtype = bitwise.result_dtype(g, x.dtype) or x.dtype
-    if floating and not tensors.is_floating(dtype) and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128):
+    if (
+        floating
+        and not tensors.is_floating_dtype(dtype)
+        and dtype not in (ir.DataType.COMPLEX64, ir.DataType.COMPLEX128)
+    ):
         dtype = tensors.from_torch_dtype(torch.get_default_dtype())
     return h.cast(g, x, dtype)
 
@@ -313,7 +318,7 @@ def aten_tan(g: GraphContext, self: Value) -> Value:
     return _unary_float(g, "Tan", self)
 
 
-@onnx_symbolic("aten::atan2")
+@onnx_symbolic("aten::atan2", promotion=Promotion(("self", "other"), Result.FLOAT))
 def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     """atan2(Tensor self, Tensor other) -> Tensor
 
@@ -410,7 +415,7 @@ def aten_logit(g: GraphContext, self: Value, eps: float | None = None) -> Value:
     return g.op("Log", g.op("Div", x, g.op("Sub", h.scalar_like(g, 1.0, x), x)))
 
 
-@onnx_symbolic("aten::hypot")
+@onnx_symbolic("aten::hypot", promotion=Promotion(("self", "other")))
 def aten_hypot(g: GraphContext, self: Value, other: Value) -> Value:
     """hypot(Tensor self, Tensor other) -> Tensor
 
@@ -430,7 +435,7 @@ def aten_hypot(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Where", any_inf, h.scalar_like(g, math.inf, a), out)
 
 
-@onnx_symbolic("aten::lerp")
+@onnx_symbolic("aten::lerp", promotion=Promotion(("self", "end", "weight")))
 def aten_lerp(g: GraphContext, self: Value, end: Value, weight: Value) -> Value:
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor (and lerp.Scalar)
 
@@ -467,7 +472,7 @@ def _addc_operands(g: GraphContext, inputs: tuple[object, ...]) -> tuple[Value, 
     return self, values[1], values[2], h.cast(g, values[3], self.dtype)
 
 
-@onnx_symbolic("aten::addcmul")
+@onnx_symbolic("aten::addcmul", promotion=Promotion(("self", "tensor1", "tensor2")))
 def aten_addcmul(g: GraphContext, *inputs: object) -> Value:
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor:
     self + value * tensor1 * tensor2, multiplied in torch's order (inputs raw: see
@@ -476,7 +481,7 @@ def aten_addcmul(g: GraphContext, *inputs: object) -> Value:
     return g.op("Add", self, g.op("Mul", _times_value(g, tensor1, value), tensor2))
 
 
-@onnx_symbolic("aten::addcdiv")
+@onnx_symbolic("aten::addcdiv", promotion=Promotion(("self", "tensor1", "tensor2")))
 def aten_addcdiv(g: GraphContext, *inputs: object) -> Value:
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor:
     self + value * tensor1 / tensor2 (inputs raw: see _addc_operands)"""
@@ -484,7 +489,7 @@ def aten_addcdiv(g: GraphContext, *inputs: object) -> Value:
     return g.op("Add", self, g.op("Div", _times_value(g, tensor1, value), tensor2))
 
 
-@onnx_symbolic("aten::fmod")
+@onnx_symbolic("aten::fmod", promotion=Promotion(("self", "other")))
 def aten_fmod(g: GraphContext, self: Value, other: Value) -> Value:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor (and fmod.Scalar)
 
@@ -523,7 +528,7 @@ def round_with(g: GraphContext, self: Value, decimals: int, rounder: Callable[[V
     return g.op("Mul", rounder(g.op("Div", self, scale)), scale)
 
 
-@onnx_symbolic("aten::floordiv")
+@onnx_symbolic("aten::floordiv", torch_folds_constants=True)
 def aten_floordiv(g: GraphContext, a: Value, b: Value) -> Value:
     """floordiv.int(int a, int b) -> int (and the float overloads): TorchScript's // on
     numbers known only at run time (sizes). Floors for negative integers too; floats and

@@ -15,6 +15,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -161,7 +162,7 @@ def _shift(g: GraphContext, self: Value, other: Value, left: bool) -> Value:
     return h.cast(g, out, dtype)
 
 
-@onnx_symbolic("aten::bitwise_and")
+@onnx_symbolic("aten::bitwise_and", promotion=Promotion(("self", "other")))
 def aten_bitwise_and(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads)
 
@@ -172,31 +173,31 @@ def aten_bitwise_and(g: GraphContext, self: Value, other: Value) -> Value:
     return bitwise_binary(g, "And", self, other, native=False)
 
 
-@onnx_symbolic("aten::__and__")
+@onnx_symbolic("aten::__and__", promotion=Promotion(("self", "other")))
 def aten___and__(g: GraphContext, self: Value, other: Value) -> Value:
     """__and__.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads): as bitwise_and, with And"""
     return bitwise_binary(g, "And", self, other, native=False)
 
 
-@onnx_symbolic("aten::bitwise_or")
+@onnx_symbolic("aten::bitwise_or", promotion=Promotion(("self", "other")))
 def aten_bitwise_or(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads): as bitwise_and, with Or"""
     return bitwise_binary(g, "Or", self, other, native=False)
 
 
-@onnx_symbolic("aten::__or__")
+@onnx_symbolic("aten::__or__", promotion=Promotion(("self", "other")))
 def aten___or__(g: GraphContext, self: Value, other: Value) -> Value:
     """__or__.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads): as bitwise_and, with Or"""
     return bitwise_binary(g, "Or", self, other, native=False)
 
 
-@onnx_symbolic("aten::bitwise_xor")
+@onnx_symbolic("aten::bitwise_xor", promotion=Promotion(("self", "other")))
 def aten_bitwise_xor(g: GraphContext, self: Value, other: Value) -> Value:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads): as bitwise_and, with Xor"""
     return bitwise_binary(g, "Xor", self, other, native=False)
 
 
-@onnx_symbolic("aten::__xor__")
+@onnx_symbolic("aten::__xor__", promotion=Promotion(("self", "other")))
 def aten___xor__(g: GraphContext, self: Value, other: Value) -> Value:
     """__xor__.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar overloads): as bitwise_and, with Xor"""
     return bitwise_binary(g, "Xor", self, other, native=False)

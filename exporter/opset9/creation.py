@@ -17,6 +17,7 @@ import torch
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion, Result
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -191,7 +192,7 @@ def aten_zero(g: GraphContext, self: Value) -> Value:
     return _filled(g, h.shape_of(g, self), 0, self.dtype)
 
 
-@onnx_symbolic("aten::fill")
+@onnx_symbolic("aten::fill", promotion=Promotion(("value",), Result.SELF))
 def aten_fill(g: GraphContext, self: Value, value: Value) -> Value:
     """fill.Tensor(Tensor self, Tensor value) -> Tensor (from fill_)"""
     return _filled(g, h.shape_of(g, self), value, self.dtype)
@@ -290,7 +291,7 @@ def aten__reshape_from_tensor(g: GraphContext, self: Value, shape: Value) -> Val
     return g.op("Reshape", self, h.cast(g, shape, ir.DataType.INT64))
 
 
-@onnx_symbolic("aten::_dim_arange")
+@onnx_symbolic("aten::_dim_arange", torch_shape_read_below=11)
 def aten__dim_arange(g: GraphContext, like: Value, dim: int) -> Value:
     """_dim_arange(Tensor like, int dim) -> Tensor: arange(like.size(dim)) in int64"""
     return h.iota(g, h.dim_size(g, like, dim))
@@ -405,7 +406,7 @@ def _tensor_from_data(g: GraphContext, data: object, dtype: torch.dtype | None, 
         parts = [_tensor_from_data(g, d, None, scalar=True) for d in data]
         kinds = {p.dtype for p in parts}
         if dtype is None:
-            if any(tensors.is_floating(k) for k in kinds):
+            if any(tensors.is_floating_dtype(k) for k in kinds):
                 target = h.ir_dtype(torch.get_default_dtype())
             elif kinds == {ir.DataType.BOOL}:
                 target = ir.DataType.BOOL
@@ -424,7 +425,7 @@ def _tensor_from_runtime_list(g: GraphContext, data: RuntimeList, dtype: torch.d
     stacked = runtime_list.tensor_of(g, data)
     if dtype is not None:
         target = h.ir_dtype(dtype)
-    elif stacked.dtype is not None and tensors.is_floating(stacked.dtype):
+    elif stacked.dtype is not None and tensors.is_floating_dtype(stacked.dtype):
         target = h.ir_dtype(torch.get_default_dtype())
     elif stacked.dtype == ir.DataType.BOOL:
         target = ir.DataType.BOOL

@@ -16,13 +16,14 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion, Quantized, Result
 from exporter.opset9 import gather_scatter
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::slice")
+@onnx_symbolic("aten::slice", quantized=Quantized.INTEGERS)
 def aten_slice(
     g: GraphContext,
     self: Value,
@@ -70,7 +71,7 @@ def slice_bounds(
     return h.slice_dynamic(g, self, dim, start, end, step)
 
 
-@onnx_symbolic("aten::select")
+@onnx_symbolic("aten::select", quantized=Quantized.INTEGERS)
 def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
@@ -343,7 +344,7 @@ def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
     return h.data_dependent(g, out) if arranged.has_mask else out
 
 
-@onnx_symbolic("aten::index_put")
+@onnx_symbolic("aten::index_put", promotion=Promotion(("values",), Result.SELF))
 def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False) -> Value:
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
@@ -463,7 +464,7 @@ def aten_one_hot(g: GraphContext, self: Value, num_classes: int | Value = -1) ->
     return out if num_classes >= 0 else h.data_dependent(g, out)
 
 
-@onnx_symbolic("aten::narrow")
+@onnx_symbolic("aten::narrow", quantized=Quantized.INTEGERS)
 def aten_narrow(g: GraphContext, self: Value, dim: int, start: int | Value, length: int | Value) -> Value:
     """narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a) (and .Tensor)
 

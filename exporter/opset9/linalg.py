@@ -19,6 +19,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion
 from exporter.opset9 import reductions
 from exporter.registry import onnx_symbolic
 
@@ -318,7 +319,7 @@ def _outer(g: GraphContext, a: Value, b: Value) -> Value:
     return g.op("Mul", column, b)
 
 
-@onnx_symbolic("aten::outer")
+@onnx_symbolic("aten::outer", promotion=Promotion(("self", "vec2")))
 def aten_outer(g: GraphContext, self: Value, vec2: Value) -> Value:
     """outer(Tensor self, Tensor vec2) -> Tensor
 
@@ -328,7 +329,7 @@ def aten_outer(g: GraphContext, self: Value, vec2: Value) -> Value:
     return _outer(g, self, vec2)
 
 
-@onnx_symbolic("aten::ger")
+@onnx_symbolic("aten::ger", promotion=Promotion(("self", "vec2")))
 def aten_ger(g: GraphContext, self: Value, vec2: Value) -> Value:
     """ger(Tensor self, Tensor vec2) -> Tensor (the old name of outer)"""
     return _outer(g, self, vec2)

@@ -15,18 +15,19 @@ from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion, Result
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::eq")
+@onnx_symbolic("aten::eq", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_eq(g: GraphContext, self: Value, other: Value) -> Value:
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
     return h.equal(g, self, other)
 
 
-@onnx_symbolic("aten::ne")
+@onnx_symbolic("aten::ne", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_ne(g: GraphContext, self: Value, other: Value) -> Value:
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
     return g.op("Not", h.equal(g, self, other))
@@ -87,13 +88,13 @@ def _bool_operands(g: GraphContext, a: Value, b: Value) -> tuple[Value, Value]:
     return h.comparable(g, a), h.comparable(g, b)
 
 
-@onnx_symbolic("aten::gt")
+@onnx_symbolic("aten::gt", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_gt(g: GraphContext, self: Value, other: Value) -> Value:
     """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
     return g.op("Greater", *_bool_operands(g, self, other))
 
 
-@onnx_symbolic("aten::lt")
+@onnx_symbolic("aten::lt", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_lt(g: GraphContext, self: Value, other: Value) -> Value:
     """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
     return g.op("Less", *_bool_operands(g, self, other))
@@ -109,22 +110,22 @@ def _or_equal(g: GraphContext, strict_op: str, a: Value, b: Value) -> Value:
     return result
 
 
-@onnx_symbolic("aten::ge")
+@onnx_symbolic("aten::ge", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_ge(g: GraphContext, self: Value, other: Value) -> Value:
     """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
     return _or_equal(g, "Greater", self, other)
 
 
-@onnx_symbolic("aten::le")
+@onnx_symbolic("aten::le", promotion=Promotion(("self", "other"), Result.BOOL))
 def aten_le(g: GraphContext, self: Value, other: Value) -> Value:
     """le.Tensor(Tensor self, Tensor other) -> Tensor"""
     return _or_equal(g, "Less", self, other)
 
 
-@onnx_symbolic("aten::where.self")
-@onnx_symbolic("aten::where.ScalarOther")
-@onnx_symbolic("aten::where.ScalarSelf")
-@onnx_symbolic("aten::where.Scalar")
+@onnx_symbolic("aten::where.self", promotion=Promotion(("self", "other")))
+@onnx_symbolic("aten::where.ScalarOther", promotion=Promotion(("self", "other")))
+@onnx_symbolic("aten::where.ScalarSelf", promotion=Promotion(("self", "other")))
+@onnx_symbolic("aten::where.Scalar", promotion=Promotion(("self", "other")))
 def aten_where(g: GraphContext, condition: Value, self: Value, other: Value) -> Value:
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor (and the Scalar overloads)
 
@@ -152,13 +153,13 @@ def aten_where_condition(g: GraphContext, condition: Value) -> list[Value]:
     return out
 
 
-@onnx_symbolic("aten::masked_fill")
+@onnx_symbolic("aten::masked_fill", promotion=Promotion(("value",), Result.SELF))
 def aten_masked_fill(g: GraphContext, self: Value, mask: Value, value: Value) -> Value:
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
     return h.where(g, h.cast(g, mask, ir.DataType.BOOL), h.cast(g, value, self.dtype), self)
 
 
-@onnx_symbolic("aten::clamp")
+@onnx_symbolic("aten::clamp", promotion=Promotion(("self", "min", "max")))
 def aten_clamp(
     g: GraphContext, self: Value, min: float | Value | None = None, max: float | Value | None = None
 ) -> Value:  # noqa: A002 - schema names
@@ -166,13 +167,13 @@ def aten_clamp(
     return h.clip(g, self, min, max)
 
 
-@onnx_symbolic("aten::clamp_min")
+@onnx_symbolic("aten::clamp_min", promotion=Promotion(("self", "min")))
 def aten_clamp_min(g: GraphContext, self: Value, min: float | Value) -> Value:  # noqa: A002
     """clamp_min(Tensor self, Scalar min) -> Tensor"""
     return h.clip(g, self, min, None)
 
 
-@onnx_symbolic("aten::clamp_max")
+@onnx_symbolic("aten::clamp_max", promotion=Promotion(("self", "max")))
 def aten_clamp_max(g: GraphContext, self: Value, max: float | Value) -> Value:  # noqa: A002
     """clamp_max(Tensor self, Scalar max) -> Tensor"""
     return h.clip(g, self, None, max)
@@ -250,37 +251,37 @@ def aten_nan_to_num(
     return g.op("Where", g.op("Less", x, bottom), h.scalar_like(g, info.min if neginf is None else neginf, x), out)
 
 
-@onnx_symbolic("aten::maximum")
+@onnx_symbolic("aten::maximum", promotion=Promotion(("self", "other")))
 def aten_maximum(g: GraphContext, self: Value, other: Value) -> Value:
     """maximum(Tensor self, Tensor other) -> Tensor (NaN propagates, as in torch)"""
     return _pick(g, self, other, larger=True)
 
 
-@onnx_symbolic("aten::minimum")
+@onnx_symbolic("aten::minimum", promotion=Promotion(("self", "other")))
 def aten_minimum(g: GraphContext, self: Value, other: Value) -> Value:
     """minimum(Tensor self, Tensor other) -> Tensor (NaN propagates, as in torch)"""
     return _pick(g, self, other, larger=False)
 
 
-@onnx_symbolic("aten::max.other")
+@onnx_symbolic("aten::max.other", promotion=Promotion(("self", "other")))
 def aten_max_other(g: GraphContext, self: Value, other: Value) -> Value:
     """max.other(Tensor self, Tensor other) -> Tensor: maximum"""
     return _pick(g, self, other, larger=True)
 
 
-@onnx_symbolic("aten::min.other")
+@onnx_symbolic("aten::min.other", promotion=Promotion(("self", "other")))
 def aten_min_other(g: GraphContext, self: Value, other: Value) -> Value:
     """min.other(Tensor self, Tensor other) -> Tensor: minimum"""
     return _pick(g, self, other, larger=False)
 
 
-@onnx_symbolic("aten::fmax")
+@onnx_symbolic("aten::fmax", promotion=Promotion(("self", "other")))
 def aten_fmax(g: GraphContext, self: Value, other: Value) -> Value:
     """fmax(Tensor self, Tensor other) -> Tensor: a NaN operand yields the other one"""
     return _pick_ignoring_nan(g, self, other, larger=True)
 
 
-@onnx_symbolic("aten::fmin")
+@onnx_symbolic("aten::fmin", promotion=Promotion(("self", "other")))
 def aten_fmin(g: GraphContext, self: Value, other: Value) -> Value:
     """fmin(Tensor self, Tensor other) -> Tensor: a NaN operand yields the other one"""
     return _pick_ignoring_nan(g, self, other, larger=False)

@@ -20,7 +20,7 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
-@onnx_symbolic("prim::unchecked_cast")
+@onnx_symbolic("prim::unchecked_cast", checks_optional=True)
 def prim_unchecked_cast(g: GraphContext, *inputs: object) -> object:
     """prim::unchecked_cast(t x) -> t: a type refinement (Optional[T] -> T), no computation;
     an ONNX optional (None on some run-time path) is unwrapped with OptionalGetElement."""
@@ -51,7 +51,7 @@ def _has_element(g: GraphContext, a: object, b: object) -> Value | None:
     return None
 
 
-@onnx_symbolic("aten::__is__")
+@onnx_symbolic("aten::__is__", checks_optional=True)
 def aten___is__(g: GraphContext, self: object, obj: object) -> object:
     """__is__(t1 self, t2 obj) -> bool: `x is None` is decided at export time, since a value
     in the exported graph is either always present or always absent, except for an ONNX
@@ -62,7 +62,7 @@ def aten___is__(g: GraphContext, self: object, obj: object) -> object:
     return _identical(self, obj)
 
 
-@onnx_symbolic("aten::__isnot__")
+@onnx_symbolic("aten::__isnot__", checks_optional=True)
 def aten___isnot__(g: GraphContext, self: object, obj: object) -> object:
     """__isnot__(t1 self, t2 obj) -> bool"""
     present = _has_element(g, self, obj)

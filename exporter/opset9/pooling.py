@@ -357,7 +357,7 @@ def _pool_dtype(g: GraphContext, x: Value) -> ir.DataType:
     """The dtype MaxPool runs in. torch pools int32/int64/uint8 too; MaxPool takes floats,
     and int8/uint8 only from opset 12, so other integers go through double (exact below 2**53)."""
     dtype = x.dtype if x.dtype is not None else ir.DataType.FLOAT
-    if tensors.is_floating(dtype):
+    if tensors.is_floating_dtype(dtype):
         return dtype
     if dtype in (ir.DataType.INT8, ir.DataType.UINT8) and g.opset >= 12:
         return dtype

@@ -15,6 +15,7 @@ from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -178,7 +179,7 @@ def aten_is_pinned(g: GraphContext, self: Value, device: object = None) -> bool:
     return False
 
 
-@onnx_symbolic("aten::dim")
+@onnx_symbolic("aten::dim", quantized=Quantized.INTEGERS)
 def aten_dim(g: GraphContext, self: Value) -> int:
     """dim(Tensor self) -> int: the rank, a constant."""
     return h.known_rank(self, "dim")
@@ -283,13 +284,13 @@ def _scalar_extreme(g: GraphContext, inputs: tuple[object, ...], pick_max: bool)
     return best
 
 
-@onnx_symbolic("prim::max")
+@onnx_symbolic("prim::max", torch_folds_constants=True)
 def prim_max(g: GraphContext, *inputs: object) -> object:
     """prim::max(a, b) / prim::max(list) -> scalar: Python max when constant"""
     return _scalar_extreme(g, inputs, True)
 
 
-@onnx_symbolic("prim::min")
+@onnx_symbolic("prim::min", torch_folds_constants=True)
 def prim_min(g: GraphContext, *inputs: object) -> object:
     """prim::min(a, b) / prim::min(list) -> scalar: Python min when constant"""
     return _scalar_extreme(g, inputs, False)
@@ -371,7 +372,7 @@ def aten_add_t(g: GraphContext, a: object, b: object) -> object:
     return runtime_list.concat(g, first, second)
 
 
-@onnx_symbolic("aten::extend")
+@onnx_symbolic("aten::extend", mutates_list=True)
 def aten_extend(g: GraphContext, self: object, other: object) -> object:
     """extend.t(t[](a!) self, t[] other) -> (): in place, on the export-time or run-time list."""
     target, items = _list_operand(g, self, "extend"), _list_operand(g, other, "extend")

@@ -18,12 +18,13 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::dropout", fold=False)
+@onnx_symbolic("aten::dropout", fold=False, quantized=Quantized.INTEGERS)
 def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
     """dropout(Tensor input, float p, bool train) -> Tensor
 
@@ -35,7 +36,7 @@ def aten_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:
     raise ValueError("dropout in training mode needs opset 12 or higher (Dropout with training_mode)")
 
 
-@onnx_symbolic("aten::feature_dropout", fold=False)
+@onnx_symbolic("aten::feature_dropout", fold=False, quantized=Quantized.INTEGERS)
 def aten_feature_dropout(g: GraphContext, input: Value, p: float, train: bool) -> Value:  # noqa: A002
     """feature_dropout(Tensor input, float p, bool train) -> Tensor"""
     if not train or p == 0:

@@ -18,6 +18,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -431,7 +432,7 @@ def aten_cumprod(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | No
     return h.cast(g, out, out_dtype)
 
 
-@onnx_symbolic("aten::numel")
+@onnx_symbolic("aten::numel", quantized=Quantized.INTEGERS)
 def aten_numel(g: GraphContext, self: Value) -> int | Value:
     """numel(Tensor self) -> int: a Python int when the shape is static, so it folds away;
     else Size, a 0-d int64 like TorchScript's int."""

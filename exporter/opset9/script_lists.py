@@ -18,6 +18,7 @@ from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized, SequenceRead
 from exporter.opset9 import sorting
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
@@ -25,7 +26,7 @@ from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
 Value = ir.Value
 
 
-@onnx_symbolic("aten::len.t")
+@onnx_symbolic("aten::len.t", torch_sequence_read=SequenceRead.LENGTH)
 def aten_len_t(g: GraphContext, a: object) -> object:
     """len.t(t[] a) -> int: lists are Python lists at export time."""
     if isinstance(a, (list, tuple)):
@@ -37,7 +38,7 @@ def aten_len_t(g: GraphContext, a: object) -> object:
     raise TypeError(f"len of {type(a).__name__}")
 
 
-@onnx_symbolic("aten::__getitem__")
+@onnx_symbolic("aten::__getitem__", torch_sequence_read=SequenceRead.ITEM, quantized=Quantized.INTEGERS)
 def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
     """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
     if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
@@ -88,7 +89,7 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
         }
         dtype = (
             ir.DataType.DOUBLE
-            if any(k is not None and tensors.is_floating(k) for k in kinds)
+            if any(k is not None and tensors.is_floating_dtype(k) for k in kinds)
             else (ir.DataType.BOOL if kinds == {ir.DataType.BOOL} else ir.DataType.INT64)
         )
         stacked = runtime_list.list_item_value(g, list(items), dtype)
@@ -132,7 +133,7 @@ def _sized_at_run_time(g: GraphContext, item: Value) -> Value:
     return out
 
 
-@onnx_symbolic("aten::append")
+@onnx_symbolic("aten::append", mutates_list=True)
 def aten_append(g: GraphContext, self: object, el: object) -> object:
     """append.t(t[](a!) self, t(c -> *) el) -> t[](a!): grows the export-time list, or the
     run-time one (a sequence, the item of a loop's scan output, or a buffer concatenated in
@@ -187,7 +188,7 @@ def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema na
     return list(_export_time_list(g, l, "list()"))
 
 
-@onnx_symbolic("aten::_set_item.t")
+@onnx_symbolic("aten::_set_item.t", mutates_list=True)
 def aten__set_item_t(g: GraphContext, l: object, idx: int | Value, el: object) -> object:  # noqa: E741
     """_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!): `l[idx] = el`; at an index
     computed at run time the list becomes an ONNX sequence (opset 11)."""
@@ -223,7 +224,7 @@ def _scatter_into(g: GraphContext, values: Value, idx: int | Value, el: object) 
     return h.scatter_elements(g, values, index, item, axis=0)
 
 
-@onnx_symbolic("aten::insert.t")
+@onnx_symbolic("aten::insert.t", mutates_list=True)
 def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -> object:
     """insert.t(t[](a!) self, int idx, t(b -> *) el) -> ()"""
     if isinstance(self, RuntimeList):
@@ -237,7 +238,7 @@ def aten_insert_t(g: GraphContext, self: object, idx: int | Value, el: object) -
     return None
 
 
-@onnx_symbolic("aten::pop.t")
+@onnx_symbolic("aten::pop.t", mutates_list=True, torch_sequence_read=SequenceRead.REMOVED_ITEM)
 def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
     """pop.t(t[](a!) self, int idx=-1) -> t(*)"""
     if isinstance(self, RuntimeList):
@@ -247,7 +248,7 @@ def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
     return _export_time_list(g, self, "pop").pop(idx)
 
 
-@onnx_symbolic("aten::Delete.t")
+@onnx_symbolic("aten::Delete.t", mutates_list=True)
 def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
     """Delete.t(t[](a!) self, int idx) -> (): `del l[idx]`"""
     if isinstance(self, RuntimeList):
@@ -261,7 +262,7 @@ def aten_delete_t(g: GraphContext, self: object, idx: int | Value) -> object:
     return None
 
 
-@onnx_symbolic("aten::reverse")
+@onnx_symbolic("aten::reverse", mutates_list=True)
 def aten_reverse(g: GraphContext, self: object) -> object:
     """reverse.t(t[](a!) self) -> (): in place, at export time or on the run-time list."""
     if isinstance(self, RuntimeList):
@@ -271,7 +272,7 @@ def aten_reverse(g: GraphContext, self: object) -> object:
     return None
 
 
-@onnx_symbolic("aten::clear.t")
+@onnx_symbolic("aten::clear.t", mutates_list=True)
 def aten_clear_t(g: GraphContext, self: object) -> object:
     """clear.t(t[](a!) self) -> ()"""
     if isinstance(self, RuntimeList):

@@ -17,18 +17,19 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::view")
+@onnx_symbolic("aten::view", quantized=Quantized.INTEGERS)
 def aten_view(g: GraphContext, self: Value, size: Sequence[int] | Value) -> Value:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
     return _reshape(g, self, h.shape_value(g, size))
 
 
-@onnx_symbolic("aten::reshape")
+@onnx_symbolic("aten::reshape", quantized=Quantized.INTEGERS)
 def aten_reshape(g: GraphContext, self: Value, shape: Sequence[int] | Value) -> Value:
     """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
     return _reshape(g, self, h.shape_value(g, shape))
@@ -85,7 +86,7 @@ def aten_reshape_as(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Reshape", self, h.shape_of(g, other))
 
 
-@onnx_symbolic("aten::flatten")
+@onnx_symbolic("aten::flatten", quantized=Quantized.INTEGERS)
 def aten_flatten(g: GraphContext, self: Value, start_dim: int = 0, end_dim: int = -1) -> Value:
     """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
     rank = h.rank_of(self)
@@ -131,7 +132,7 @@ def aten_unflatten(g: GraphContext, self: Value, dim: int, sizes: Sequence[int])
     return g.op("Reshape", self, g.op("Concat", *parts, axis=0) if len(parts) > 1 else parts[0])
 
 
-@onnx_symbolic("aten::permute")
+@onnx_symbolic("aten::permute", quantized=Quantized.INTEGERS)
 def aten_permute(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     rank = len(dims)
@@ -141,7 +142,7 @@ def aten_permute(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     return g.op("Transpose", self, perm=perm)
 
 
-@onnx_symbolic("aten::transpose")
+@onnx_symbolic("aten::transpose", quantized=Quantized.INTEGERS)
 def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     rank = h.rank_of(self)
@@ -155,7 +156,7 @@ def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
     return g.op("Transpose", self, perm=perm)
 
 
-@onnx_symbolic("aten::t")
+@onnx_symbolic("aten::t", quantized=Quantized.INTEGERS)
 def aten_t(g: GraphContext, self: Value) -> Value:
     """t(Tensor(a) self) -> Tensor(a)"""
     if (h.rank_of(self) or 0) < 2:
@@ -163,7 +164,7 @@ def aten_t(g: GraphContext, self: Value) -> Value:
     return g.op("Transpose", self, perm=[1, 0])
 
 
-@onnx_symbolic("aten::contiguous")
+@onnx_symbolic("aten::contiguous", quantized=Quantized.INTEGERS)
 def aten_contiguous(g: GraphContext, self: Value) -> Value:
     """contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a): layout only"""
     return self
@@ -175,13 +176,13 @@ def aten_cpu(g: GraphContext, self: Value) -> Value:
     return self
 
 
-@onnx_symbolic("aten::clone")
+@onnx_symbolic("aten::clone", quantized=Quantized.INTEGERS)
 def aten_clone(g: GraphContext, self: Value) -> Value:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     return self
 
 
-@onnx_symbolic("aten::detach")
+@onnx_symbolic("aten::detach", quantized=Quantized.INTEGERS)
 def aten_detach(g: GraphContext, self: Value) -> Value:
     """detach(Tensor(a) self) -> Tensor(a)"""
     return self
@@ -193,7 +194,7 @@ def _run_time_dim(g: GraphContext, dim: Value, rank: int) -> Value:
     return g.op("Where", g.op("Less", dim, g.constant(0)), g.op("Add", dim, g.constant(rank)), dim)
 
 
-@onnx_symbolic("aten::unsqueeze")
+@onnx_symbolic("aten::unsqueeze", quantized=Quantized.INTEGERS)
 def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
@@ -223,7 +224,7 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
     return h.unsqueeze(g, self, [dim])
 
 
-@onnx_symbolic("aten::squeeze")
+@onnx_symbolic("aten::squeeze", quantized=Quantized.INTEGERS)
 def aten_squeeze(
     g: GraphContext, self: Value, dim: Sequence[int] | Sequence[int | Value] | Value | None = None
 ) -> Value:
@@ -279,7 +280,7 @@ def _squeeze_where_one(g: GraphContext, self: Value, axes: Sequence[int | Value]
     return result
 
 
-@onnx_symbolic("aten::expand")
+@onnx_symbolic("aten::expand", quantized=Quantized.INTEGERS)
 def aten_expand(g: GraphContext, self: Value, size: Sequence[int] | Value, implicit: bool = False) -> Value:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
@@ -303,7 +304,7 @@ def aten_expand_as(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Expand", self, h.shape_of(g, other))
 
 
-@onnx_symbolic("aten::size")
+@onnx_symbolic("aten::size", quantized=Quantized.INTEGERS)
 def aten_size(g: GraphContext, self: Value, dim: int | None = None) -> int | Value | list[int]:
     """size.int(Tensor self, int dim) -> int; size(Tensor self) -> int[]
 

@@ -19,6 +19,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors as tensors_module
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Quantized
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -175,7 +176,7 @@ def _split_by(
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
 
 
-@onnx_symbolic("aten::split")
+@onnx_symbolic("aten::split", quantized=Quantized.INTEGERS)
 def aten_split(
     g: GraphContext,
     self: Value,
@@ -330,7 +331,7 @@ def _chunk_dynamic(
     return pieces
 
 
-@onnx_symbolic("aten::chunk")
+@onnx_symbolic("aten::chunk", quantized=Quantized.INTEGERS)
 def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 
@@ -391,7 +392,7 @@ def aten_tensor_split(
     return [h.slice_static(g, self, [dim], [a], [max(a, b)]) for a, b in zip(starts, ends)]
 
 
-@onnx_symbolic("aten::unbind")
+@onnx_symbolic("aten::unbind", quantized=Quantized.INTEGERS)
 def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: one size-1 split per index,
     squeezed; along a run-time dim, one Gather per item the ListUnpack takes, or (a list

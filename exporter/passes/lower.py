@@ -206,7 +206,7 @@ def _inline_plain_attributes(graph: torch._C.Graph, module: torch._C.ScriptModul
     for node in list(graph.findAllNodes("prim::GetAttr", True)):
         owner = _attribute_owner(node.inputsAt(0), graph, module)
         value = _attribute(owner, node.s("name"))
-        if value is _MISSING or not _constant_kind(value):
+        if value is _MISSING or not _plain_constant(value):
             continue
         with graph.insert_point_guard(node):
             constant = graph.insertConstant(value)
@@ -227,10 +227,11 @@ def _attribute(owner: Any, name: str) -> Any:
     return getattr(owner, name, _MISSING)
 
 
-def _constant_kind(value: Any) -> bool:
-    """Whether a graph constant can hold ``value``: None, numbers, strings, tuples of them."""
+def _plain_constant(value: Any) -> bool:
+    """Whether ``value`` is None, a number, a string or a tuple of them: the attribute values
+    inlined here as graph constants (module_attributes has its own, wider rule for written ones)."""
     if isinstance(value, tuple):
-        return all(_constant_kind(v) for v in value)
+        return all(_plain_constant(v) for v in value)
     return value is None or isinstance(value, (bool, int, float, str))
 
 
@@ -244,7 +245,7 @@ def _attribute_owner(value: torch._C.Value, graph: torch._C.Graph, module: torch
     if node.kind() != "prim::GetAttr":
         return None
     child = _attribute(_attribute_owner(node.inputsAt(0), graph, module), node.s("name"))
-    if child is _MISSING or isinstance(child, torch.Tensor) or _constant_kind(child) or isinstance(child, list):
+    if child is _MISSING or isinstance(child, torch.Tensor) or _plain_constant(child) or isinstance(child, list):
         return None
     return child
 

@@ -156,7 +156,7 @@ def _initial_values(
     env: dict[_Path, torch._C.Value] = {}
     for path in written:
         value = _module_value(module, path)
-        if not isinstance(value, torch.Tensor) and _constant_kind(value):
+        if not isinstance(value, torch.Tensor) and _script_constant(value):
             constant = graph.insertConstant(value)
             constant.node().moveBefore(first)
             if not (value is not None and isinstance(types[path], torch._C.OptionalType)):
@@ -194,7 +194,7 @@ def _object_constants(
             attribute = value.getattr(name) if value.hasattr(name) else None
         else:
             attribute = getattr(value, name, None)
-        if attribute is None or isinstance(attribute, torch.Tensor) or not _constant_kind(attribute):
+        if attribute is None or isinstance(attribute, torch.Tensor) or not _script_constant(attribute):
             continue
         constant = graph.insertConstant(attribute)
         constant.node().moveBefore(first)
@@ -203,11 +203,11 @@ def _object_constants(
         env[sub] = constant
 
 
-def _constant_kind(value: Any) -> bool:
+def _script_constant(value: Any) -> bool:
     """Whether TorchScript can hold ``value`` as a constant (numbers, strings, None, devices,
     dtypes and tuples/lists of them, tensors inside lists); not objects of TorchScript classes."""
     if isinstance(value, (list, tuple)):
-        return all(isinstance(v, torch.Tensor) or _constant_kind(v) for v in value)
+        return all(isinstance(v, torch.Tensor) or _script_constant(v) for v in value)
     return value is None or isinstance(value, (bool, int, float, str, torch.device, torch.dtype))
 
 

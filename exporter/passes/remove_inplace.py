@@ -18,7 +18,9 @@ import torch
 
 from exporter import promotion
 from exporter.errors import ExporterError
+from exporter.op_facts import Result
 from exporter.passes.common import schema_of, walk
+from exporter.registry import REGISTRY
 from exporter.ts_graph import source_location
 
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
@@ -341,15 +343,16 @@ def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torc
     target's dtype. (Scripted graphs may record the promoted dtype as the in-place result.)
     """
     target_type = target.type()
-    operands = promotion.ts_operands(new)
+    rule = REGISTRY.node_facts(new).promotion
+    operands = promotion.ts_operands(new, rule) if rule is not None else None
     if not isinstance(target_type, torch._C.TensorType) or target_type.dtype() is None or operands is None:
         return new.output()
-    if not promotion.is_arithmetic(new.kind()) or promotion.follows_self(new.kind()):
+    if not rule.arithmetic or rule.result is Result.SELF:
         return new.output()
     out_type = new.output().type()
     if not isinstance(out_type, torch._C.TensorType):
         return new.output()
-    computed = promotion.computed_dtype(new.kind(), list(operands.values()), promotion.ts_true_division(new))
+    computed = promotion.computed_dtype(rule, list(operands.values()), rounds=promotion.ts_rounds(new))
     new.output().setType(out_type.with_dtype(computed))
     if computed == target_type.dtype():
         return new.output()

@@ -16,17 +16,10 @@ from __future__ import annotations
 import torch
 
 from exporter import tensors
+from exporter.op_facts import Promotion, Result
 from exporter.passes.common import replace_node, walk
-from exporter.promotion import (
-    computed_dtype,
-    follows_self,
-    is_arithmetic,
-    output_dtype,
-    promote,
-    ts_operand,
-    ts_operands,
-    ts_true_division,
-)
+from exporter.promotion import computed_dtype, output_dtype, promote, ts_operand, ts_operands, ts_rounds
+from exporter.registry import REGISTRY, Registry
 
 __all__ = ["scalar_type_analysis"]
 
@@ -65,22 +58,26 @@ def _converted(graph: torch._C.Graph, node: torch._C.Node, value: torch._C.Value
         return cast
 
 
-def scalar_type_analysis(graph: torch._C.Graph) -> None:
+def scalar_type_analysis(graph: torch._C.Graph, registry: Registry = REGISTRY) -> None:
+    """Promote the operands of every node whose op declares a promotion (in ``registry``)."""
     for node in walk(graph):
+        rule = registry.node_facts(node).promotion
+        if rule is None:
+            continue
         kind = node.kind()
-        operands = ts_operands(node)
+        operands = ts_operands(node, rule)
         if operands is None:
             continue
         inputs = list(node.inputs())
-        target = output_dtype(node) if is_arithmetic(kind) else None
-        if follows_self(kind):
+        target = output_dtype(node) if rule.arithmetic else None
+        if rule.result is Result.SELF:
             target = ts_operand(inputs[0]).dtype if ts_operand(inputs[0]) else target
         elif target is not None:
             target = _corrected_output(
-                node, target, computed_dtype(kind, list(operands.values()), ts_true_division(node))
+                node, target, computed_dtype(rule, list(operands.values()), rounds=ts_rounds(node))
             )
         if target is None:
-            target = _number_result(node) or promote(list(operands.values()))
+            target = _number_result(node, rule) or promote(list(operands.values()))
         changed = False
         for position in operands:
             new_value = _converted(graph, node, inputs[position], target)
@@ -91,10 +88,10 @@ def scalar_type_analysis(graph: torch._C.Graph) -> None:
             replace_node(graph, node, kind, inputs)
 
 
-def _number_result(node: torch._C.Node) -> torch.dtype | None:
+def _number_result(node: torch._C.Node, rule: Promotion) -> torch.dtype | None:
     """Arithmetic on Python numbers (``y * 3`` with ``y: float``) computes a Python float or int,
     a double or int64 when it runs in the graph, not the default float dtype of tensors."""
-    if not is_arithmetic(node.kind()) or node.outputsSize() != 1:
+    if not rule.arithmetic or node.outputsSize() != 1:
         return None
     out_type = node.output().type()
     if isinstance(out_type, torch._C.FloatType):
