@@ -51,7 +51,6 @@ __all__ = [
     "where",
     "ir_dtype",
     "is_floating",
-    "matmul_transposed_last",
 ]
 
 Value = ir.Value
@@ -392,36 +391,6 @@ def softmax(g: GraphContext, x: Value, dim: int, *, log: bool = False, rank: int
     return g.op("Transpose", out, perm=perm)
 
 
-def matmul_transposed_last(g: GraphContext, x: Value) -> Value:
-    """x with its last two dims swapped (rank must be known)."""
-    rank = rank_of(x)
-    if rank is None:
-        raise ValueError("transpose of the last two dims needs the rank")
-    perm = list(range(rank))
-    perm[-1], perm[-2] = perm[-2], perm[-1]
-    return g.op("Transpose", x, perm=perm)
-
-
-def scaled(g: GraphContext, x: Value, alpha: float) -> Value:
-    if alpha == 1:
-        return x
-    return g.op("Mul", x, scalar_like(g, alpha, x))
-
-
-def floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
-    """Floor division. ONNX integer Div truncates toward zero; torch floors, so quotients of
-    operands with different signs and a remainder are one lower."""
-    if is_floating(self):
-        return g.op("Floor", g.op("Div", self, other))
-    quotient = g.op("Div", self, other)
-    remainder = g.op("Sub", self, g.op("Mul", quotient, other))
-    zero = scalar_like(g, 0, self)
-    has_remainder = g.op("Not", g.op("Equal", remainder, zero))
-    signs_differ = g.op("Xor", g.op("Less", remainder, zero), g.op("Less", other, zero))
-    adjust = g.op("And", has_remainder, signs_differ)
-    return g.op("Sub", quotient, cast(g, adjust, self.dtype))
-
-
 def comparable(g: GraphContext, x: Value) -> Value:
     """Comparison ops before opset 11/13 lack small integer and half kernels: widen them."""
     if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
@@ -541,23 +510,6 @@ def float_kernel(g: GraphContext, op_type: str, x: Value, **attrs: object) -> Va
     return g.op(op_type, x, **attrs)
 
 
-def filled_like(g: GraphContext, x: Value, value: bool) -> Value:
-    """A bool tensor of ``x``'s shape filled with ``value`` (isnan of an integer tensor...)."""
-    return g.op("ConstantOfShape", shape_of(g, x), value=torch.tensor([value]))
-
-
-def largest_finite(g: GraphContext, x: Value) -> Value:
-    return scalar_like(g, torch.finfo(tensors.to_torch_dtype(x.dtype)).max, x)
-
-
-def is_inf(g: GraphContext, x: Value) -> Value:
-    """|x| > the largest finite value. Needs no IsInf (opset 10, and without a float16 kernel
-    in onnxruntime before opset 20) and is false for NaN, as isinf is."""
-    if not is_floating(x):
-        return filled_like(g, x, False)
-    return g.op("Greater", g.op("Abs", x), largest_finite(g, x))
-
-
 def log1p(g: GraphContext, x: Value) -> Value:
     """log(1 + x) accurate for tiny x (Log(1 + x) returns 0 for |x| < 1e-8 in float32).
 
@@ -571,26 +523,6 @@ def log1p(g: GraphContext, x: Value) -> Value:
     factor = g.op("Where", g.op("IsNaN", factor), one, factor)
     out = g.op("Mul", g.op("Log", u), factor)
     return g.op("Where", equal(g, u, one), x, out)
-
-
-BIT_WIDTHS = {
-    ir.DataType.INT8: 8,
-    ir.DataType.UINT8: 8,
-    ir.DataType.INT16: 16,
-    ir.DataType.UINT16: 16,
-    ir.DataType.INT32: 32,
-    ir.DataType.UINT32: 32,
-    ir.DataType.INT64: 64,
-}
-
-
-def compute_dtype(dtype: ir.DataType) -> ir.DataType:
-    """The integer dtype onnxruntime has arithmetic kernels for at every opset (int32/int64)
-    that holds every value of ``dtype``; casting back truncates, which is the wrap-around torch
-    gives for narrow types."""
-    if dtype not in BIT_WIDTHS:
-        raise TypeError(f"bitwise operations need an integer or bool tensor, got {dtype}")
-    return ir.DataType.INT64 if BIT_WIDTHS[dtype] == 64 or dtype == ir.DataType.UINT32 else ir.DataType.INT32
 
 
 # Integer dtypes ONNX's Add/Sub/Mul/Div take only from opset 14.
@@ -613,19 +545,6 @@ def known_rank(x: Value, what: str) -> int:
     if rank is None:
         raise ValueError(f"{what} needs the input rank")
     return rank
-
-
-def add_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
-    """Sum of two sizes or offsets, folded when both are known."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if isinstance(a, int) and a == 0:
-        return b
-    if isinstance(b, int) and b == 0:
-        return a
-    a_v = a if isinstance(a, Value) else g.constant(a)
-    b_v = b if isinstance(b, Value) else g.constant(b)
-    return g.op("Add", cast(g, a_v, ir.DataType.INT64), cast(g, b_v, ir.DataType.INT64))
 
 
 def mul_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
@@ -688,17 +607,6 @@ def data_dependent(g: GraphContext, value: Value, output: int = 0) -> Value:
 
 def empty_int64(g: GraphContext) -> Value:
     return g.constant(torch.zeros(0, dtype=torch.int64))
-
-
-HALF_DTYPES = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
-
-
-def upcast_half(g: GraphContext, x: Value) -> Value:
-    """float16/bfloat16 statistics are computed in float32, as torch does (opmath type)."""
-    return cast(g, x, ir.DataType.FLOAT) if x.dtype in HALF_DTYPES else x
-
-
-GRID_SAMPLE_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
 
 def all_true_like(g: GraphContext, x: Value) -> Value:

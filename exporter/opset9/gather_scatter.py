@@ -17,6 +17,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
+from exporter.opset9 import arithmetic
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -294,10 +295,10 @@ def aten_scatter_reduce(
         start = g.op("Expand", one if include_self else zero, h.shape_of(g, self))
         counts = scatter_reduce(g, start, dim, index, g.op("Expand", one, index_shape), "sum")
         if include_self:
-            return g.op("Div", total, counts) if h.is_floating(self) else h.floor_divide(g, total, counts)
+            return g.op("Div", total, counts) if h.is_floating(self) else arithmetic.floor_divide(g, total, counts)
         untouched = g.op("Not", g.op("Greater", h.comparable(g, counts), h.comparable(g, zero)))  # counts >= 0
         safe = g.op("Where", untouched, one, counts)
-        mean = g.op("Div", total, safe) if h.is_floating(self) else h.floor_divide(g, total, safe)
+        mean = g.op("Div", total, safe) if h.is_floating(self) else arithmetic.floor_divide(g, total, safe)
         return g.op("Where", untouched, self, mean)
     if reduce not in _REDUCE_OP:
         raise ValueError(f"unknown scatter_reduce reduction {reduce!r}")

@@ -24,6 +24,19 @@ from exporter.runtime_list import RuntimeList
 Value = ir.Value
 
 
+def _add_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
+    """Sum of two sizes or offsets, folded when both are known."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int) and a == 0:
+        return b
+    if isinstance(b, int) and b == 0:
+        return a
+    a_v = a if isinstance(a, Value) else g.constant(a)
+    b_v = b if isinstance(b, Value) else g.constant(b)
+    return g.op("Add", h.cast(g, a_v, ir.DataType.INT64), h.cast(g, b_v, ir.DataType.INT64))
+
+
 def promoted(g: GraphContext, tensors: Sequence[Value]) -> list[Value]:
     """The tensors cast to their torch result type (cat/stack promote: int64 with float32 is
     float32, float16 with float32 is float32), since Concat requires one dtype."""
@@ -236,7 +249,7 @@ def _split_run_time_sizes(g: GraphContext, x: Value, sizes: Sequence[int | Value
     for position, size in enumerate(sizes):
         if isinstance(size, Value):
             size = h.cast(g, size, ir.DataType.INT64)
-        end = h.INT64_MAX if position == len(sizes) - 1 else h.add_sizes(g, start, size)
+        end = h.INT64_MAX if position == len(sizes) - 1 else _add_sizes(g, start, size)
         if isinstance(start, int) and isinstance(end, int):
             pieces.append(h.slice_static(g, x, [dim], [start], [end]))
         else:
