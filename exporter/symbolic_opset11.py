@@ -6,8 +6,9 @@ ONNX changes at opset 11 that this module reacts to:
   and cubic interpolation: every interpolate mode and align_corners now matches torch, where
   Upsample-9/Resize-10 only had asymmetric coordinates.
 - CumSum appears (cumsum of a run-time length; the packed-row offsets of
-  _pad_packed_sequence and the packed lstm/gru/rnn .data overloads); Det appears (det, logdet,
-  linalg_det).
+  _pad_packed_sequence and the packed lstm/gru/rnn .data overloads, whose symbolics in
+  opset9/recurrent.py are registered at 11 too: only h.exclusive_cumsum changes); Det appears
+  (det, logdet, linalg_det).
 - Range, negative Gather indices, Slice/Squeeze/Pad/Clip with input bounds (handled in
   symbolic_helper), Round, ScatterElements/GatherElements, sequence ops.
 - Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
@@ -35,7 +36,6 @@ from exporter.symbolic_opset9 import (
     attention,
     indexing,
     interpolation,
-    recurrent,
     reductions,
     repeat_pad,
     sorting,
@@ -610,158 +610,3 @@ def aten_repeat_interleave_11(
     Counts known only at run time become gather indices from CumSum and Range.
     """
     return repeat_pad.repeat_interleave_with(g, repeats, self, dim, output_size, _interleave_indices_11)
-
-
-def _exclusive_cumsum_11(g: GraphContext, x: Value) -> Value:
-    """Exclusive prefix sums of a 1-D int64 tensor: CumSum with exclusive=1."""
-    return g.op("CumSum", x, g.constant(0), exclusive=1)
-
-
-@onnx_symbolic("aten::lstm.data", opset=11)
-def aten_lstm_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Sequence[Value],
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value, Value]:
-    """lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "LSTM",
-        data,
-        batch_sizes,
-        hx,
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::gru.data", opset=11)
-def aten_gru_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "GRU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::rnn_tanh.data", opset=11)
-def aten_rnn_tanh_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "RNN_TANH",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::rnn_relu.data", opset=11)
-def aten_rnn_relu_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "RNN_RELU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::_pad_packed_sequence", opset=11)
-def aten__pad_packed_sequence_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    batch_first: bool,
-    padding_value: float,
-    total_length: int | Value,
-) -> tuple[Value, Value]:
-    """_pad_packed_sequence(Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, int total_length) -> (Tensor, Tensor)
-
-    The offset of each step's packed rows is an exclusive CumSum of batch_sizes.
-    """
-    return recurrent.pad_packed_sequence_with(
-        g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum_11
-    )
