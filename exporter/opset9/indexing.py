@@ -342,6 +342,7 @@ def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
     return h.data_dependent(g, out) if arranged.has_mask else out
 
 
+@onnx_symbolic("aten::index_put", opset=16)
 @onnx_symbolic("aten::index_put")
 def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False) -> Value:
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
@@ -349,7 +350,7 @@ def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value,
     Also the functional form of ``x[idx] = v`` and ``x[mask] = v``. On the merged view (see
     aten::index), the positions are flattened to one axis with the values broadcast to the
     indexed result, then scattered; accumulate=True sums repeated positions (reduction='add'
-    from opset 16, the one-hot lowering before).
+    from opset 16, hence the registration there; the one-hot lowering before).
     """
     items = _index_items(g, indices)
     values = h.cast(g, values, self.dtype)
