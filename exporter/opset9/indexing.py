@@ -56,12 +56,7 @@ def slice_bounds(
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
     end = h.INT64_MAX if end is None else end
-    if not isinstance(step, int):
-        if g.opset < 10:
-            return h.slice_gather(g, self, dim, start, end, step)
-        bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim]), g.list_to_value([step])]
-        return g.op("Slice", self, *bounds)
-    if isinstance(start, int) and isinstance(end, int):
+    if isinstance(step, int) and isinstance(start, int) and isinstance(end, int):
         size = self.shape[dim] if self.shape is not None else None
         if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
             return self
