@@ -11,13 +11,20 @@ ONNX changes at opset 11 that this module reacts to:
   (det, logdet, linalg_det).
 - Range, negative Gather indices, Slice/Squeeze/Pad/Clip with input bounds (handled in
   symbolic_helper), Round, ScatterElements/GatherElements, sequence ops.
+- Sequence ops appear: an export-time list of tensors read at a run-time index
+  (aten::__getitem__) is a sequence instead of a chain of Ifs; split/chunk into a count known
+  only at run time (symbolic_helper.split_to_sequence).
+- Pad takes amounts computed at run time (symbolic_helper.pad_run_time): pad_sequence becomes
+  exportable (registered at 11 in opset9/splitting.py).
 - Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
   lengths; repeat_interleave takes counts known only at run time (with CumSum).
-- Round appears (aten::round); GatherElements appears (aten::gather at any shape); Gather takes
-  negative indices (aten::select with a negative index on a dynamic dim).
+- Round appears (aten::round); GatherElements appears (aten::gather at any shape, searchsorted
+  with a sorter); Gather takes negative indices (aten::select with a negative index on a
+  dynamic dim).
 - TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
   directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
-  shape.
+  shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
+  directly.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
+from exporter import runtime_list
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
@@ -38,6 +46,7 @@ from exporter.symbolic_opset9 import (
     interpolation,
     reductions,
     repeat_pad,
+    script_lists,
     sorting,
 )
 
@@ -508,6 +517,54 @@ def aten_argsort_11(
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
     indices of aten::sort"""
     return aten_sort_11(g, self, dim, descending, stable)[1]
+
+
+def _list_topk_11(
+    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
+) -> tuple[Value, Value]:
+    """TopK of a list's stacked numbers, finding the smallest directly (largest=0)."""
+    return h.topk(g, x, k, dim, largest=int(largest), sorted=int(sorted_))
+
+
+@onnx_symbolic("aten::sort.int", opset=11)
+@onnx_symbolic("aten::sort.float", opset=11)
+@onnx_symbolic("aten::sort.bool", opset=11)
+def aten_sort_list_11(g: GraphContext, self: object, reverse: bool = False) -> None:
+    """sort.int(int[](a!) self, bool reverse=False) -> (): ``l.sort()`` in place; numbers known
+    only at run time go through one TopK with largest/sorted."""
+    return script_lists.sort_list_with(g, self, reverse, _list_topk_11)
+
+
+def _pick_from_sequence(g: GraphContext, items: Sequence[Value], index: Value) -> object:
+    """The tensor at a run-time index of an export-time list: SequenceAt of the list as an ONNX
+    sequence, which holds tensors of any shapes."""
+    return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
+
+
+@onnx_symbolic("aten::__getitem__", opset=11)
+def aten___getitem___11(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
+    """__getitem__.t(t[](a) list, int idx) -> t(*): an export-time list of tensors read at an
+    index known only at run time becomes an ONNX sequence (SequenceAt)."""
+    return script_lists.getitem_with(g, list, idx, _pick_from_sequence)
+
+
+@onnx_symbolic("aten::searchsorted", opset=11)
+def aten_searchsorted_11(
+    g: GraphContext,
+    sorted_sequence: Value,
+    self: Value,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Value | None = None,
+) -> Value:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+
+    ``sorter`` reorders each row first, with GatherElements.
+    """
+    if sorter is not None:
+        sorted_sequence = g.op("GatherElements", sorted_sequence, sorter, axis=-1)
+    return sorting.aten_searchsorted(g, sorted_sequence, self, out_int32, right, side)
 
 
 @onnx_symbolic("aten::round", opset=11)
