@@ -1,13 +1,11 @@
 """ONNX idioms shared by the symbolic modules.
 
-Helpers branch on ``g.opset`` only where an ONNX operator's signature changed: Unsqueeze,
-Squeeze and ReduceSum take axes as an input from 13, the other Reduce* ops from 18, Slice
-takes its bounds as inputs from 10 and Clip from 11, TopK takes k as an input from 10,
-Upsample becomes Resize at 10, Scatter is renamed ScatterElements at 11, Pad takes pads and
-value as inputs from 11, LessOrEqual appears and Max/Min take integers at 12, Split takes its
-sizes as an input from 13 (and num_outputs from 18), DFT takes its axis as an input from 20.
-Symbolic modules call these instead of branching themselves, so a delta file only holds real
-behaviour changes.
+Only the helpers in ``SIGNATURE_HELPERS`` compare ``g.opset``, each where an ONNX operator's
+signature changed (an attribute became an input, an op was renamed or appeared, a kernel took
+more dtypes); a symbolic never does (tests/test_opset_registrations.py checks it). Where an
+op's own lowering changes at opset N, ``symbolic_opsetN.py`` (or a decorator stacked on the
+same function, when only a helper's ONNX op changes) registers it at N, so the registry and
+the support matrix show it.
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 
 __all__ = [
+    "SIGNATURE_HELPERS",
     "INT64_MAX",
     "static_shape",
     "rank_of",
@@ -52,10 +51,45 @@ __all__ = [
     "where",
     "ir_dtype",
     "is_floating",
-    "matmul_transposed_last",
 ]
 
 Value = ir.Value
+
+# The helpers that compare g.opset, each with the ONNX change it follows (one line each).
+SIGNATURE_HELPERS: dict[str, str] = {
+    "cast_like": "CastLike appears at 15",
+    "unsqueeze": "Unsqueeze takes its axes as an input from 13",
+    "squeeze": "Squeeze takes its axes as an input from 13",
+    "reduce": "ReduceSum takes its axes as an input from 13, the other Reduce* ops from 18",
+    "slice_static": "Slice takes starts/ends/axes/steps as inputs from 10",
+    "slice_dynamic": "Slice takes bounds computed at run time as inputs from 10",
+    "slice_like": "Slice takes ends computed at run time as an input from 10",
+    "scatter_elements": "Scatter is renamed ScatterElements at 11",
+    "scatter_reduction": "ScatterElements combines repeated indices: add/mul from 16, max/min from 18",
+    "max_min": "Max/Min take integers from 12",
+    "pad": "Pad takes pads and value as inputs, and integers, from 11; bool from 13",
+    "pad_run_time": "Pad takes amounts computed at run time (an input) from 11; bool from 13",
+    "less_or_equal": "LessOrEqual appears at 12",
+    "upsample_by_scales": "Upsample (opset 9) is renamed Resize at 10",
+    "split_static": "Split takes its sizes as an input from 13",
+    "split_equal": "Split takes num_outputs from 18",
+    "split_to_sequence": "SplitToSequence (with the other sequence ops) appears at 11",
+    "topk": "TopK takes k as an input from 10",
+    "clip": "Clip takes its bounds as inputs from 11, integers from 12",
+    "softmax": "Softmax/LogSoftmax normalize one axis from 13 (the flattened trailing axes before)",
+    "equal": "Equal takes floats from 11",
+    "arange": "Range appears at 11",
+    "iota": "Range appears at 11",
+    "exclusive_cumsum": "CumSum appears at 11",
+    "dft": "DFT takes its axis as an input from 20",
+    "widened_arithmetic": "Add/Sub/Mul/Div take 8- and 16-bit integers from 14",
+    "reshape_keeping_zeros": "Reshape takes allowzero from 14",
+    "pool_has_ceil_mode": "MaxPool/AveragePool take ceil_mode, and MaxPool dilations, from 10",
+    "max_pool_dtype": "MaxPool takes int8/uint8 from 12",
+    "has_round": "Round appears at 11",
+    "has_per_axis_quantization": "QuantizeLinear/DequantizeLinear take an axis (per-axis scales) from 13",
+}
+
 # The "to the end" bound of Slice and the trip count of a Loop without one.
 INT64_MAX = 9223372036854775807
 
@@ -164,16 +198,29 @@ def slice_static(
     return g.op("Slice", x, axes=list(axes), starts=list(starts), ends=list(ends))
 
 
-def slice_dynamic(g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int = 1) -> Value:
-    """Slice of one axis with bounds known only at run time: Slice-1 takes constant bounds
-    only (below opset 10 a Gather of the positions, see slice_gather), Slice-10 takes them
-    as inputs."""
+def slice_dynamic(
+    g: GraphContext, x: Value, axis: int, start: int | Value, end: int | Value, step: int | Value = 1
+) -> Value:
+    """Slice of one axis with bounds (or a step) known only at run time: Slice-1 takes constant
+    bounds only (below opset 10 a Gather of the positions, see slice_gather), Slice-10 takes
+    them as inputs."""
     if g.opset < 10:
         return slice_gather(g, x, axis, start, end, step)
     bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([axis])]
-    if step != 1:
+    if isinstance(step, Value):
+        bounds.append(g.list_to_value([step]))
+    elif step != 1:
         bounds.append(g.constant([step]))
     return g.op("Slice", x, *bounds)
+
+
+def slice_like(g: GraphContext, x: Value, like: Value, what: str) -> Value | None:
+    """``x`` cut to the shape of ``like`` (known only at run time) from index 0 on every dim:
+    Slice-10 takes the ends as an input; None below it, where Slice-1 takes constant ends only."""
+    if g.opset < 10:
+        return None
+    rank = known_rank(like, what)
+    return g.op("Slice", x, g.constant([0] * rank), g.op("Shape", like), g.constant(list(range(rank))))
 
 
 def slice_gather(
@@ -218,6 +265,17 @@ def scatter_elements(g: GraphContext, data: Value, indices: Value, updates: Valu
     return g.op("ScatterElements" if g.opset >= 11 else "Scatter", data, indices, updates, axis=axis)
 
 
+# torch's scatter reductions -> ScatterElements' reduction attribute and the opset that has it
+SCATTER_REDUCTIONS = {"sum": ("add", 16), "prod": ("mul", 16), "amax": ("max", 18), "amin": ("min", 18)}
+
+
+def scatter_reduction(g: GraphContext, reduction: str) -> str | None:
+    """ScatterElements' ``reduction`` attribute for torch's ``reduction`` (sum, prod, amax,
+    amin), None below the opset that has it: a plain scatter keeps one of repeated indices."""
+    name, since = SCATTER_REDUCTIONS[reduction]
+    return name if g.opset >= since else None
+
+
 def max_min(g: GraphContext, a: Value, b: Value, *, larger: bool) -> Value:
     """Max (``larger``) or Min of ``a`` and ``b``. Max/Min take integers from opset 12; before,
     integers compare and pick (Greater/Less + Where)."""
@@ -259,6 +317,20 @@ def pad(
     return cast(g, out, dtype) if work is not x else out
 
 
+def pad_run_time(
+    g: GraphContext, x: Value, pads: Value, mode: str, value: float | int | bool = 0, *, refusal: str
+) -> Value:
+    """Pad by amounts computed at run time (``pads``: the begins of every dim, then the ends).
+    Pad-11 takes them as an input; Pad-2 only as an attribute, so below opset 11 ``refusal``
+    is raised (a ValueError). Pad has no bool kernel before 13: bool goes through int32."""
+    if g.opset < 11:
+        raise NeedsExportTimeValue(refusal)
+    work = cast(g, x, ir.DataType.INT32) if g.opset < 13 and x.dtype == ir.DataType.BOOL else x
+    fill = scalar_like(g, value, work) if mode == "constant" else None
+    out = g.op("Pad", work, pads, fill, mode=mode)
+    return cast(g, out, x.dtype) if work is not x else out
+
+
 def less_or_equal(g: GraphContext, a: Value, b: Value) -> Value:
     """a <= b: LessOrEqual appears at opset 12; before, Not(Greater)."""
     if g.opset >= 12:
@@ -287,6 +359,15 @@ def split_equal(g: GraphContext, x: Value, count: int, axis: int) -> tuple[Value
         # g.op's own num_outputs keyword hides the attribute of that name; pass it as an Attr.
         return g.op("Split", x, axis=axis, num_outputs=count, outputs_attr=ir.AttrInt64("num_outputs", count))
     return g.op("Split", x, axis=axis, num_outputs=count)
+
+
+def split_to_sequence(g: GraphContext, x: Value, split: Value, axis: int, *, refusal: str) -> Value:
+    """SplitToSequence: pieces whose count is known only at run time, as an ONNX sequence. It
+    arrives at opset 11 with the other sequence ops; below it ONNX fixes the number of outputs
+    and ``refusal`` is raised (a ValueError)."""
+    if g.opset < 11:
+        raise NeedsExportTimeValue(refusal)
+    return g.op("SplitToSequence", x, split, axis=axis)
 
 
 def topk(g: GraphContext, x: Value, k: int | Value, axis: int, **attrs: int) -> tuple[Value, Value]:
@@ -391,36 +472,6 @@ def softmax(g: GraphContext, x: Value, dim: int, *, log: bool = False, rank: int
     moved = g.op("Transpose", x, perm=perm)
     out = g.op(op_type, moved, axis=rank - 1)
     return g.op("Transpose", out, perm=perm)
-
-
-def matmul_transposed_last(g: GraphContext, x: Value) -> Value:
-    """x with its last two dims swapped (rank must be known)."""
-    rank = rank_of(x)
-    if rank is None:
-        raise NeedsExportTimeValue("transpose of the last two dims needs the rank")
-    perm = list(range(rank))
-    perm[-1], perm[-2] = perm[-2], perm[-1]
-    return g.op("Transpose", x, perm=perm)
-
-
-def scaled(g: GraphContext, x: Value, alpha: float) -> Value:
-    if alpha == 1:
-        return x
-    return g.op("Mul", x, scalar_like(g, alpha, x))
-
-
-def floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
-    """Floor division. ONNX integer Div truncates toward zero; torch floors, so quotients of
-    operands with different signs and a remainder are one lower."""
-    if is_floating(self):
-        return g.op("Floor", g.op("Div", self, other))
-    quotient = g.op("Div", self, other)
-    remainder = g.op("Sub", self, g.op("Mul", quotient, other))
-    zero = scalar_like(g, 0, self)
-    has_remainder = g.op("Not", g.op("Equal", remainder, zero))
-    signs_differ = g.op("Xor", g.op("Less", remainder, zero), g.op("Less", other, zero))
-    adjust = g.op("And", has_remainder, signs_differ)
-    return g.op("Sub", quotient, cast(g, adjust, self.dtype))
 
 
 def comparable(g: GraphContext, x: Value) -> Value:
@@ -542,23 +593,6 @@ def float_kernel(g: GraphContext, op_type: str, x: Value, **attrs: object) -> Va
     return g.op(op_type, x, **attrs)
 
 
-def filled_like(g: GraphContext, x: Value, value: bool) -> Value:
-    """A bool tensor of ``x``'s shape filled with ``value`` (isnan of an integer tensor...)."""
-    return g.op("ConstantOfShape", shape_of(g, x), value=torch.tensor([value]))
-
-
-def largest_finite(g: GraphContext, x: Value) -> Value:
-    return scalar_like(g, torch.finfo(tensors.to_torch_dtype(x.dtype)).max, x)
-
-
-def is_inf(g: GraphContext, x: Value) -> Value:
-    """|x| > the largest finite value. Needs no IsInf (opset 10, and without a float16 kernel
-    in onnxruntime before opset 20) and is false for NaN, as isinf is."""
-    if not is_floating(x):
-        return filled_like(g, x, False)
-    return g.op("Greater", g.op("Abs", x), largest_finite(g, x))
-
-
 def log1p(g: GraphContext, x: Value) -> Value:
     """log(1 + x) accurate for tiny x (Log(1 + x) returns 0 for |x| < 1e-8 in float32).
 
@@ -572,26 +606,6 @@ def log1p(g: GraphContext, x: Value) -> Value:
     factor = g.op("Where", g.op("IsNaN", factor), one, factor)
     out = g.op("Mul", g.op("Log", u), factor)
     return g.op("Where", equal(g, u, one), x, out)
-
-
-BIT_WIDTHS = {
-    ir.DataType.INT8: 8,
-    ir.DataType.UINT8: 8,
-    ir.DataType.INT16: 16,
-    ir.DataType.UINT16: 16,
-    ir.DataType.INT32: 32,
-    ir.DataType.UINT32: 32,
-    ir.DataType.INT64: 64,
-}
-
-
-def compute_dtype(dtype: ir.DataType) -> ir.DataType:
-    """The integer dtype onnxruntime has arithmetic kernels for at every opset (int32/int64)
-    that holds every value of ``dtype``; casting back truncates, which is the wrap-around torch
-    gives for narrow types."""
-    if dtype not in BIT_WIDTHS:
-        raise TypeError(f"bitwise operations need an integer or bool tensor, got {dtype}")
-    return ir.DataType.INT64 if BIT_WIDTHS[dtype] == 64 or dtype == ir.DataType.UINT32 else ir.DataType.INT32
 
 
 # Integer dtypes ONNX's Add/Sub/Mul/Div take only from opset 14.
@@ -614,19 +628,6 @@ def known_rank(x: Value, what: str) -> int:
     if rank is None:
         raise NeedsExportTimeValue(f"{what} needs the input rank")
     return rank
-
-
-def add_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
-    """Sum of two sizes or offsets, folded when both are known."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if isinstance(a, int) and a == 0:
-        return b
-    if isinstance(b, int) and b == 0:
-        return a
-    a_v = a if isinstance(a, Value) else g.constant(a)
-    b_v = b if isinstance(b, Value) else g.constant(b)
-    return g.op("Add", cast(g, a_v, ir.DataType.INT64), cast(g, b_v, ir.DataType.INT64))
 
 
 def mul_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
@@ -691,17 +692,6 @@ def empty_int64(g: GraphContext) -> Value:
     return g.constant(torch.zeros(0, dtype=torch.int64))
 
 
-HALF_DTYPES = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
-
-
-def upcast_half(g: GraphContext, x: Value) -> Value:
-    """float16/bfloat16 statistics are computed in float32, as torch does (opmath type)."""
-    return cast(g, x, ir.DataType.FLOAT) if x.dtype in HALF_DTYPES else x
-
-
-GRID_SAMPLE_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
-
-
 def all_true_like(g: GraphContext, x: Value) -> Value:
     return g.op("ConstantOfShape", shape_of(g, x), value=torch.tensor([True]))
 
@@ -754,3 +744,52 @@ def iota(g: GraphContext, n: int | Value) -> Value:
         return g.op("Range", g.constant(0), scalar, g.constant(1))
     ones = g.op("ConstantOfShape", g.op("Reshape", n, g.constant([1])), value=torch.tensor([1], dtype=torch.int64))
     return squeeze(g, g.op("NonZero", ones), [0])
+
+
+def exclusive_cumsum(g: GraphContext, x: Value) -> Value:
+    """Exclusive prefix sums of a 1-D int64 tensor: CumSum with exclusive=1 from opset 11;
+    before it a strictly-lower-triangular mask selects the earlier entries for a ReduceSum."""
+    if g.opset >= 11:
+        return g.op("CumSum", x, g.constant(0), exclusive=1)
+    # read at run time unless x is a constant: a data-dependent size (packed batch_sizes has
+    # max(lengths) entries) would be the traced example's
+    if x.const_value is not None:
+        length: int | Value = int(x.const_value.shape[0])
+    else:
+        length = g.op("Gather", g.op("Shape", x), g.constant(0), axis=0)
+    index = iota(g, length)
+    earlier = g.op("Less", unsqueeze(g, index, [0]), unsqueeze(g, index, [1]))
+    picked = g.op("Where", earlier, unsqueeze(g, x, [0]), scalar_like(g, 0, x))
+    return reduce(g, "ReduceSum", picked, [1], keepdims=False)
+
+
+def reshape_keeping_zeros(g: GraphContext, x: Value, shape: Value) -> Value:
+    """Reshape to a ``shape`` computed at run time whose 0 entries are sizes: allowzero from
+    opset 14; before it a 0 copies the input's dim, which only differs for size-0 dims."""
+    return g.op("Reshape", x, shape, **({"allowzero": 1} if g.opset >= 14 else {}))
+
+
+def pool_has_ceil_mode(g: GraphContext) -> bool:
+    """Whether MaxPool/AveragePool take ceil_mode, and MaxPool dilations (opset 10)."""
+    return g.opset >= 10
+
+
+def max_pool_dtype(g: GraphContext, x: Value) -> ir.DataType:
+    """The dtype MaxPool runs in. torch pools int32/int64/uint8 too; MaxPool takes floats,
+    and int8/uint8 only from opset 12, so other integers go through double (exact below 2**53)."""
+    dtype = x.dtype if x.dtype is not None else ir.DataType.FLOAT
+    if tensors.is_floating_dtype(dtype):
+        return dtype
+    if dtype in (ir.DataType.INT8, ir.DataType.UINT8) and g.opset >= 12:
+        return dtype
+    return ir.DataType.DOUBLE
+
+
+def has_round(g: GraphContext) -> bool:
+    """Whether Round exists (opset 11)."""
+    return g.opset >= 11
+
+
+def has_per_axis_quantization(g: GraphContext) -> bool:
+    """Whether QuantizeLinear/DequantizeLinear take an axis with per-axis scales (opset 13)."""
+    return g.opset >= 13

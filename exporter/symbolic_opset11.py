@@ -6,17 +6,25 @@ ONNX changes at opset 11 that this module reacts to:
   and cubic interpolation: every interpolate mode and align_corners now matches torch, where
   Upsample-9/Resize-10 only had asymmetric coordinates.
 - CumSum appears (cumsum of a run-time length; the packed-row offsets of
-  _pad_packed_sequence and the packed lstm/gru/rnn .data overloads); Det appears (det, logdet,
-  linalg_det).
+  _pad_packed_sequence and the packed lstm/gru/rnn .data overloads, whose symbolics in
+  opset9/recurrent.py are registered at 11 too: only h.exclusive_cumsum changes); Det appears
+  (det, logdet, linalg_det).
 - Range, negative Gather indices, Slice/Squeeze/Pad/Clip with input bounds (handled in
   symbolic_helper), Round, ScatterElements/GatherElements, sequence ops.
+- Sequence ops appear: an export-time list of tensors read at a run-time index
+  (aten::__getitem__) is a sequence instead of a chain of Ifs; split/chunk into a count known
+  only at run time (symbolic_helper.split_to_sequence).
+- Pad takes amounts computed at run time (symbolic_helper.pad_run_time): pad_sequence becomes
+  exportable (registered at 11 in opset9/splitting.py).
 - Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
   lengths; repeat_interleave takes counts known only at run time (with CumSum).
-- Round appears (aten::round); GatherElements appears (aten::gather at any shape); Gather takes
-  negative indices (aten::select with a negative index on a dynamic dim).
+- Round appears (aten::round); GatherElements appears (aten::gather at any shape, searchsorted
+  with a sorter); Gather takes negative indices (aten::select with a negative index on a
+  dynamic dim).
 - TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
   directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
-  shape.
+  shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
+  directly.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from collections.abc import Sequence
 import onnx_ir as ir
 import torch
 
+from exporter import runtime_list
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
@@ -36,9 +45,9 @@ from exporter.symbolic_opset9 import (
     attention,
     indexing,
     interpolation,
-    recurrent,
     reductions,
     repeat_pad,
+    script_lists,
     sorting,
 )
 
@@ -511,6 +520,54 @@ def aten_argsort_11(
     return aten_sort_11(g, self, dim, descending, stable)[1]
 
 
+def _list_topk_11(
+    g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
+) -> tuple[Value, Value]:
+    """TopK of a list's stacked numbers, finding the smallest directly (largest=0)."""
+    return h.topk(g, x, k, dim, largest=int(largest), sorted=int(sorted_))
+
+
+@onnx_symbolic("aten::sort.int", opset=11)
+@onnx_symbolic("aten::sort.float", opset=11)
+@onnx_symbolic("aten::sort.bool", opset=11)
+def aten_sort_list_11(g: GraphContext, self: object, reverse: bool = False) -> None:
+    """sort.int(int[](a!) self, bool reverse=False) -> (): ``l.sort()`` in place; numbers known
+    only at run time go through one TopK with largest/sorted."""
+    return script_lists.sort_list_with(g, self, reverse, _list_topk_11)
+
+
+def _pick_from_sequence(g: GraphContext, items: Sequence[Value], index: Value) -> object:
+    """The tensor at a run-time index of an export-time list: SequenceAt of the list as an ONNX
+    sequence, which holds tensors of any shapes."""
+    return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
+
+
+@onnx_symbolic("aten::__getitem__", opset=11)
+def aten___getitem___11(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
+    """__getitem__.t(t[](a) list, int idx) -> t(*): an export-time list of tensors read at an
+    index known only at run time becomes an ONNX sequence (SequenceAt)."""
+    return script_lists.getitem_with(g, list, idx, _pick_from_sequence)
+
+
+@onnx_symbolic("aten::searchsorted", opset=11)
+def aten_searchsorted_11(
+    g: GraphContext,
+    sorted_sequence: Value,
+    self: Value,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Value | None = None,
+) -> Value:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+
+    ``sorter`` reorders each row first, with GatherElements.
+    """
+    if sorter is not None:
+        sorted_sequence = g.op("GatherElements", sorted_sequence, sorter, axis=-1)
+    return sorting.aten_searchsorted(g, sorted_sequence, self, out_int32, right, side)
+
+
 @onnx_symbolic("aten::round", opset=11)
 def aten_round_11(g: GraphContext, self: Value, decimals: int = 0) -> Value:
     """round(Tensor self) -> Tensor, round.decimals(Tensor self, *, int decimals) -> Tensor
@@ -611,158 +668,3 @@ def aten_repeat_interleave_11(
     Counts known only at run time become gather indices from CumSum and Range.
     """
     return repeat_pad.repeat_interleave_with(g, repeats, self, dim, output_size, _interleave_indices_11)
-
-
-def _exclusive_cumsum_11(g: GraphContext, x: Value) -> Value:
-    """Exclusive prefix sums of a 1-D int64 tensor: CumSum with exclusive=1."""
-    return g.op("CumSum", x, g.constant(0), exclusive=1)
-
-
-@onnx_symbolic("aten::lstm.data", opset=11)
-def aten_lstm_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Sequence[Value],
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value, Value]:
-    """lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "LSTM",
-        data,
-        batch_sizes,
-        hx,
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::gru.data", opset=11)
-def aten_gru_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "GRU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::rnn_tanh.data", opset=11)
-def aten_rnn_tanh_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "RNN_TANH",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::rnn_relu.data", opset=11)
-def aten_rnn_relu_data_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    hx: Value,
-    params: Sequence[Value],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-) -> tuple[Value, Value]:
-    """rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
-
-    The packed rows of each step are found with CumSum.
-    """
-    return recurrent.rnn_data(
-        g,
-        "RNN_RELU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum_11,
-    )
-
-
-@onnx_symbolic("aten::_pad_packed_sequence", opset=11)
-def aten__pad_packed_sequence_11(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    batch_first: bool,
-    padding_value: float,
-    total_length: int | Value,
-) -> tuple[Value, Value]:
-    """_pad_packed_sequence(Tensor data, Tensor batch_sizes, bool batch_first, Scalar padding_value, int total_length) -> (Tensor, Tensor)
-
-    The offset of each step's packed rows is an exclusive CumSum of batch_sizes.
-    """
-    return recurrent.pad_packed_sequence_with(
-        g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum_11
-    )

@@ -17,7 +17,7 @@ import onnx_ir as ir
 
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset10 import fake_quantize
+from exporter.symbolic_opset10 import quantized_ops
 
 Value = ir.Value
 
@@ -38,4 +38,4 @@ def aten_fake_quantize_per_channel_affine(
     int32 or float tensor in torch; it is converted to the storage type (float zero points
     are rounded, which is what torch's integer path does).
     """
-    return fake_quantize(g, self, scale, zero_point, quant_min, quant_max, axis)
+    return quantized_ops.fake_quantize(g, self, scale, zero_point, quant_min, quant_max, axis)

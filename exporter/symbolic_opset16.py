@@ -17,6 +17,10 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
+# torch's grid_sampler padding_mode codes -> GridSample's padding_mode (opset 16 and 20)
+GRID_SAMPLE_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
 _GRID_MODES_16 = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 
 
@@ -45,6 +49,6 @@ def aten_grid_sampler(
         input,
         grid,
         mode=_GRID_MODES_16[interpolation_mode],
-        padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
+        padding_mode=GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )

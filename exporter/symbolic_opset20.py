@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import onnx_ir as ir
 
-from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import interpolation
+from exporter.symbolic_opset16 import GRID_SAMPLE_PADDING
 
 Value = ir.Value
 
@@ -48,7 +48,7 @@ def aten_grid_sampler_20(
         input,
         grid,
         mode=_GRID_MODES_20[interpolation_mode],
-        padding_mode=h.GRID_SAMPLE_PADDING[padding_mode],
+        padding_mode=GRID_SAMPLE_PADDING[padding_mode],
         align_corners=int(align_corners),
     )
 

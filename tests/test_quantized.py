@@ -19,6 +19,7 @@ from cases import graph_kinds, opsets_for_kinds
 from conftest import NEWEST, Wrap, assert_matches_torch
 
 import exporter
+from exporter.registry import REGISTRY
 
 warnings.filterwarnings("ignore", category=UserWarning, message=".*quantize.*deprecated")  # module-level weights
 pytestmark = [
@@ -28,6 +29,9 @@ pytestmark = [
 ]
 
 QOPS = torch.ops.quantized
+# where the quantized layers' lowering changes (their registrations), and the newest
+LAYER_OPSETS = sorted({*REGISTRY.builtin_opsets("quantized::linear"), NEWEST})
+
 OUT_SCALE = 0.05  # output scale of every quantized op below; one step is the tolerance
 STEP = OUT_SCALE * 1.001
 
@@ -401,11 +405,11 @@ def test_ptq_weights(backend: str) -> None:
         return y.dequantize()
 
     x = torch.randn(2, 3, 6, 6)
-    for opset in (10, 13, NEWEST):
+    for opset in LAYER_OPSETS:
         assert_matches_torch(Wrap(fn), (x,), opset=opset, atol=model.fc.scale * 1.001, rtol=0)
 
 
-@pytest.mark.parametrize("opset", [10, 13, NEWEST])
+@pytest.mark.parametrize("opset", LAYER_OPSETS)
 @pytest.mark.parametrize("backend", ["qnnpack", "x86"])
 def test_ptq_model(backend: str, opset: int) -> None:
     """An eager post-training-quantized model (QuantStub, fused conv+relu, flatten, linear,
@@ -439,7 +443,7 @@ class _Fallback(torch.nn.Module):
         return self.dequant(y)
 
 
-@pytest.mark.parametrize("opset", [10, 13, NEWEST])
+@pytest.mark.parametrize("opset", LAYER_OPSETS)
 def test_ptq_aten_ops_on_quantized(opset: int) -> None:
     import torch.ao.quantization as tq
 

@@ -40,9 +40,20 @@ __all__ = ["MODULES", "OP_MODULES"]
 
 
 def symbolic_modules() -> tuple[str, ...]:
-    """Every module that registers built-ins: the opset-9 families, then the opset deltas."""
+    """Every module that registers built-ins: the families of each opset package (opset9/,
+    opset10/, ...), then the opset deltas."""
     package = ROOT / "exporter"
-    families = sorted(p.stem for p in (package / "opset9").glob("*.py") if p.stem != "__init__")
+    packages = sorted(
+        (int(m.group(1)), p)
+        for p in package.glob("opset*")
+        if p.is_dir() and (m := re.fullmatch(r"opset(\d+)", p.name))
+    )
+    families = tuple(
+        f"exporter.{path.name}.{module.stem}"
+        for _, path in packages
+        for module in sorted(path.glob("*.py"))
+        if module.stem != "__init__"
+    )
     deltas = sorted(
         (
             int(m.group(1))
@@ -50,9 +61,7 @@ def symbolic_modules() -> tuple[str, ...]:
             if (m := re.fullmatch(r"symbolic_opset(\d+)", p.stem))
         ),
     )
-    return tuple(f"exporter.opset9.{f}" for f in families) + tuple(
-        f"exporter.symbolic_opset{n}" for n in deltas if n != 9
-    )
+    return families + tuple(f"exporter.symbolic_opset{n}" for n in deltas if n != 9)
 
 
 def build() -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

@@ -3,7 +3,7 @@ family, trigonometry, rounding, lerp/addcmul/addcdiv, fmod/remainder, conjugatio
 diff.
 
 ONNX idioms: integer Div truncates where torch floors, so floor division corrects the quotient
-by the remainder's sign (``h.floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
+by the remainder's sign (``floor_divide``); ONNX has no Trunc, so trunc is sign(x)*floor(|x|);
 onnxruntime lacks double kernels for Acos/Asin/Atan/Tan/Erf (``h.float_kernel``); unary math on
 integers takes torch's result dtype from the TorchScript node; 8/16-bit integer arithmetic
 below opset 14 (no Add/Sub/Mul/Div kernels) runs in int32 and casts back
@@ -22,10 +22,30 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
 from exporter.op_facts import Promotion, Result
-from exporter.opset9 import bitwise
+from exporter.opset9 import bitwise, logic
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
+
+
+def scaled(g: GraphContext, x: Value, alpha: float) -> Value:
+    if alpha == 1:
+        return x
+    return g.op("Mul", x, h.scalar_like(g, alpha, x))
+
+
+def floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
+    """Floor division. ONNX integer Div truncates toward zero; torch floors, so quotients of
+    operands with different signs and a remainder are one lower."""
+    if h.is_floating(self):
+        return g.op("Floor", g.op("Div", self, other))
+    quotient = g.op("Div", self, other)
+    remainder = g.op("Sub", self, g.op("Mul", quotient, other))
+    zero = h.scalar_like(g, 0, self)
+    has_remainder = g.op("Not", g.op("Equal", remainder, zero))
+    signs_differ = g.op("Xor", g.op("Less", remainder, zero), g.op("Less", other, zero))
+    adjust = g.op("And", has_remainder, signs_differ)
+    return g.op("Sub", quotient, h.cast(g, adjust, self.dtype))
 
 
 @onnx_symbolic("aten::add", promotion=Promotion(("self", "other")), torch_folds_constants=True)
@@ -33,7 +53,7 @@ def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Va
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
         return g.op("Or", self, other)
-    return h.widened_arithmetic(g, lambda a, b: g.op("Add", a, h.scaled(g, b, alpha)), self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Add", a, scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::diff")
@@ -67,13 +87,13 @@ def aten_diff(
 @onnx_symbolic("aten::sub", promotion=Promotion(("self", "other")), torch_folds_constants=True)
 def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, h.scaled(g, b, alpha)), self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, scaled(g, b, alpha)), self, other)
 
 
 @onnx_symbolic("aten::rsub", promotion=Promotion(("self", "other")))
 def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
-    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, h.scaled(g, a, alpha)), self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, scaled(g, a, alpha)), self, other)
 
 
 @onnx_symbolic("aten::mul", promotion=Promotion(("self", "other")), torch_folds_constants=True)
@@ -102,7 +122,7 @@ def _div(g: GraphContext, self: Value, other: Value, rounding_mode: str | None) 
     if rounding_mode is None:
         return g.op("Div", self, other)
     if rounding_mode == "floor":
-        return h.floor_divide(g, self, other)
+        return floor_divide(g, self, other)
     if rounding_mode == "trunc":
         quotient = g.op("Div", self, other)
         return _trunc(g, quotient) if h.is_floating(self) else quotient
@@ -118,14 +138,14 @@ def aten_true_divide(g: GraphContext, self: Value, other: Value) -> Value:
 @onnx_symbolic("aten::floor_divide", promotion=Promotion(("self", "other")))
 def aten_floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
     """floor_divide(Tensor self, Tensor other) -> Tensor (floors, also for negative ints)"""
-    return h.widened_arithmetic(g, lambda a, b: h.floor_divide(g, a, b), self, other)
+    return h.widened_arithmetic(g, lambda a, b: floor_divide(g, a, b), self, other)
 
 
 @onnx_symbolic("aten::remainder", promotion=Promotion(("self", "other")))
 def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor: self - floor(self/other)*other,
     which takes the sign of the divisor like Python's %."""
-    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, g.op("Mul", h.floor_divide(g, a, b), b)), self, other)
+    return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, g.op("Mul", floor_divide(g, a, b), b)), self, other)
 
 
 @onnx_symbolic("aten::neg")
@@ -332,7 +352,7 @@ def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     ratio = g.op("Div", y, x)
     both_zero = g.op("And", h.equal(g, y, zero), h.equal(g, x, zero))
     ratio = g.op("Where", both_zero, y, ratio)
-    both_inf = g.op("And", h.is_inf(g, y), h.is_inf(g, x))
+    both_inf = g.op("And", logic.is_inf(g, y), logic.is_inf(g, x))
     ratio = g.op("Where", both_inf, g.op("Mul", g.op("Sign", y), g.op("Sign", x)), ratio)
     angle = h.float_kernel(g, "Atan", ratio)
     y_negative, x_negative = _sign_bit(g, y), _sign_bit(g, x)
@@ -431,7 +451,7 @@ def aten_hypot(g: GraphContext, self: Value, other: Value) -> Value:
     ratio = g.op("Div", small, big)
     out = g.op("Mul", big, g.op("Sqrt", g.op("Add", one, g.op("Mul", ratio, ratio))))
     out = g.op("Where", h.equal(g, big, h.scalar_like(g, 0.0, a)), big, out)
-    any_inf = g.op("Or", h.is_inf(g, a), h.is_inf(g, b))
+    any_inf = g.op("Or", logic.is_inf(g, a), logic.is_inf(g, b))
     return g.op("Where", any_inf, h.scalar_like(g, math.inf, a), out)
 
 
@@ -500,7 +520,7 @@ def aten_fmod(g: GraphContext, self: Value, other: Value) -> Value:
     other = h.cast(g, other, self.dtype)
     if h.is_floating(self):
         return g.op("Sub", self, g.op("Mul", _trunc(g, g.op("Div", self, other)), other))
-    compute = h.compute_dtype(self.dtype)
+    compute = bitwise.compute_dtype(self.dtype)
     a, b = h.cast(g, self, compute), h.cast(g, other, compute)
     out = g.op("Sub", a, g.op("Mul", g.op("Div", a, b), b))
     return h.cast(g, out, self.dtype)
@@ -536,7 +556,7 @@ def aten_floordiv(g: GraphContext, a: Value, b: Value) -> Value:
     if h.is_floating(a) or h.is_floating(b):
         a, b = h.cast(g, a, ir.DataType.DOUBLE), h.cast(g, b, ir.DataType.DOUBLE)
         return g.op("Floor", g.op("Div", a, b))
-    return h.floor_divide(g, a, h.cast(g, b, a.dtype))
+    return floor_divide(g, a, h.cast(g, b, a.dtype))
 
 
 def _real_identity(self: Value) -> Value:

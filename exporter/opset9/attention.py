@@ -24,6 +24,16 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
+def _transposed_last(g: GraphContext, x: Value) -> Value:
+    """x with its last two dims swapped (rank must be known)."""
+    rank = h.rank_of(x)
+    if rank is None:
+        raise NeedsExportTimeValue("transpose of the last two dims needs the rank")
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return g.op("Transpose", x, perm=perm)
+
+
 # causal_mask(g, query, key): a bool [L, S] mask, true on and below the diagonal
 CausalMask = Callable[[GraphContext, Value, Value], Value]
 
@@ -137,7 +147,7 @@ def scaled_dot_product_attention_with(
             scale_value = g.op("Reciprocal", g.op("Sqrt", h.cast_like(g, depth, query)))
     else:
         scale_value = h.scalar_like(g, scale, query)
-    scores = g.op("Mul", g.op("MatMul", query, h.matmul_transposed_last(g, key)), scale_value)
+    scores = g.op("Mul", g.op("MatMul", query, _transposed_last(g, key)), scale_value)
     minus_inf = h.scalar_like(g, float("-inf"), query)
     mask: Value | None = None
     if attn_mask is None:

@@ -21,6 +21,26 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
+BIT_WIDTHS = {
+    ir.DataType.INT8: 8,
+    ir.DataType.UINT8: 8,
+    ir.DataType.INT16: 16,
+    ir.DataType.UINT16: 16,
+    ir.DataType.INT32: 32,
+    ir.DataType.UINT32: 32,
+    ir.DataType.INT64: 64,
+}
+
+
+def compute_dtype(dtype: ir.DataType) -> ir.DataType:
+    """The integer dtype onnxruntime has arithmetic kernels for at every opset (int32/int64)
+    that holds every value of ``dtype``; casting back truncates, which is the wrap-around torch
+    gives for narrow types."""
+    if dtype not in BIT_WIDTHS:
+        raise TypeError(f"bitwise operations need an integer or bool tensor, got {dtype}")
+    return ir.DataType.INT64 if BIT_WIDTHS[dtype] == 64 or dtype == ir.DataType.UINT32 else ir.DataType.INT32
+
+
 def result_dtype(g: GraphContext, default: ir.DataType | None = None) -> ir.DataType | None:
     """torch's result dtype of the node being emitted (its first output), if typed."""
     if g.node is None or g.node.outputsSize() == 0:
@@ -62,7 +82,7 @@ def _bitwise_decomposed(g: GraphContext, op: str, a: Value, b: Value) -> Value:
     sign bit adds the most negative value.
     """
     out_dtype = a.dtype
-    compute = h.compute_dtype(out_dtype)
+    compute = compute_dtype(out_dtype)
     bits = 64 if compute == ir.DataType.INT64 else 32
     a, b = h.cast(g, a, compute), h.cast(g, b, compute)
     zero = _int_constant(g, 0, compute)
@@ -111,8 +131,8 @@ def _bitwise_not(g: GraphContext, x: Value) -> Value:
     int32/int64 where narrow types lack Sub kernels."""
     if x.dtype == ir.DataType.BOOL:
         return g.op("Not", x)
-    compute = h.compute_dtype(x.dtype)
-    all_ones = (1 << h.BIT_WIDTHS[x.dtype]) - 1 if x.dtype in _UNSIGNED else -1
+    compute = compute_dtype(x.dtype)
+    all_ones = (1 << BIT_WIDTHS[x.dtype]) - 1 if x.dtype in _UNSIGNED else -1
     out = g.op("Sub", _int_constant(g, all_ones, compute), h.cast(g, x, compute))
     return h.cast(g, out, x.dtype)
 
@@ -129,10 +149,10 @@ def _shift(g: GraphContext, self: Value, other: Value, left: bool) -> Value:
     """
     dtype = result_dtype(g, self.dtype) or self.dtype
     x = h.cast(g, self, dtype)
-    if dtype not in h.BIT_WIDTHS:
+    if dtype not in BIT_WIDTHS:
         raise TypeError(f"shifts need an integer tensor, got {dtype}")
-    bits = h.BIT_WIDTHS[dtype]
-    compute = h.compute_dtype(dtype)
+    bits = BIT_WIDTHS[dtype]
+    compute = compute_dtype(dtype)
     x = h.cast(g, x, compute)
     amount = h.cast(g, other, ir.DataType.INT64)
     zero = _int_constant(g, 0, compute)

@@ -18,6 +18,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.opset9 import arithmetic
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -62,9 +63,6 @@ def _combine(g: GraphContext, reduction: str, a: Value, b: Value) -> Value:
 _REDUCE_OP = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin"}
 
 
-_SCATTER_REDUCTION = {"sum": ("add", 16), "prod": ("mul", 16), "amax": ("max", 18), "amin": ("min", 18)}
-
-
 def _pad_to(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fill: float | int) -> Value:
     """Extend ``x`` (static shape) with ``fill`` up to ``target`` on every axis but ``skip_axis``."""
     shape = h.static_shape(x)
@@ -93,17 +91,22 @@ def _covers(index: Value, self: Value, dim: int) -> bool:
 
 
 def _pad_to_run_time(
-    g: GraphContext, index: Value, src: Value, self: Value, dim: int, rank: int
+    g: GraphContext, index: Value, src: Value, self: Value, dim: int, rank: int, reduction: str
 ) -> tuple[Value, Value]:
     """``index`` padded with -1 (which matches no position) and ``src`` with 0 up to ``self``'s
     run-time sizes on every dim but ``dim`` (torch requires index.size(d) <= self.size(d)
     there): the one-hot lowering of a reducing scatter when the sizes are known only at run
     time. Pad-11 takes run-time pads."""
+    refusal = (
+        "a reducing scatter whose index may be smaller than the input on other dims needs "
+        f"static sizes below opset 11 (Pad takes run-time pads from 11); ScatterElements "
+        f"reduces itself from opset {h.SCATTER_REDUCTIONS[reduction][1]}"
+    )
     keep = g.constant([0 if axis == dim else 1 for axis in range(rank)])
     grow = g.op("Mul", g.op("Sub", h.shape_of(g, self), h.shape_of(g, index)), keep)
     pads = g.op("Concat", g.constant([0] * rank), grow, axis=0)
-    index = g.op("Pad", index, pads, g.constant(torch.tensor(-1, dtype=torch.int64)), mode="constant")
-    src = g.op("Pad", src, pads, h.scalar_like(g, 0, src), mode="constant")
+    index = h.pad_run_time(g, index, pads, "constant", -1, refusal=refusal)
+    src = h.pad_run_time(g, src, pads, "constant", 0, refusal=refusal)
     return index, src
 
 
@@ -131,13 +134,7 @@ def _scatter_reduce_onehot(
         index = _pad_to(g, index, self_shape, dim, -1)
         src = _pad_to(g, src, self_shape, dim, 0)
     elif not covers and not _covers(index, self, dim):
-        if g.opset < 11:
-            raise NeedsExportTimeValue(
-                "a reducing scatter whose index may be smaller than the input on other dims needs "
-                f"static sizes below opset 11 (Pad takes run-time pads from 11); ScatterElements "
-                f"reduces itself from opset {_SCATTER_REDUCTION[reduction][1]}"
-            )
-        index, src = _pad_to_run_time(g, index, src, self, dim, rank)
+        index, src = _pad_to_run_time(g, index, src, self, dim, rank, reduction)
     acc = _accumulator(self.dtype)
     assert acc is not None
     src_acc, self_acc = h.cast(g, src, acc), h.cast(g, self, acc)
@@ -161,10 +158,11 @@ def scatter_reduce(
     g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduction: str, covers: bool = False
 ) -> Value:
     """Scatter combining repeated indices: ScatterElements' reduction where it exists (add/mul
-    from 16, max/min from 18), else the one-hot lowering (``covers``: the index has self's
-    sizes on every dim but ``dim``, see _scatter_reduce_onehot)."""
-    name, since = _SCATTER_REDUCTION[reduction]
-    if g.opset >= since:
+    from 16, max/min from 18: the symbolics calling this are registered there too), else the
+    one-hot lowering (``covers``: the index has self's sizes on every dim but ``dim``, see
+    _scatter_reduce_onehot)."""
+    name = h.scatter_reduction(g, reduction)
+    if name is not None:
         # onnxruntime has no half kernels for reducing ScatterElements: reduce in float
         acc = ir.DataType.FLOAT if self.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16) else self.dtype
         out = g.op(
@@ -187,10 +185,9 @@ def _fit_to_index(g: GraphContext, src: Value, index: Value) -> Value:
             return src
         axes = list(range(len(index_shape)))
         return h.slice_static(g, src, axes, [0] * len(axes), index_shape)
-    if g.opset < 10:
-        return src  # dynamic corner cut needs Slice-10; torch's usual use has equal shapes
-    rank = h.known_rank(index, "scatter")
-    return g.op("Slice", src, g.constant([0] * rank), g.op("Shape", index), g.constant(list(range(rank))))
+    cut = h.slice_like(g, src, index, "scatter")
+    # Slice-1 cannot cut at run-time sizes: src is kept whole (torch's usual use has equal shapes)
+    return src if cut is None else cut
 
 
 def _along(g: GraphContext, index: Value, dim: int, like: Value) -> Value:
@@ -226,6 +223,7 @@ def aten_gather(g: GraphContext, self: Value, dim: int, index: Value, sparse_gra
     return g.op("Gather", g.op("Reshape", self, g.constant([-1])), positions, axis=0)
 
 
+@onnx_symbolic("aten::scatter", opset=16)
 @onnx_symbolic("aten::scatter")
 def aten_scatter(
     g: GraphContext,
@@ -257,6 +255,7 @@ def aten_scatter(
     return scatter_reduce(g, self, dim, index, updates, reductions[reduce])
 
 
+@onnx_symbolic("aten::scatter_add", opset=16)
 @onnx_symbolic("aten::scatter_add")
 def aten_scatter_add(g: GraphContext, self: Value, dim: int, index: Value, src: Value) -> Value:
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -270,6 +269,8 @@ def aten_scatter_add(g: GraphContext, self: Value, dim: int, index: Value, src: 
     return scatter_reduce(g, self, dim, index, _fit_to_index(g, src, index), "sum")
 
 
+@onnx_symbolic("aten::scatter_reduce", opset=18)
+@onnx_symbolic("aten::scatter_reduce", opset=16)
 @onnx_symbolic("aten::scatter_reduce")
 def aten_scatter_reduce(
     g: GraphContext, self: Value, dim: int, index: Value, src: Value, reduce: str, include_self: bool = True
@@ -295,10 +296,10 @@ def aten_scatter_reduce(
         start = g.op("Expand", one if include_self else zero, h.shape_of(g, self))
         counts = scatter_reduce(g, start, dim, index, g.op("Expand", one, index_shape), "sum")
         if include_self:
-            return g.op("Div", total, counts) if h.is_floating(self) else h.floor_divide(g, total, counts)
+            return g.op("Div", total, counts) if h.is_floating(self) else arithmetic.floor_divide(g, total, counts)
         untouched = g.op("Not", g.op("Greater", h.comparable(g, counts), h.comparable(g, zero)))  # counts >= 0
         safe = g.op("Where", untouched, one, counts)
-        mean = g.op("Div", total, safe) if h.is_floating(self) else h.floor_divide(g, total, safe)
+        mean = g.op("Div", total, safe) if h.is_floating(self) else arithmetic.floor_divide(g, total, safe)
         return g.op("Where", untouched, self, mean)
     if reduce not in _REDUCE_OP:
         raise ValueError(f"unknown scatter_reduce reduction {reduce!r}")
@@ -360,6 +361,7 @@ def aten_index_copy(g: GraphContext, self: Value, dim: int, index: Value, source
     return scatter(g, self, positions, h.cast(g, source, self.dtype), dim)
 
 
+@onnx_symbolic("aten::index_add", opset=16)
 @onnx_symbolic("aten::index_add")
 def aten_index_add(g: GraphContext, self: Value, dim: int, index: Value, source: Value, alpha: float = 1) -> Value:
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor

@@ -58,12 +58,7 @@ def slice_bounds(
     dim = h.normalize_dim(dim, rank)
     start = 0 if start is None else start
     end = h.INT64_MAX if end is None else end
-    if not isinstance(step, int):
-        if g.opset < 10:
-            return h.slice_gather(g, self, dim, start, end, step)
-        bounds = [g.list_to_value([start]), g.list_to_value([end]), g.constant([dim]), g.list_to_value([step])]
-        return g.op("Slice", self, *bounds)
-    if isinstance(start, int) and isinstance(end, int):
+    if isinstance(step, int) and isinstance(start, int) and isinstance(end, int):
         size = self.shape[dim] if self.shape is not None else None
         if step == 1 and start in (0,) and isinstance(size, int) and end >= size:
             return self
@@ -344,6 +339,7 @@ def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
     return h.data_dependent(g, out) if arranged.has_mask else out
 
 
+@onnx_symbolic("aten::index_put", opset=16)
 @onnx_symbolic("aten::index_put", promotion=Promotion(("values",), Result.SELF))
 def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value, accumulate: bool = False) -> Value:
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
@@ -351,7 +347,7 @@ def aten_index_put(g: GraphContext, self: Value, indices: object, values: Value,
     Also the functional form of ``x[idx] = v`` and ``x[mask] = v``. On the merged view (see
     aten::index), the positions are flattened to one axis with the values broadcast to the
     indexed result, then scattered; accumulate=True sums repeated positions (reduction='add'
-    from opset 16, the one-hot lowering before).
+    from opset 16, hence the registration there; the one-hot lowering before).
     """
     items = _index_items(g, indices)
     values = h.cast(g, values, self.dtype)

@@ -20,7 +20,7 @@ from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.op_facts import Promotion
-from exporter.opset9 import reductions
+from exporter.opset9 import arithmetic, reductions
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -93,8 +93,8 @@ def aten_addmm(g: GraphContext, self: Value, mat1: Value, mat2: Value, beta: flo
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     if h.is_floating(mat1):
         return g.op("Gemm", mat1, mat2, self, alpha=float(alpha), beta=float(beta))
-    product = h.scaled(g, g.op("MatMul", mat1, mat2), alpha)
-    return g.op("Add", product, h.scaled(g, self, beta))
+    product = arithmetic.scaled(g, g.op("MatMul", mat1, mat2), alpha)
+    return g.op("Add", product, arithmetic.scaled(g, self, beta))
 
 
 @onnx_symbolic("aten::baddbmm")
@@ -107,12 +107,12 @@ def aten_baddbmm(
     multiplied in; a run-time beta of 0 still multiplies (torch ignores self then, even NaNs).
     """
     product = g.op("MatMul", batch1, batch2)
-    product = h.scaled(g, product, alpha) if not isinstance(alpha, Value) else _times(g, product, alpha)
+    product = arithmetic.scaled(g, product, alpha) if not isinstance(alpha, Value) else _times(g, product, alpha)
     if isinstance(beta, Value):
         return g.op("Add", product, _times(g, self, beta))
     if beta == 0:
         return product
-    return g.op("Add", product, h.scaled(g, self, beta))
+    return g.op("Add", product, arithmetic.scaled(g, self, beta))
 
 
 def _times(g: GraphContext, x: Value, factor: Value) -> Value:

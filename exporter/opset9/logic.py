@@ -16,9 +16,27 @@ from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.op_facts import Promotion, Result
+from exporter.opset9 import bitwise
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
+
+
+def filled_like(g: GraphContext, x: Value, value: bool) -> Value:
+    """A bool tensor of ``x``'s shape filled with ``value`` (isnan of an integer tensor...)."""
+    return g.op("ConstantOfShape", h.shape_of(g, x), value=torch.tensor([value]))
+
+
+def largest_finite(g: GraphContext, x: Value) -> Value:
+    return h.scalar_like(g, torch.finfo(tensors.to_torch_dtype(x.dtype)).max, x)
+
+
+def is_inf(g: GraphContext, x: Value) -> Value:
+    """|x| > the largest finite value. Needs no IsInf (opset 10, and without a float16 kernel
+    in onnxruntime before opset 20) and is false for NaN, as isinf is."""
+    if not h.is_floating(x):
+        return filled_like(g, x, False)
+    return g.op("Greater", g.op("Abs", x), largest_finite(g, x))
 
 
 @onnx_symbolic("aten::eq", promotion=Promotion(("self", "other"), Result.BOOL))
@@ -181,7 +199,7 @@ def aten_clamp_max(g: GraphContext, self: Value, max: float | Value) -> Value:  
 
 def _is_nan(g: GraphContext, x: Value) -> Value:
     if not h.is_floating(x):
-        return h.filled_like(g, x, False)
+        return filled_like(g, x, False)
     return g.op("IsNaN", x)
 
 
@@ -192,7 +210,7 @@ def _pick(g: GraphContext, a: Value, b: Value, larger: bool) -> Value:
     if a.dtype == ir.DataType.BOOL:
         return g.op("Or" if larger else "And", a, b)
     if not h.is_floating(a):
-        compute = h.compute_dtype(a.dtype)
+        compute = bitwise.compute_dtype(a.dtype)
         wide_a, wide_b = h.cast(g, a, compute), h.cast(g, b, compute)
         return h.cast(g, h.max_min(g, wide_a, wide_b, larger=larger), a.dtype)
     picked = g.op("Max" if larger else "Min", a, b)
@@ -216,15 +234,15 @@ def aten_isnan(g: GraphContext, self: Value) -> Value:
 @onnx_symbolic("aten::isinf")
 def aten_isinf(g: GraphContext, self: Value) -> Value:
     """isinf(Tensor self) -> Tensor: |x| > max finite, at opset 9 (IsInf is opset 10)"""
-    return h.is_inf(g, self)
+    return is_inf(g, self)
 
 
 @onnx_symbolic("aten::isfinite")
 def aten_isfinite(g: GraphContext, self: Value) -> Value:
     """isfinite(Tensor self) -> Tensor: |x| <= max finite, false for NaN"""
     if not h.is_floating(self):
-        return h.filled_like(g, self, True)
-    return g.op("Not", g.op("Or", g.op("IsNaN", self), h.is_inf(g, self)))
+        return filled_like(g, self, True)
+    return g.op("Not", g.op("Or", g.op("IsNaN", self), is_inf(g, self)))
 
 
 @onnx_symbolic("aten::nan_to_num")
@@ -245,7 +263,7 @@ def aten_nan_to_num(
     info = torch.finfo(tensors.to_torch_dtype(self.dtype))
     x = self
     out = g.op("Where", g.op("IsNaN", x), h.scalar_like(g, 0.0 if nan is None else nan, x), x)
-    top = h.largest_finite(g, x)
+    top = largest_finite(g, x)
     out = g.op("Where", g.op("Greater", x, top), h.scalar_like(g, info.max if posinf is None else posinf, x), out)
     bottom = h.scalar_like(g, info.min, x)
     return g.op("Where", g.op("Less", x, bottom), h.scalar_like(g, info.min if neginf is None else neginf, x), out)

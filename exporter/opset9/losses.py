@@ -146,7 +146,7 @@ def _reduce_loss(g: GraphContext, loss: Value, reduction: int, denominator: Valu
 def _nll_loss(
     g: GraphContext, self: Value, target: Value, weight: Value | None, reduction: int, ignore_index: int
 ) -> Value:
-    x = h.upcast_half(g, self)
+    x = reductions.upcast_half(g, self)
     loss, class_weight, _ = _nll_terms(g, x, target, weight, ignore_index)
     return h.cast(g, _reduce_loss(g, loss, reduction, class_weight), self.dtype)
 
@@ -216,7 +216,7 @@ def aten_cross_entropy_loss(
     target' = target * (1 - ls) + ls / C, and their mean divides by the element count N*d1*...
     Works from opset 9 (SoftmaxCrossEntropyLoss is opset 12).
     """
-    x = h.upcast_half(g, self)
+    x = reductions.upcast_half(g, self)
     rank, axis, count = _class_layout(x)
     log_probs = h.softmax(g, x, axis, log=True, rank=rank)
     weights = None

@@ -4,7 +4,7 @@ weight_norm, rms_norm.
 ONNX idioms: BatchNormalization in eval; group and instance norm share one
 InstanceNormalization kernel; layer_norm and rms_norm are decomposed with Pow(x, 2) below
 their ONNX ops (17 and 23) so onnxruntime fuses them into one kernel; half inputs compute in
-float32 (``h.upcast_half``).
+float32 (``reductions.upcast_half``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.opset9 import reductions
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -154,7 +155,7 @@ def aten_group_norm(
     weight and bias of the channels apply afterwards. Half inputs are normalized in float32.
     """
     rank = h.known_rank(input, "group_norm")
-    x = h.upcast_half(g, input)
+    x = reductions.upcast_half(g, input)
     grouped = g.op("Reshape", x, g.constant([0, num_groups, -1]))
     dtype = tensors.to_torch_dtype(x.dtype) if x.dtype is not None else torch.float32
     normalized = g.op(
@@ -191,7 +192,7 @@ def aten_instance_norm(
     """
     del momentum
     rank = h.known_rank(input, "instance_norm")
-    x = h.upcast_half(g, input)
+    x = reductions.upcast_half(g, input)
     if use_input_stats or running_mean is None or running_var is None:
         channels = h.dim_size(g, input, 1)
         if (weight is not None and bias is not None) or isinstance(channels, int):
@@ -226,7 +227,7 @@ def aten_native_layer_norm(
     the input dtype, as torch returns them; half inputs are reduced in float32.
     """
     axes = list(range(-len(normalized_shape), 0))
-    x = h.upcast_half(g, input)
+    x = reductions.upcast_half(g, input)
     mean, var = _moments(g, x, axes)
     rstd = g.op("Reciprocal", g.op("Sqrt", g.op("Add", var, h.scalar_like(g, eps, x))))
     out = h.cast(g, g.op("Mul", g.op("Sub", x, mean), rstd), input.dtype)
@@ -250,7 +251,7 @@ def aten__weight_norm(ctx: GraphContext, v: Value, g: Value, dim: int = 0) -> Va
     else:
         dim = h.normalize_dim(dim, rank)
         axes = [a for a in range(rank) if a != dim]
-    x = h.upcast_half(ctx, v)
+    x = reductions.upcast_half(ctx, v)
     square_sum = h.reduce(ctx, "ReduceSumSquare", x, axes, True) if axes else ctx.op("Mul", x, x)
     norm = h.cast(ctx, ctx.op("Sqrt", square_sum), v.dtype)
     return ctx.op("Mul", v, ctx.op("Div", h.cast_like(ctx, g, v), norm))
@@ -272,7 +273,7 @@ def aten_rms_norm(
     then runs the whole norm as one kernel (it needs the weight; without one nothing fuses).
     """
     axes = list(range(-len(normalized_shape), 0))
-    x = h.upcast_half(g, input)
+    x = reductions.upcast_half(g, input)
     if eps is None:
         eps = float(torch.finfo(tensors.to_torch_dtype(x.dtype)).eps)
     mean_square = h.reduce(g, "ReduceMean", g.op("Pow", x, h.scalar_like(g, 2.0, x)), axes, True)

@@ -34,7 +34,8 @@ def pool_attributes(
     dilation: Sequence[int] | None,
     ceil_mode: bool,
 ) -> dict[str, object]:
-    """Attributes of MaxPool/AveragePool; ceil_mode and dilations only exist from opset 10."""
+    """Attributes of MaxPool/AveragePool; ceil_mode and dilations only exist from opset 10, so
+    below it ceil_mode pads the tail (the pooling symbolics are registered at 10 for it)."""
     spatial = (h.rank_of(x) or len(kernel_size) + 2) - 2
     kernel = h.spatial_list(kernel_size, spatial)
     attrs: dict[str, object] = {
@@ -43,7 +44,7 @@ def pool_attributes(
         "pads": h.pads(padding, spatial),
     }
     dilations = h.spatial_list(dilation, spatial) if dilation else [1] * spatial
-    if g.opset >= 10:
+    if h.pool_has_ceil_mode(g):
         attrs["ceil_mode"] = int(ceil_mode)
         if any(d != 1 for d in dilations):
             attrs["dilations"] = dilations
@@ -83,7 +84,7 @@ def _max_pool(
     """MaxPool, also for unbatched [C, *spatial] inputs (a batch dim is added and removed) and
     integer inputs (MaxPool has no integer kernels before opset 12: computed in double)."""
     x, added = _batched(g, self, spatial)
-    compute = _pool_dtype(g, x)
+    compute = h.max_pool_dtype(g, x)
     pooled = g.op(
         "MaxPool", h.cast(g, x, compute), **pool_attributes(g, x, kernel_size, stride, padding, dilation, ceil_mode)
     )
@@ -91,6 +92,7 @@ def _max_pool(
     return h.cast(g, out, self.dtype) if self.dtype is not None else out
 
 
+@onnx_symbolic("aten::max_pool1d", opset=10)
 @onnx_symbolic("aten::max_pool1d")
 def aten_max_pool1d(
     g: GraphContext,
@@ -105,6 +107,7 @@ def aten_max_pool1d(
     return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 1)
 
 
+@onnx_symbolic("aten::max_pool2d", opset=10)
 @onnx_symbolic("aten::max_pool2d")
 def aten_max_pool2d(
     g: GraphContext,
@@ -119,6 +122,7 @@ def aten_max_pool2d(
     return _max_pool(g, self, kernel_size, stride, padding, dilation, ceil_mode, 2)
 
 
+@onnx_symbolic("aten::max_pool3d", opset=10)
 @onnx_symbolic("aten::max_pool3d")
 def aten_max_pool3d(
     g: GraphContext,
@@ -150,7 +154,7 @@ def _avg_pool(
     x, added = _batched(g, self, spatial)
     attrs = pool_attributes(g, x, kernel_size, stride, padding, None, ceil_mode)
     pooled = g.op("AveragePool", x, count_include_pad=int(count_include_pad), **attrs)
-    if ceil_mode and count_include_pad and g.opset < 10:
+    if ceil_mode and count_include_pad and "ceil_mode" not in attrs:  # the tail was padded
         pooled = g.op("Mul", pooled, _ceil_tail_correction(g, x, attrs, spatial))
     (out,) = _unbatched(g, (pooled,), added)
     return out
@@ -178,6 +182,7 @@ def _ceil_tail_correction(g: GraphContext, x: Value, attrs: dict[str, object], s
     return g.constant(factors.to(tensors.to_torch_dtype(x.dtype or ir.DataType.FLOAT)))
 
 
+@onnx_symbolic("aten::avg_pool1d", opset=10)
 @onnx_symbolic("aten::avg_pool1d")
 def aten_avg_pool1d(
     g: GraphContext,
@@ -192,6 +197,7 @@ def aten_avg_pool1d(
     return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
+@onnx_symbolic("aten::avg_pool2d", opset=10)
 @onnx_symbolic("aten::avg_pool2d")
 def aten_avg_pool2d(
     g: GraphContext,
@@ -207,6 +213,7 @@ def aten_avg_pool2d(
     return _avg_pool(g, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
+@onnx_symbolic("aten::avg_pool3d", opset=10)
 @onnx_symbolic("aten::avg_pool3d")
 def aten_avg_pool3d(
     g: GraphContext,
@@ -328,13 +335,13 @@ def _pool_geometry(
         if extra is not None:
             for i in range(spatial):
                 pads[spatial + i] += extra[i]
-        elif g.opset >= 10:
+        elif h.pool_has_ceil_mode(g):
             attrs["ceil_mode"] = 1
         else:
             raise NeedsExportTimeValue("pooling with ceil_mode=True and dynamic sizes needs opset 10 or higher")
     attrs["pads"] = pads
     if any(d != 1 for d in dilations):
-        if g.opset < 10:
+        if not h.pool_has_ceil_mode(g):  # nor dilations
             raise ValueError("pooling with dilation needs opset 10 or higher")
         attrs["dilations"] = dilations
     return attrs
@@ -353,17 +360,6 @@ def _per_channel_offsets(g: GraphContext, x: Value, spatial: int) -> Value:
     return h.slice_static(g, positions, axes, [0] * spatial, [1] * spatial)
 
 
-def _pool_dtype(g: GraphContext, x: Value) -> ir.DataType:
-    """The dtype MaxPool runs in. torch pools int32/int64/uint8 too; MaxPool takes floats,
-    and int8/uint8 only from opset 12, so other integers go through double (exact below 2**53)."""
-    dtype = x.dtype if x.dtype is not None else ir.DataType.FLOAT
-    if tensors.is_floating_dtype(dtype):
-        return dtype
-    if dtype in (ir.DataType.INT8, ir.DataType.UINT8) and g.opset >= 12:
-        return dtype
-    return ir.DataType.DOUBLE
-
-
 def max_pool_with_indices(
     g: GraphContext,
     x: Value,
@@ -377,7 +373,7 @@ def max_pool_with_indices(
     """MaxPool with its Indices output, rebased to torch's per-plane flattened indices."""
     x, added = _batched(g, x, spatial)
     attrs = _pool_geometry(g, x, kernel_size, stride, padding, dilation, ceil_mode, spatial)
-    source = h.cast(g, x, _pool_dtype(g, x))
+    source = h.cast(g, x, h.max_pool_dtype(g, x))
     values, flat = g.op("MaxPool", source, num_outputs=2, storage_order=0, **attrs)
     values = h.cast(g, values, x.dtype) if x.dtype is not None else values
     indices = g.op("Sub", flat, _per_channel_offsets(g, source, spatial))

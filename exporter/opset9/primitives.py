@@ -406,11 +406,7 @@ def aten___range_length(g: GraphContext, lo: int | Value, hi: int | Value, step:
     # ceil(span / step), clamped at 0: (span + step - sign(step)) / step, which truncates like floor
     # whenever the result is positive (span and step of one sign), for either sign of step
     count = g.op("Div", g.op("Sub", g.op("Add", span, step_v), g.op("Sign", step_v)), step_v)
-    return (
-        g.op("Max", count, g.constant(0))
-        if g.opset >= 12
-        else g.op("Where", g.op("Less", count, g.constant(0)), g.constant(0), count)
-    )
+    return h.max_min(g, count, g.constant(0), larger=True)
 
 
 @onnx_symbolic("aten::__derive_index")

@@ -8,7 +8,7 @@ tensor it came from, so pack -> RNN -> pad chains run on padded tensors with seq
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import onnx_ir as ir
 import torch
@@ -306,20 +306,6 @@ def _valid_mask(g: GraphContext, steps: int | Value, lengths: Value) -> Value:
     return g.op("Less", h.unsqueeze(g, h.iota(g, steps), [1]), h.unsqueeze(g, lengths, [0]))
 
 
-# exclusive_cumsum(g, x): exclusive prefix sums of a 1-D int64 tensor
-ExclusiveCumsum = Callable[[GraphContext, Value], Value]
-
-
-def _exclusive_cumsum(g: GraphContext, x: Value) -> Value:
-    """Exclusive prefix sums of a 1-D int64 tensor without CumSum (opset 11, see
-    symbolic_opset11): a strictly-lower-triangular mask selects the earlier entries for a
-    ReduceSum."""
-    index = h.iota(g, _length(g, x))
-    earlier = g.op("Less", h.unsqueeze(g, index, [0]), h.unsqueeze(g, index, [1]))
-    picked = g.op("Where", earlier, h.unsqueeze(g, x, [0]), h.scalar_like(g, 0, x))
-    return h.reduce(g, "ReduceSum", picked, [1], keepdims=False)
-
-
 def _length(g: GraphContext, x: Value) -> int | Value:
     """Length of a 1-D tensor whose size is data-dependent (batch_sizes has max(lengths)
     entries): read at run time unless the tensor is a constant, since the traced static
@@ -365,7 +351,7 @@ def _pack(g: GraphContext, padded: Value, lengths: Value, rank: int) -> tuple[Va
 
 
 def _unpack_recurrent(
-    g: GraphContext, data: Value, batch_sizes: Value, steps: int | Value | None, exclusive_cumsum: ExclusiveCumsum
+    g: GraphContext, data: Value, batch_sizes: Value, steps: int | Value | None
 ) -> tuple[Value, Value]:
     """torch's (data, batch_sizes) -> (time-major padded tensor, int64 lengths).
 
@@ -402,7 +388,7 @@ def _unpack_recurrent(
     time_index = h.iota(g, steps)
     limit = total if isinstance(total, Value) else g.constant(total)
     time_index = g.op("Where", g.op("Less", time_index, limit), time_index, g.constant(0))
-    offsets = g.op("Gather", exclusive_cumsum(g, batch_sizes), time_index, axis=0)
+    offsets = g.op("Gather", h.exclusive_cumsum(g, batch_sizes), time_index, axis=0)
     index = g.op("Add", h.unsqueeze(g, offsets, [1]), h.unsqueeze(g, batch_index, [0]))
     index = g.op("Where", mask, index, g.constant(0))
     padded = g.op("Gather", data, index, axis=0)
@@ -447,13 +433,13 @@ def rnn_data(
     dropout: float,
     train: bool,
     bidirectional: bool,
-    exclusive_cumsum: ExclusiveCumsum,
 ) -> tuple[Value, ...]:
-    """The packed (.data) RNN overloads; ``exclusive_cumsum`` finds each step's packed rows."""
+    """The packed (.data) RNN overloads: each step's packed rows are found from an exclusive
+    cumulative sum of batch_sizes (CumSum from opset 11, see h.exclusive_cumsum)."""
     _check_dropout(dropout, train, num_layers)
     dtype = data.dtype
     compute = _COMPUTE_DTYPE
-    padded, lengths = _unpack_recurrent(g, data, batch_sizes, None, exclusive_cumsum)
+    padded, lengths = _unpack_recurrent(g, data, batch_sizes, None)
     x = h.cast(g, padded, compute)
     sequence_lens = h.cast(g, lengths, ir.DataType.INT32)
     y, finals = _run_layers(
@@ -592,6 +578,7 @@ def aten_rnn_relu_input(
     )
 
 
+@onnx_symbolic("aten::lstm.data", opset=11)
 @onnx_symbolic("aten::lstm.data")
 def aten_lstm_data(
     g: GraphContext,
@@ -610,24 +597,14 @@ def aten_lstm_data(
     The packed input is unpacked to a padded tensor and the lengths go to ONNX's
     sequence_lens, whose semantics match packing: steps past a length are skipped, the
     reverse direction starts at each sequence's last step, and Y_h/Y_c are taken at each
-    length. The output is packed again.
+    length. The output is packed again. Each step's packed rows start at an exclusive
+    cumulative sum of batch_sizes: CumSum from opset 11 (h.exclusive_cumsum), hence the
+    registration there.
     """
-    return rnn_data(
-        g,
-        "LSTM",
-        data,
-        batch_sizes,
-        hx,
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum,
-    )
+    return rnn_data(g, "LSTM", data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)
 
 
+@onnx_symbolic("aten::gru.data", opset=11)
 @onnx_symbolic("aten::gru.data")
 def aten_gru_data(
     g: GraphContext,
@@ -645,22 +622,10 @@ def aten_gru_data(
 
     Packed sequences through ONNX GRU's sequence_lens (see lstm.data).
     """
-    return rnn_data(
-        g,
-        "GRU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum,
-    )
+    return rnn_data(g, "GRU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional)
 
 
+@onnx_symbolic("aten::rnn_tanh.data", opset=11)
 @onnx_symbolic("aten::rnn_tanh.data")
 def aten_rnn_tanh_data(
     g: GraphContext,
@@ -679,21 +644,11 @@ def aten_rnn_tanh_data(
     Packed sequences through ONNX RNN's sequence_lens (see lstm.data).
     """
     return rnn_data(
-        g,
-        "RNN_TANH",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum,
+        g, "RNN_TANH", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional
     )
 
 
+@onnx_symbolic("aten::rnn_relu.data", opset=11)
 @onnx_symbolic("aten::rnn_relu.data")
 def aten_rnn_relu_data(
     g: GraphContext,
@@ -712,18 +667,7 @@ def aten_rnn_relu_data(
     Packed sequences through ONNX RNN's sequence_lens with Relu (see lstm.data).
     """
     return rnn_data(
-        g,
-        "RNN_RELU",
-        data,
-        batch_sizes,
-        [hx],
-        params,
-        has_biases,
-        num_layers,
-        dropout,
-        train,
-        bidirectional,
-        _exclusive_cumsum,
+        g, "RNN_RELU", data, batch_sizes, [hx], params, has_biases, num_layers, dropout, train, bidirectional
     )
 
 
@@ -813,6 +757,7 @@ def aten__pack_padded_sequence(
     return _pack(g, x, h.cast(g, lengths, ir.DataType.INT64), h.known_rank(input, "a sequence tensor"))
 
 
+@onnx_symbolic("aten::_pad_packed_sequence", opset=11)
 @onnx_symbolic("aten::_pad_packed_sequence")
 def aten__pad_packed_sequence(
     g: GraphContext,
@@ -826,22 +771,10 @@ def aten__pad_packed_sequence(
 
     Each padded position gathers its packed row (offset of its step, an exclusive prefix
     sum of batch_sizes, plus its batch index); positions past a length get padding_value.
+    The prefix sum is a CumSum from opset 11 (h.exclusive_cumsum), hence the registration there.
     """
-    return pad_packed_sequence_with(g, data, batch_sizes, batch_first, padding_value, total_length, _exclusive_cumsum)
-
-
-def pad_packed_sequence_with(
-    g: GraphContext,
-    data: Value,
-    batch_sizes: Value,
-    batch_first: bool,
-    padding_value: float,
-    total_length: int | Value,
-    exclusive_cumsum: ExclusiveCumsum,
-) -> tuple[Value, Value]:
-    """aten::_pad_packed_sequence; ``exclusive_cumsum`` finds each step's packed rows."""
     rank = h.known_rank(data, "a sequence tensor") + 1
-    padded, lengths = _unpack_recurrent(g, data, batch_sizes, total_length, exclusive_cumsum)
+    padded, lengths = _unpack_recurrent(g, data, batch_sizes, total_length)
     if padding_value != 0:
         mask = _broadcast_mask(g, _valid_mask(g, total_length, lengths), rank)
         padded = _fill_outside(g, mask, padded, padding_value, data)

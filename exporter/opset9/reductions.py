@@ -24,6 +24,14 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
+HALF_DTYPES = (ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
+
+
+def upcast_half(g: GraphContext, x: Value) -> Value:
+    """float16/bfloat16 statistics are computed in float32, as torch does (opmath type)."""
+    return h.cast(g, x, ir.DataType.FLOAT) if x.dtype in HALF_DTYPES else x
+
+
 def _reduce_dims(dim: Sequence[int] | None) -> list[int] | None:
     return None if dim is None or len(dim) == 0 else list(dim)
 
@@ -169,7 +177,7 @@ def vector_norm(g: GraphContext, x: Value, ord: float, axes: list[int] | None, k
     Half inputs are computed in float32 (torch accumulates them in float)."""
     if not h.is_floating(x):
         raise ValueError(f"norms need a floating point input, got {x.dtype}")
-    operand = h.upcast_half(g, x)
+    operand = upcast_half(g, x)
     if ord == 2:
         out = h.reduce(g, "ReduceL2", operand, axes, keepdim)
     elif ord == 1:
@@ -206,7 +214,7 @@ def _matrix_norm(
         raise ValueError(f"matrix norm ord={ord!r} needs singular values, which ONNX cannot compute")
     if isinstance(ord, str) or abs(ord) not in (1, math.inf):
         raise ValueError(f"unknown matrix norm ord={ord!r}")
-    operand = g.op("Abs", h.upcast_half(g, x))
+    operand = g.op("Abs", upcast_half(g, x))
     summed_axis, picked_axis = (rows, cols) if abs(ord) == 1 else (cols, rows)
     sums = h.reduce(g, "ReduceSum", operand, [summed_axis], True)
     out = _extreme(g, "ReduceMax" if ord > 0 else "ReduceMin", sums, [picked_axis], True)
@@ -243,7 +251,7 @@ def cumulative_operand(g: GraphContext, self: Value, dtype: torch.dtype | None) 
     torch; halves accumulate in float32 (torch's acc_type) and are cast back."""
     x = _sum_dtype(g, self, dtype)
     out_dtype = x.dtype
-    return h.upcast_half(g, x), out_dtype
+    return upcast_half(g, x), out_dtype
 
 
 def _logical_reduce(g: GraphContext, op_type: str, self: Value, dim: Sequence[int] | None, keepdim: bool) -> Value:
@@ -357,7 +365,7 @@ def aten_logsumexp(g: GraphContext, self: Value, dim: Sequence[int], keepdim: bo
     inputs give the default float dtype, as in torch.
     """
     x = self if h.is_floating(self) else h.cast(g, self, h.ir_dtype(torch.get_default_dtype()))
-    operand = h.upcast_half(g, x)
+    operand = upcast_half(g, x)
     rank = h.rank_of(self)
     axes = _axes(dim, rank)
     peak = h.reduce(g, "ReduceMax", operand, axes, True)
@@ -384,7 +392,7 @@ def aten_histc(g: GraphContext, self: Value, bins: int = 100, min: float = 0, ma
         raise ValueError(f"histc needs bins > 0, got {bins}")
     if min > max:
         raise ValueError(f"histc needs min <= max, got min={min}, max={max}")
-    x = g.op("Reshape", h.upcast_half(g, self), g.constant([-1]))  # half comparisons lack kernels below 13
+    x = g.op("Reshape", upcast_half(g, self), g.constant([-1]))  # half comparisons lack kernels below 13
     if min == max:
         low, high = h.reduce(g, "ReduceMin", x, None, False), h.reduce(g, "ReduceMax", x, None, False)
         widen = h.cast_like(g, h.equal(g, low, high), x)
@@ -457,7 +465,7 @@ def _variance(
         raise ValueError(f"var/std need a floating point input, got {self.dtype}")
     if correction is None:
         correction = 1.0 if unbiased else 0.0
-    x = h.upcast_half(g, self)
+    x = upcast_half(g, self)
     rank = h.rank_of(self)
     axes = _axes(dim, rank)
     mean_kept = h.reduce(g, "ReduceMean", x, axes, True)

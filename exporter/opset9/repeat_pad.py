@@ -61,11 +61,10 @@ def _runtime_pad(
     full rank), assembled with Concat; Pad-2 takes them as an attribute only. A 1-D tensor of
     amounts (a scripted ``List[int]`` argument, fed as an ONNX sequence) may have any even
     length up to twice the rank at run time (:func:`_onnx_pads`)."""
-    if g.opset < 11:
-        raise NeedsExportTimeValue(
-            f"argument 'pad' computed at run time needs opset 11 or higher (Pad takes its amounts as an "
-            f"attribute at opset {g.opset})"
-        )
+    refusal = (
+        f"argument 'pad' computed at run time needs opset 11 or higher (Pad takes its amounts as an "
+        f"attribute at opset {g.opset})"
+    )
     rank = h.known_rank(x, f"{mode} padding")
     onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}.get(mode)
     if onnx_mode is None:
@@ -81,10 +80,7 @@ def _runtime_pad(
             begins[rank - 1 - i] = pad[2 * i]
             ends[rank - 1 - i] = pad[2 * i + 1]
         pads = g.list_to_value(begins + ends)
-    work = h.cast(g, x, ir.DataType.INT32) if g.opset < 13 and x.dtype == ir.DataType.BOOL else x
-    fill = h.scalar_like(g, value, work) if onnx_mode == "constant" else None
-    out = g.op("Pad", work, pads, fill, mode=onnx_mode)
-    return h.cast(g, out, x.dtype) if work is not x else out
+    return h.pad_run_time(g, x, pads, onnx_mode, value, refusal=refusal)
 
 
 def _onnx_pads(g: GraphContext, pad: Value, rank: int) -> Value:

@@ -10,7 +10,7 @@ read at a run-time index is gathered (scalars), or picked through a sequence or 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 
@@ -38,9 +38,22 @@ def aten_len_t(g: GraphContext, a: object) -> object:
     raise TypeError(f"len of {type(a).__name__}")
 
 
+# pick(g, tensors, index): the item at a non-negative run-time index of an export-time list of tensors
+PickTensor = Callable[[GraphContext, Sequence[Value], Value], object]
+
+
 @onnx_symbolic("aten::__getitem__", torch_sequence_read=SequenceRead.ITEM, quantized=Quantized.INTEGERS)
 def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # noqa: A002 - schema name
-    """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time."""
+    """__getitem__.t(t[](a) list, int idx) -> t(*): lists are Python lists at export time.
+
+    Tensors of such a list at an index known only at run time may differ in shape: a chain of
+    Ifs picks one (symbolic_opset11 uses an ONNX sequence).
+    """
+    return getitem_with(g, list, idx, _pick_by_if)
+
+
+def getitem_with(g: GraphContext, list: object, idx: object, pick_tensor: PickTensor) -> object:  # noqa: A002
+    """aten::__getitem__; ``pick_tensor`` picks from an export-time list of tensors at a run-time index."""
     if isinstance(list, (tuple, type([]))) and isinstance(idx, int):
         return list[idx]
     if isinstance(list, RuntimeList) and isinstance(idx, (int, Value)):
@@ -52,23 +65,22 @@ def aten___getitem__(g: GraphContext, list: object, idx: object) -> object:  # n
         index = g.constant(idx) if isinstance(idx, int) else h.cast(g, idx, ir.DataType.INT64)
         return g.op("Gather", list, h.normalize_index(g, index, h.dim_size(g, list, 0)), axis=0)
     if isinstance(list, (tuple, type([]))) and isinstance(idx, Value):
-        return _item_at_run_time_index(g, list, idx)
+        return _item_at_run_time_index(g, list, idx, pick_tensor)
     raise ValueError(f"indexing a {type(list).__name__} with {type(idx).__name__} is not supported")
 
 
-def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value) -> object:
+def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Value, pick_tensor: PickTensor) -> object:
     """``items[i]`` of an export-time list at an index known only at run time.
 
-    Scalars (ints, floats, bools, 0-d values) are stacked and gathered. Tensors may differ in
-    shape: from opset 11 an ONNX sequence holds them (SequenceAt), below it a chain of Ifs
-    on ``i == k`` picks one, which any opset's If can return whatever its shape.
+    Scalars (ints, floats, bools, 0-d values) are stacked and gathered; tensors, which may
+    differ in shape, are picked by ``pick_tensor``.
     """
     if not items:
         raise IndexError("list index out of range (the list is empty)")
-    return _pick(g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)))
+    return _pick(g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)), pick_tensor)
 
 
-def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
+def _pick(g: GraphContext, items: Sequence[object], index: Value, pick_tensor: PickTensor) -> object:
     """:func:`_item_at_run_time_index` at an index already made non-negative.
 
     Tuples (``List[Tuple[int, int]]`` of image sizes, ``List[Tuple[Tensor, Tensor]]``) are
@@ -80,7 +92,7 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
         type(v) is type(first) and len(v) == len(first)
         for v in items  # type: ignore[arg-type]
     ):
-        fields = [_pick(g, [v[j] for v in items], index) for j in range(len(first))]  # type: ignore[index]
+        fields = [_pick(g, [v[j] for v in items], index, pick_tensor) for j in range(len(first))]  # type: ignore[index]
         return tuple(fields) if isinstance(first, tuple) else fields
     if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
         values = [v if isinstance(v, Value) else None for v in items]
@@ -100,9 +112,13 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value) -> object:
             f"indexing a list of mixed items ({', '.join(found)}) at an index computed at run time is not "
             "supported: its items must be all numbers, all tensors, or tuples of one length"
         )
-    if g.opset >= runtime_list.SEQUENCE_OPSET:
-        return runtime_list.at(g, runtime_list.from_items(g, list(items)), index)
-    chosen: Value = items[-1]  # type: ignore[assignment]
+    return pick_tensor(g, items, index)  # type: ignore[arg-type]
+
+
+def _pick_by_if(g: GraphContext, items: Sequence[Value], index: Value) -> Value:
+    """The tensor at a run-time index by a chain of Ifs on ``i == k``: any opset's If can
+    return it whatever its shape."""
+    chosen: Value = items[-1]
     for position in range(len(items) - 2, -1, -1):
         item, later = items[position], chosen
         then_branch = g.build_subgraph([], lambda sub, item=item: [_sized_at_run_time(sub, item)], "then_branch")
@@ -288,7 +304,13 @@ def aten_clear_t(g: GraphContext, self: object) -> object:
 def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None:
     """sort.int(int[](a!) self, bool reverse=False) -> (): ``l.sort()`` in place. Numbers known at
     export time sort in Python; otherwise the stacked items go through a TopK of the whole
-    list (k is the run-time length from opset 10), and the list holds the sorted values."""
+    list (k is the run-time length from opset 10; symbolic_opset11 finds the smallest directly),
+    and the list holds the sorted values."""
+    return sort_list_with(g, self, reverse, sorting.topk_before_11)
+
+
+def sort_list_with(g: GraphContext, self: object, reverse: bool, topk: sorting.TopK) -> None:
+    """aten::sort.int/.float/.bool with ``topk`` for the numbers known only at run time."""
     if isinstance(self, list) and all(isinstance(v, (bool, int, float)) for v in self):
         self.sort(reverse=reverse)
         return None
@@ -302,10 +324,7 @@ def aten_sort_list(g: GraphContext, self: object, reverse: bool = False) -> None
     dtype = stacked.dtype
     work = h.cast(g, stacked, ir.DataType.INT64) if dtype == ir.DataType.BOOL else stacked
     count = len(self) if isinstance(self, list) else h.dim_size(g, work, 0)
-    if g.opset >= 11:
-        values, _ = h.topk(g, work, count, 0, largest=int(reverse), sorted=1)
-    else:
-        values, _ = sorting.topk_before_11(g, work, count, 0, reverse, True)
+    values, _ = topk(g, work, count, 0, reverse, True)
     values = h.cast(g, values, dtype)  # type: ignore[arg-type]
     values.dtype, values.shape = dtype, ir.Shape([None])
     if isinstance(self, list):

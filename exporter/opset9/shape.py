@@ -212,8 +212,7 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
         source = g.op("Where", g.op("Less", source, g.constant(rank)), source, g.constant(max(rank - 1, 0)))
         sizes = g.op("Gather", g.op("Concat", g.op("Shape", self), g.constant([1]), axis=0), source, axis=0)
         target = g.op("Where", g.op("Equal", positions, at), g.constant([1]), sizes)
-        allow_zero = {"allowzero": 1} if g.opset >= 14 else {}  # a size-0 dim is a size, not "copy"
-        result = g.op("Reshape", self, target, **allow_zero)
+        result = h.reshape_keeping_zeros(g, self, target)  # a size-0 dim is a size, not "copy"
         result.dtype = self.dtype
         result.shape = ir.Shape([None] * (rank + 1))
         return result

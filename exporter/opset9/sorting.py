@@ -185,14 +185,12 @@ def aten_searchsorted(
 
     bucketize with the arguments swapped when the sequence is 1-d; an N-d sequence (one
     sorted row per leading index of ``self``) compares each row with its own values: the
-    values gain a last axis, the rows a second-to-last one. ``sorter`` reorders the rows
-    first (GatherElements, opset 11).
+    values gain a last axis, the rows a second-to-last one. ``sorter`` needs GatherElements
+    (symbolic_opset11).
     """
     right = right or side == "right"
     if sorter is not None:
-        if g.opset < 11:
-            raise ValueError("searchsorted with a sorter needs opset 11 (GatherElements)")
-        sorted_sequence = g.op("GatherElements", sorted_sequence, sorter, axis=-1)
+        raise ValueError("searchsorted with a sorter needs opset 11 (GatherElements)")
     if h.rank_of(sorted_sequence) == 1:
         return aten_bucketize(g, self, sorted_sequence, out_int32, right)
     rank = h.known_rank(self, "searchsorted")

@@ -26,6 +26,19 @@ from exporter.runtime_list import RuntimeList
 Value = ir.Value
 
 
+def _add_sizes(g: GraphContext, a: int | Value, b: int | Value) -> int | Value:
+    """Sum of two sizes or offsets, folded when both are known."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int) and a == 0:
+        return b
+    if isinstance(b, int) and b == 0:
+        return a
+    a_v = a if isinstance(a, Value) else g.constant(a)
+    b_v = b if isinstance(b, Value) else g.constant(b)
+    return g.op("Add", h.cast(g, a_v, ir.DataType.INT64), h.cast(g, b_v, ir.DataType.INT64))
+
+
 def promoted(g: GraphContext, tensors: Sequence[Value]) -> list[Value]:
     """The tensors cast to their torch result type (cat/stack promote: int64 with float32 is
     float32, float16 with float32 is float32), since Concat requires one dtype."""
@@ -121,17 +134,15 @@ def _output_count(g: GraphContext) -> int | None:
     return None
 
 
-def _pieces_sequence(g: GraphContext, x: Value, piece: int | Value, dim: int) -> RuntimeList | None:
+def _pieces_sequence(g: GraphContext, x: Value, piece: int | Value, dim: int, refusal: str) -> RuntimeList:
     """Pieces of ``piece`` items along ``dim`` (the last one shorter), as a list whose length
     is only known at run time: one SplitToSequence with a scalar split, which cuts exactly as
     torch's split and chunk do. Used where the pieces are not unpacked (returned or iterated),
-    so ONNX cannot fix their count; None below opset 11, which has no sequences."""
-    if g.opset < runtime_list.SEQUENCE_OPSET:
-        return None
+    so ONNX cannot fix their count; below opset 11, which has no sequences, ``refusal``."""
     split = g.constant(piece) if isinstance(piece, int) else h.cast(g, piece, ir.DataType.INT64)
     pieces = RuntimeList(item_dtype=x.dtype)
     pieces.item_rank = h.rank_of(x)
-    pieces.set_sequence(g.op("SplitToSequence", x, split, axis=dim))
+    pieces.set_sequence(h.split_to_sequence(g, x, split, dim, refusal=refusal))
     return pieces
 
 
@@ -147,13 +158,11 @@ def _split_by(
     if isinstance(split, Value):
         count = _output_count(g) if count is None else count
         if count is None:
-            sequence = _pieces_sequence(g, self, split, dim)
-            if sequence is not None:
-                return sequence
-            raise NeedsExportTimeValue(
+            refusal = (
                 "argument 'split_size' computed at run time needs the pieces unpacked (a, b = x.split(n)) "
                 "below opset 11: ONNX fixes the number of outputs"
             )
+            return _pieces_sequence(g, self, split, dim, refusal)
         piece = h.cast(g, split, ir.DataType.INT64)
         return _cut_pieces(g, self, piece, dim, _dim_size_value(g, self, dim), count, _gather_piece)
     if not isinstance(split, int):
@@ -165,12 +174,8 @@ def _split_by(
         return _split_static(g, self, _split_sizes(size, split), dim)
     count = _output_count(g) if count is None else count
     if count is None:
-        sequence = _pieces_sequence(g, self, split, dim)
-        if sequence is not None:
-            return sequence
-        raise NeedsExportTimeValue(
-            "split of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
-        )
+        refusal = "split of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
+        return _pieces_sequence(g, self, split, dim, refusal)
     # the last piece is open-ended: it takes whatever the run-time dim leaves
     ends = [(i + 1) * split for i in range(count - 1)] + [h.INT64_MAX]
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
@@ -206,10 +211,9 @@ def aten_split_with_sizes(
     many pieces: SplitToSequence (opset 11), a run-time list.
     """
     if isinstance(split_sizes, RuntimeList):
-        if g.opset < runtime_list.SEQUENCE_OPSET:
-            raise NeedsExportTimeValue("split with a run-time number of sizes needs opset 11 (SplitToSequence)")
+        refusal = "split with a run-time number of sizes needs opset 11 (SplitToSequence)"
         sizes = h.cast(g, runtime_list.tensor_of(g, split_sizes), ir.DataType.INT64)
-        pieces = RuntimeList(sequence=g.op("SplitToSequence", self, sizes, axis=dim), item_dtype=self.dtype)
+        pieces = RuntimeList(sequence=h.split_to_sequence(g, self, sizes, dim, refusal=refusal), item_dtype=self.dtype)
         pieces.item_rank = h.rank_of(self)
         pieces.sequence.type = pieces.sequence_type()  # type: ignore[union-attr]
         return pieces
@@ -240,7 +244,7 @@ def _split_run_time_sizes(g: GraphContext, x: Value, sizes: Sequence[int | Value
     for position, size in enumerate(sizes):
         if isinstance(size, Value):
             size = h.cast(g, size, ir.DataType.INT64)
-        end = h.INT64_MAX if position == len(sizes) - 1 else h.add_sizes(g, start, size)
+        end = h.INT64_MAX if position == len(sizes) - 1 else _add_sizes(g, start, size)
         if isinstance(start, int) and isinstance(end, int):
             pieces.append(h.slice_static(g, x, [dim], [start], [end]))
         else:
@@ -294,13 +298,11 @@ def chunk_with(
         n = h.cast(g, chunks, ir.DataType.INT64)
         piece = g.op("Div", g.op("Sub", g.op("Add", size, n), g.constant(1)), n)
         if count is None:
-            sequence = _pieces_sequence(g, self, piece, dim)
-            if sequence is not None:
-                return sequence
-            raise NeedsExportTimeValue(
+            refusal = (
                 "argument 'chunks' computed at run time needs the pieces unpacked (a, b = x.chunk(n)) "
                 "below opset 11: ONNX fixes the number of outputs"
             )
+            return _pieces_sequence(g, self, piece, dim, refusal)
         return _cut_pieces(g, self, piece, dim, size, count, cut)
     size = h.dim_size(g, self, dim)
     if isinstance(size, int):
@@ -317,12 +319,8 @@ def _chunk_dynamic(
     from the ListUnpack that consumes them."""
     piece = g.op("Div", g.op("Add", size, g.constant(chunks - 1)), g.constant(chunks))
     if count is None:
-        sequence = _pieces_sequence(g, x, piece, dim)
-        if sequence is not None:
-            return sequence
-        raise NeedsExportTimeValue(
-            "chunk of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
-        )
+        refusal = "chunk of a dynamic dim needs its pieces unpacked below opset 11 (the count must be static)"
+        return _pieces_sequence(g, x, piece, dim, refusal)
     pieces = []
     for i in range(count):
         start = g.op("Mul", piece, g.constant(i))
@@ -547,7 +545,7 @@ def _pad_run_time_list(g: GraphContext, items: RuntimeList, padding_value: float
     return stacked
 
 
-@onnx_symbolic("aten::pad_sequence")
+@onnx_symbolic("aten::pad_sequence", opset=11)
 def aten_pad_sequence(
     g: GraphContext,
     sequences: Sequence[Value] | RuntimeList,
@@ -557,12 +555,10 @@ def aten_pad_sequence(
 ) -> Value:
     """pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.0, str padding_side="right") -> Tensor
 
-    Each sequence padded along dim 0 to the longest (Pad with run-time pads: opset 11) and
-    stacked. A list built at run time (a sequence) is padded item by item in a Loop; a list
-    in the stacked form already has items of one length.
+    Each sequence padded along dim 0 to the longest (Pad with run-time pads: opset 11, the
+    opset this is registered at) and stacked. A list built at run time (a sequence) is padded
+    item by item in a Loop; a list in the stacked form already has items of one length.
     """
-    if g.opset < 11:
-        raise ValueError("pad_sequence needs opset 11 (Pad takes run-time pads from 11)")
     left = padding_side == "left"
     if isinstance(sequences, RuntimeList) and sequences.sequence is None:
         stacked = sequences.stacked

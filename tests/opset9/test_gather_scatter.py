@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, f32, helper_params, op_params, run_case, with_index
+from cases import Case, case_opsets, f32, helper_params, op_params, run_case, with_index
 from conftest import NEWEST, Wrap, assert_matches_torch
 
 from exporter.errors import ExporterError
+from exporter.registry import REGISTRY
 
 # index along dim 1 of a [3, 5] tensor with repeats: rows pick with duplicates
 DUP_INDEX = torch.tensor([[0, 1, 1, 4], [2, 2, 2, 0], [4, 3, 4, 3]])
@@ -229,8 +230,11 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET = {"gather_dyn": 11}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
-@pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
+@pytest.mark.parametrize(
+    ("case", "opset"),
+    # where the case's ops change (the registry), and 11: run-time pads and GatherElements
+    [pytest.param(c, opset, id=f"{c.name}-{opset}") for c in DYNAMIC for opset in sorted({*case_opsets(c), 11})],
+)
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
         pytest.skip("needs a run-time bound input")
@@ -283,7 +287,13 @@ def test_index_add_with_every_size_dynamic(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [11, 13, 16, 17, NEWEST])
+# from Pad-11, and before and at each opset where scatter_reduce changes (16 and 18)
+_SCATTER_REDUCE_CHANGES = [o for o in REGISTRY.builtin_opsets("aten::scatter_reduce") if o > 11]
+
+
+@pytest.mark.parametrize(
+    "opset", sorted({11, 13, *(o - 1 for o in _SCATTER_REDUCE_CHANGES), *_SCATTER_REDUCE_CHANGES, NEWEST})
+)
 @pytest.mark.parametrize("reduce", ["sum", "amax"])
 def test_reducing_scatter_with_an_index_smaller_on_a_run_time_dim(opset: int, reduce: str) -> None:
     """Below ScatterElements' own reduction (16; 18 for amax), the one-hot lowering pads an
