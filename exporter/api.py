@@ -16,7 +16,8 @@ import torch
 from exporter import passes, serialization
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
-from exporter.cleanup import EqualWeights, cleanup, module_weights
+from exporter.cleanup import cleanup
+from exporter.cleanup.equal_weights import EqualWeights, module_weights
 from exporter.errors import ExporterError, SymbolicError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY

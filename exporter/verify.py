@@ -13,7 +13,7 @@ import torch
 
 from exporter import meta_trace
 from exporter.capture import flatten, flatten_inputs, split_args
-from exporter.cleanup import INPUT_POSITIONS_KEY
+from exporter.cleanup.unused_inputs import INPUT_POSITIONS_KEY
 from exporter.tensors import quantized_output_parts
 
 __all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime", "kept_inputs"]
