@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
-# "location<TAB>callee" per line, outermost first (written by exporter.passes.lower.inline_calls).
+# "location<TAB>callee" per line, outermost first (written by exporter.capture.lowering.inline_calls).
 CALL_SITES = "exporter_call_sites"
 
 # TorchScript ops that change a list in place (its first input), as scripted code writes them.
@@ -164,7 +164,7 @@ def _own_location(node: torch._C.Node) -> str:
     return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"
 
 
-# Per captured graph: how to name a node's place in the user's code (capture.CallSites.locate,
+# Per captured graph: how to name a node's place in the user's code (capture.call_sites.CallSites.locate,
 # which knows the call sites lowering inlined). Keyed weakly by the graph, and the locator holds
 # no reference to it (it takes the graph as an argument), so a graph and its entry go together.
 _LOCATORS: weakref.WeakKeyDictionary[torch._C.Graph, Callable[[torch._C.Node, torch._C.Graph], str]] = (

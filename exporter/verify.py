@@ -11,8 +11,8 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from exporter import meta_trace
-from exporter.capture import flatten, flatten_inputs, split_args
+from exporter.capture import meta_trace
+from exporter.capture.inputs import flatten, flatten_inputs, split_args
 from exporter.cleanup.unused_inputs import INPUT_POSITIONS_KEY
 from exporter.tensors import quantized_output_parts
 
@@ -97,7 +97,7 @@ def run_onnxruntime(
     optimize: bool = True,
 ) -> list[np.ndarray]:
     """Run a model in onnxruntime on the CPU, feeding its inputs in order: ``inputs`` are the
-    flattened model inputs (``exporter.capture.flatten_inputs(args, model)``: a list of tensors
+    flattened model inputs (``exporter.capture.inputs.flatten_inputs(args, model)``: a list of tensors
     feeds a sequence input); those the export dropped as unused are left out (see
     :func:`kept_inputs`), or may be left out by the caller.
 

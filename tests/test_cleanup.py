@@ -182,7 +182,7 @@ def test_buffers_a_traced_forward_writes_are_compared_as_it_left_them(monkeypatc
             self.b[7, 3] += 1.0
             return x + self.a * 2 + self.b * 3
 
-    from exporter import meta_trace
+    from exporter.capture import meta_trace
 
     monkeypatch.setattr(meta_trace, "MODE", "real")  # (a meta trace leaves the buffers as they were)
     for _ in range(4):  # the comparisons race the forward: one run could pass by chance

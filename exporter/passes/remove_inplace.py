@@ -19,7 +19,7 @@ import torch
 from exporter import promotion
 from exporter.errors import ExporterError
 from exporter.passes.common import schema_of, walk
-from exporter.ts_graph import source_location
+from exporter.ts_graph import locator
 
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
 
@@ -370,13 +370,15 @@ class _Unsupported(Exception):  # noqa: N818 - internal, re-raised as an Exporte
         self.text = text
 
 
-def remove_inplace(graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] = source_location) -> None:
+def remove_inplace(graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] | None = None) -> None:
     """Replace in-place ops (and writes through views) by functional ones.
 
-    ``locate`` names a node's place in the user's code in errors and warnings; the pipeline
-    passes the locator capture registered for the graph (ts_graph.locator), which names the
-    user's call chain of torch code inlined into the model, as emission errors do.
+    ``locate`` names a node's place in the user's code in errors and warnings; by default the
+    locator capture registered for the graph (ts_graph.locator), which names the user's call
+    chain of torch code inlined into the model, as emission errors do.
     """
+    if locate is None:
+        locate = locator(graph)
     mutated_inputs: dict[str, list[str]] = {}
     written: set[int] = set()
     for node in walk(graph):

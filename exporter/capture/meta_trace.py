@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from exporter.fast_meta import fast_meta_kernels
+from exporter.capture.fast_meta import fast_meta_kernels
 from exporter.ts_graph import all_nodes
 
 __all__ = ["META_MIN_BYTES", "MODE", "Unfit", "exclusive", "meta_trace", "why_not_meta"]

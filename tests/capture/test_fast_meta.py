@@ -1,4 +1,4 @@
-"""exporter/fast_meta.py: the fast meta kernels give the results' sizes, strides and dtypes the
+"""exporter/capture/fast_meta.py: the fast meta kernels give the results' sizes, strides and dtypes the
 CPU kernels give, fall back to torch's meta kernels (and errors) outside their plain cases, and
 are registered only while a meta trace runs."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from exporter import fast_meta
+from exporter.capture import fast_meta
 
 aten = torch.ops.aten
 
@@ -182,7 +182,7 @@ def test_a_meta_trace_uses_them_and_exports_the_same_bytes() -> None:
     import io
 
     import exporter
-    from exporter import meta_trace
+    from exporter.capture import meta_trace
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:

@@ -1,5 +1,5 @@
 """Capture on meta tensors: the same bytes as the real trace, and a named fallback where the
-model needs values (exporter.meta_trace)."""
+model needs values (exporter.capture.meta_trace)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from cases import Case, _export_kwargs, model_of
 from conftest import NEWEST
 
 import exporter
-from exporter import meta_trace
+from exporter.capture import meta_trace
 
 
 @pytest.fixture

@@ -1,0 +1,76 @@
+"""Capture: model + example args -> a TorchScript graph, its inputs and its parameters.
+
+``nn.Module``s are traced, on meta tensors where the model allows (no FLOPs, no activations:
+:mod:`exporter.capture.meta_trace`), else on the real ones; ``ScriptModule``s and ``ScriptFunction``s
+keep their scripted graph (control flow included). Parameters and buffers become trailing graph inputs named by
+their ``state_dict`` keys, each tensor once even where weights are tied.
+
+One module per job: :mod:`.inputs` (the calling convention, flattened), :mod:`.trace`,
+:mod:`.script` (and :mod:`.script_arguments`), :mod:`.meta_trace` (with :mod:`.fast_meta`),
+:mod:`.lowering` and :mod:`.module_attributes` (the rewrites without which there is no graph to
+hand on), :mod:`.call_sites` and :mod:`.autograd` (custom autograd Functions).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from typing import Any
+
+import torch
+
+from exporter.capture.autograd import functions_to_inline, inlined_functions
+from exporter.capture.captured import Captured
+from exporter.capture.inputs import split_args, wrap_numbers
+from exporter.capture.script import capture_scripted
+from exporter.capture.trace import capture_traced, has_scripted_parts, no_attention_fastpath, tracing_errors
+
+__all__ = ["capture", "Captured"]
+
+# Tracing sets process-wide torch state (the module-name map for scopes, the attention
+# fast-path switch); exports in different threads take turns here and run the rest in parallel.
+_CAPTURE_LOCK = threading.Lock()
+
+
+def capture(model: Any, args: Any, inline: Collection[type] = ()) -> Captured:
+    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export).
+
+    The autograd Functions in ``inline`` are traced through their forward even when they have
+    a symbolic (export() passes those whose symbolic failed).
+    """
+    with _CAPTURE_LOCK:
+        inlined: set[type] = set(inline)
+        with inlined_functions(inlined):
+            captured = _capture(model, args)
+        # custom autograd Functions without a symbolic: traced again through their forward (one
+        # more round per level of Functions calling Functions), as torch's exporter inlines them
+        for _ in range(8):
+            found = functions_to_inline(captured.graph) - inlined
+            if not found:
+                break
+            inlined |= found
+            with inlined_functions(inlined):
+                captured = _capture(model, args)
+        return captured
+
+
+def _capture(model: Any, args: Any) -> Captured:
+    positional, kwargs = split_args(args)
+    if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return capture_scripted(model, positional, kwargs)
+    if isinstance(model, torch.nn.Module) and has_scripted_parts(model):
+        # Tracing a plain function cannot enter a scripted submodule ("not part of the active
+        # trace"); torch.jit.trace registers submodules, and the scripted child's graph (with
+        # its control flow) is then inlined like any scripted model.
+        # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
+        positional = wrap_numbers(positional)
+        with tracing_errors(model, positional, {}), torch.no_grad(), no_attention_fastpath():
+            traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
+        # tracing just ran it; lists are flattened as a trace's are
+        captured = capture_scripted(traced, positional, kwargs, example_run=False, sequences=False)
+        captured.method = "trace + script"
+        captured.reason = "scripted submodules or packed weights: torch.jit.trace enters them, on real tensors"
+        return captured
+    if isinstance(model, torch.nn.Module) or callable(model):
+        return capture_traced(model, wrap_numbers(positional), kwargs)
+    raise TypeError(f"model must be an nn.Module, ScriptModule or ScriptFunction, got {type(model).__name__}")
