@@ -11,8 +11,9 @@ import torch
 from conftest import assert_outputs_match, run_model
 
 import exporter
-from exporter.cleanup.equal_weights import EqualWeights, deduplicate_equal_initializers
-from exporter.cleanup.equal_weights import module_weights as cleanup_module_weights
+from exporter.capture.equal_weights import EqualWeights
+from exporter.capture.equal_weights import module_weights as cleanup_module_weights
+from exporter.cleanup.deduplicate import deduplicate_equal_initializers
 
 
 def _clones(n: int) -> torch.nn.Module:
@@ -116,7 +117,7 @@ def test_comparisons_switch_threads_promptly_and_restore_the_interval() -> None:
     twice while the trace or emission runs Python); the caller's interval is back after."""
     import sys
 
-    from exporter.cleanup import equal_weights as cleanup
+    from exporter.capture import equal_weights as cleanup
 
     before = sys.getswitchinterval()
     seen: list[float] = []

@@ -14,44 +14,50 @@ hand on), :mod:`.call_sites` and :mod:`.autograd` (custom autograd Functions).
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection
 from typing import Any
 
 import torch
 
-from exporter.capture.autograd import functions_to_inline, inlined_functions
+from exporter.capture.autograd import prepare_functions
 from exporter.capture.captured import Captured
+from exporter.capture.equal_weights import EqualWeights, module_weights
 from exporter.capture.inputs import split_args, wrap_numbers
+from exporter.capture.module_copy import in_export_mode
 from exporter.capture.script import capture_scripted
 from exporter.capture.trace import capture_traced, has_scripted_parts, no_attention_fastpath, tracing_errors
 
 __all__ = ["capture", "Captured"]
 
+
+def capture(model: Any, args: Any, *, training: bool | None = False, compare_weights: bool = False) -> Captured:
+    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export), in
+    training mode or not (``None``: the model's own flags), on a structural copy of an
+    ``nn.Module`` (:func:`exporter.capture.module_copy.in_export_mode`).
+
+    With ``compare_weights`` (an eval-mode export that folds constants), the returned record's
+    ``equal_weights`` holds the comparisons of the model's weights, which run in a background
+    thread from before the trace: a meta trace leaves the weights as they are, so what they
+    answer stands; after a forward that really ran (which may write buffers in place) the
+    weights are compared again as it left them.
+    """
+    with in_export_mode(model, training) as runs:
+        is_training = isinstance(runs, torch.nn.Module) and bool(getattr(runs, "training", False))
+        compare = compare_weights and not is_training
+        early = EqualWeights(module_weights(runs)) if compare and isinstance(runs, torch.nn.Module) else None
+        with _CAPTURE_LOCK:
+            captured = _capture(runs, args)
+    if early is not None and captured.method != "meta trace":
+        early.cancel()
+        early = None
+    captured.training = is_training
+    captured.equal_weights = early if early is not None or not compare else EqualWeights(captured.params)
+    prepare_functions(captured.graph)
+    return captured
+
+
 # Tracing sets process-wide torch state (the module-name map for scopes, the attention
 # fast-path switch); exports in different threads take turns here and run the rest in parallel.
 _CAPTURE_LOCK = threading.Lock()
-
-
-def capture(model: Any, args: Any, inline: Collection[type] = ()) -> Captured:
-    """Trace or lower ``model`` with ``args`` (the calling convention of torch's ONNX export).
-
-    The autograd Functions in ``inline`` are traced through their forward even when they have
-    a symbolic (export() passes those whose symbolic failed).
-    """
-    with _CAPTURE_LOCK:
-        inlined: set[type] = set(inline)
-        with inlined_functions(inlined):
-            captured = _capture(model, args)
-        # custom autograd Functions without a symbolic: traced again through their forward (one
-        # more round per level of Functions calling Functions), as torch's exporter inlines them
-        for _ in range(8):
-            found = functions_to_inline(captured.graph) - inlined
-            if not found:
-                break
-            inlined |= found
-            with inlined_functions(inlined):
-                captured = _capture(model, args)
-        return captured
 
 
 def _capture(model: Any, args: Any) -> Captured:

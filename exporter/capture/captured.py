@@ -11,6 +11,7 @@ from exporter.ts_graph import source_location
 
 if TYPE_CHECKING:
     from exporter.capture.call_sites import CallSites
+    from exporter.capture.equal_weights import EqualWeights
 
 __all__ = ["Captured", "ModelInput"]
 
@@ -35,6 +36,10 @@ class Captured:
     reason: str = ""
     # the user's call sites of a lowered ScriptModule's nodes, worked out when an error needs them
     call_sites: CallSites | None = None
+    # whether the model ran in training mode (dropout and batch norm export as in training)
+    training: bool = False
+    # the comparisons of the model's weights capture started, for cleanup's deduplication
+    equal_weights: EqualWeights | None = None
 
     def locate(self, node: torch._C.Node) -> str:
         """Where ``node`` comes from in the user's code, for error messages (source_location,

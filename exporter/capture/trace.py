@@ -82,7 +82,10 @@ def no_attention_fastpath() -> Iterator[None]:
 
 
 def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
-    """Trace ``model`` on meta tensors where it allows (:mod:`exporter.capture.meta_trace`), else for real."""
+    """Trace ``model`` on meta tensors where it allows (:mod:`exporter.capture.meta_trace`), else
+    for real. A module is traced as it is given: capture hands in a structural copy in the export
+    mode (:mod:`exporter.capture.module_copy`), and a meta trace copies that copy again with meta
+    weights."""
     module = model if isinstance(model, torch.nn.Module) else None
     forward = model.forward if module is not None else model
     top_names = _parameter_names(forward, len(args), kwargs)
@@ -96,28 +99,30 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
     flat_inputs = [t.detach().clone() for t in flat_inputs]
     param_names, params = unique_state(module) if module is not None else ([], [])
 
-    def traced(*tensors_: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        user = iter(tensors_[: len(flat_inputs)])
-        call_args = tuple(rebuild(a, user) for a in args)
-        call_kwargs = {k: rebuild(v, user) for k, v in kwargs.items()}
-        out = model(*call_args, **call_kwargs)
-        flat_out, _ = flatten(out, "output")
-        return tuple(flat_out)
+    def calling(callee: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
+        """The function traced: ``callee`` on the inputs rebuilt from the traced tensors, its
+        outputs flattened (the weights, traced as trailing inputs, are read from the module)."""
 
-    with meta_trace.exclusive(module):
-        why = meta_trace.why_not_meta(module, flat_inputs + params)
-        if why is None:
-            try:
-                graph = meta_trace.meta_trace(
-                    module, traced, flat_inputs + params, lambda fn, tensors_: _trace_graph(module, fn, tensors_)
-                )
-            except meta_trace.Unfit as error:
-                why = f"the meta trace failed: {error}"
-            else:
-                inline_calls(graph)
-                return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
-        with tracing_errors(model, args, kwargs):
-            graph = _trace_graph(module, traced, flat_inputs + params)
+        def traced(*tensors_: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            user = iter(tensors_[: len(flat_inputs)])
+            call_args = tuple(rebuild(a, user) for a in args)
+            call_kwargs = {k: rebuild(v, user) for k, v in kwargs.items()}
+            flat_out, _ = flatten(callee(*call_args, **call_kwargs), "output")
+            return tuple(flat_out)
+
+        return traced
+
+    why = meta_trace.why_not_meta(module, flat_inputs + params)
+    if why is None:
+        try:
+            graph = meta_trace.meta_trace(module, model, calling, flat_inputs + params, _trace_graph)
+        except meta_trace.Unfit as error:
+            why = f"the meta trace failed: {error}"
+        else:
+            inline_calls(graph)
+            return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+    with tracing_errors(model, args, kwargs):
+        graph = _trace_graph(module, calling(model), flat_inputs + params)
     inline_calls(graph)  # a trace records calls of scripted functions
     return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
 
@@ -125,6 +130,7 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
 def _trace_graph(
     module: torch.nn.Module | None, fn: Callable[..., tuple[torch.Tensor, ...]], tensors_: list[torch.Tensor]
 ) -> torch._C.Graph:
+    """The graph of ``fn`` on ``tensors_``; ``module`` (what ``fn`` calls) names the scopes."""
     from torch.jit._trace import _create_interpreter_name_lookup_fn
 
     scopes = _module_scopes(module) if module is not None else contextlib.nullcontext()
@@ -148,7 +154,7 @@ def tracing_errors(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # exporter/
 
 
 def _raising_line(error: BaseException) -> str:

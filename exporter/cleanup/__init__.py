@@ -1,13 +1,15 @@
 """Cleanup after emission, one job per module: Conv+BatchNorm folding (:mod:`.conv_bn`),
 dead nodes (onnx_ir's pass), unused inputs (:mod:`.unused_inputs`) and equal weights written
-once (:mod:`.equal_weights`)."""
+once (:mod:`.deduplicate`, with the comparisons capture started:
+:mod:`exporter.capture.equal_weights`)."""
 
 from __future__ import annotations
 
 import onnx_ir as ir
 
+from exporter.capture.equal_weights import EqualWeights
 from exporter.cleanup.conv_bn import fuse_conv_batchnorm
-from exporter.cleanup.equal_weights import EqualWeights, deduplicate_equal_initializers
+from exporter.cleanup.deduplicate import deduplicate_equal_initializers
 from exporter.cleanup.unused_inputs import remove_unused_inputs
 
 __all__ = ["cleanup"]

@@ -15,6 +15,7 @@ import torch
 from exporter.passes.dead_code import remove_dead_code
 from exporter.passes.remove_inplace import check_no_inplace, remove_inplace
 from exporter.passes.scalar_type_analysis import scalar_type_analysis
+from exporter.ts_graph import function_bodies
 
 __all__ = ["PIPELINE", "run_all", "remove_dead_code", "remove_inplace", "check_no_inplace", "scalar_type_analysis"]
 
@@ -29,6 +30,17 @@ PIPELINE: tuple[Pass, ...] = (remove_dead_code, remove_inplace, scalar_type_anal
 
 
 def run_all(graph: torch._C.Graph) -> None:
-    """Every pass of :data:`PIPELINE` over ``graph``, in order."""
+    """Every pass of :data:`PIPELINE` over ``graph``, in order; then over the body of each custom
+    autograd Function call in it (exporter.capture.autograd), which the emitter exports in place
+    of a call that has no symbolic: a body is a graph like any other. Its inputs are values of the
+    graph calling it, which records what the forward wrote into them itself (the trace keeps
+    such writes in the caller), so remove_inplace warns about writes into the model's inputs
+    only for the model's graph."""
     for run in PIPELINE:
         run(graph)
+    for body in function_bodies(graph):
+        for run in PIPELINE:
+            if run is remove_inplace:
+                remove_inplace(body, model_inputs=False)
+            else:
+                run(body)

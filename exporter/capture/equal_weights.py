@@ -1,9 +1,12 @@
-"""Equal-weight deduplication: initializers holding equal values are written once, as torch's
-exporter does in eval mode (deep-copied layers, norms still at their initial ones and zeros).
+"""Which of a model's weights hold equal values, found beside the capture.
 
-:class:`EqualWeights` compares the model's own weights in a background thread while the graph
-is captured and emitted; :func:`deduplicate_equal_initializers` then asks it instead of reading
-those weights again.
+Cleanup writes equal weights once (exporter.cleanup.deduplicate), as torch's exporter does in
+eval mode: deep-copied layers and norms still at their initial ones and zeros hold equal
+tensors under different ``state_dict`` keys. Comparing them reads every byte, with the GIL
+released; capture starts :class:`EqualWeights` on the model's weights in a background thread,
+so the comparisons run while the graph is traced and emitted, and hands it to cleanup in
+:class:`exporter.capture.captured.Captured`. :func:`fingerprint` sorts weights into buckets
+for both.
 """
 
 from __future__ import annotations
@@ -13,12 +16,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import onnx_ir as ir
 import torch
 
-from exporter import tensors
-
-__all__ = ["EqualWeights", "deduplicate_equal_initializers", "module_weights"]
+__all__ = ["EqualWeights", "module_weights", "fingerprint"]
 
 
 def _unravel(positions: torch.Tensor, shape: torch.Size) -> tuple[torch.Tensor, ...]:
@@ -35,7 +35,7 @@ def _unravel(positions: torch.Tensor, shape: torch.Size) -> tuple[torch.Tensor, 
 _FINGERPRINT_ELEMENTS = 64
 
 
-def _fingerprint(raw: torch.Tensor) -> tuple[Any, ...]:
+def fingerprint(raw: torch.Tensor) -> tuple[Any, ...]:
     """dtype, shape and a strided sample of the elements, sampled in logical order by index
     (a transposed view is not copied whole)."""
     positions = torch.arange(0, raw.numel(), max(1, raw.numel() // _FINGERPRINT_ELEMENTS))[:_FINGERPRINT_ELEMENTS]
@@ -161,55 +161,10 @@ def _equal_storages(
         address = raw.untyped_storage().data_ptr()
         if address in classes:
             continue
-        bucket = buckets.setdefault(_fingerprint(raw), [])
+        bucket = buckets.setdefault(fingerprint(raw), [])
         twin = next((kept for kept, kept_raw in bucket if torch.equal(kept_raw, raw)), None)
         if twin is None:
             bucket.append((address, raw))
             twin = address
         classes[address] = (twin, raw.dtype, raw.numel())
     return classes
-
-
-def deduplicate_equal_initializers(model: ir.Model, equal_weights: EqualWeights | None = None) -> int:
-    """Make initializers holding equal values one initializer, as torch's exporter does in eval
-    mode, and return how many were removed.
-
-    Deep-copied layers (``nn.TransformerEncoder`` clones its layer) or norms still at their
-    initial ones and zeros hold equal tensors under different ``state_dict`` keys; writing each
-    would make the file up to N times larger than torch's. The first key in the graph's order
-    names the one kept. Weights are sorted into buckets by dtype, shape and a strided sample of
-    their elements, so only weights that agree on the sample are compared whole: distinct
-    trained weights cost a few reads each; ``equal_weights`` answers for the model's own
-    weights without reading them again. Initializers that are graph inputs
-    (``keep_initializers_as_inputs``) keep their interface; weights computed at write time
-    (folded Conv+BN) are left alone: comparing them would compute them.
-    """
-    graph = model.graph
-    inputs = set(graph.inputs)
-    buckets: dict[tuple, list[tuple[ir.Value, torch.Tensor]]] = {}
-    removed = 0
-
-    def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-        known = equal_weights.equal(a, b) if equal_weights is not None else None
-        return torch.equal(a, b) if known is None else known
-
-    for value in list(graph.initializers.values()):
-        tensor = value.const_value
-        if (
-            value in inputs
-            or not isinstance(tensor, tensors.TorchTensor)
-            or isinstance(tensor, tensors.DeferredTorchTensor)
-        ):
-            continue
-        raw = tensor.raw.detach()
-        if raw.numel() == 0 or raw.is_quantized or raw.layout != torch.strided:
-            continue
-        bucket = buckets.setdefault(_fingerprint(raw), [])
-        twin = next((kept for kept, kept_raw in bucket if equal(kept_raw, raw)), None)
-        if twin is None:
-            bucket.append((value, raw))
-            continue
-        ir.convenience.replace_all_uses_with(value, twin)
-        graph.initializers.pop(value.name)
-        removed += 1
-    return removed
