@@ -44,8 +44,7 @@ def capture(model: Any, args: Any, *, training: bool | None = False, compare_wei
         is_training = isinstance(runs, torch.nn.Module) and bool(getattr(runs, "training", False))
         compare = compare_weights and not is_training
         early = EqualWeights(module_weights(runs)) if compare and isinstance(runs, torch.nn.Module) else None
-        with _CAPTURE_LOCK:
-            captured = _capture(runs, args)
+        captured = _capture(runs, args)
     if early is not None and captured.method != "meta trace":
         early.cancel()
         early = None
@@ -55,9 +54,9 @@ def capture(model: Any, args: Any, *, training: bool | None = False, compare_wei
     return captured
 
 
-# Tracing sets process-wide torch state (the module-name map for scopes, the attention
-# fast-path switch); exports in different threads take turns here and run the rest in parallel.
-_CAPTURE_LOCK = threading.Lock()
+# torch.jit.trace sets torch's process-wide map of module scopes while it traces: the exports of
+# this process that take that path (models with scripted parts) take turns there.
+_JIT_TRACE_LOCK = threading.Lock()
 
 
 def _capture(model: Any, args: Any) -> Captured:
@@ -70,7 +69,7 @@ def _capture(model: Any, args: Any) -> Captured:
         # its control flow) is then inlined like any scripted model.
         # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
         positional = wrap_numbers(positional)
-        with tracing_errors(model, positional, {}), torch.no_grad(), no_attention_fastpath():
+        with _JIT_TRACE_LOCK, tracing_errors(model, positional, {}), torch.no_grad(), no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
         # tracing just ran it; lists are flattened as a trace's are
         captured = capture_scripted(traced, positional, kwargs, example_run=False, sequences=False)

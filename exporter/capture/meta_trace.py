@@ -24,18 +24,16 @@ trace might not have produced: a tensor constant that is still meta, or a string
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from exporter.capture.fast_meta import fast_meta_kernels
+from exporter.capture.fast_meta import MetaKernels
 from exporter.capture.module_copy import structural_copy
 from exporter.ts_graph import all_nodes, function_bodies
 
@@ -106,13 +104,12 @@ def meta_trace(
     on_meta = structural_copy(module, lambda t: twins[id(t)]) if module is not None else None
     callee = on_meta if on_meta is not None else model
     tensors = [twins[id(t)] for t in list(inputs) + extra_real]
-    with warnings.catch_warnings(record=True) as caught:
-        graph = _in_own_thread(lambda: _trace_once(trace, on_meta, calling(callee), tensors))
+    # The forward's warnings are shown as it runs: they are the ones a real trace gives, and
+    # the real trace after a failed one repeats them, which Python's default filter shows once.
+    graph = _in_own_thread(lambda: _trace_once(trace, on_meta, calling(callee), tensors))
     _check_kernels(graph)
     _constants_for_extra_inputs(graph, len(inputs), extra_real)
     _on_real_device(graph, device)
-    for w in caught:  # the warnings a real trace gives (a fallback's trace warns on its own)
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return graph
 
 
@@ -128,7 +125,7 @@ _DIVERGING_KERNELS = {
 # Where torch's meta kernels written in Python live. A node recorded from there means a meta
 # kernel ran while the tracer was recording: the op it implements has no tracer kernel of its
 # own, so the graph holds the kernel's shape arithmetic instead of the op (aten::convolution
-# was one: see _convolution_as_on_cpu).
+# was one: see fast_meta.MetaKernels.convolution).
 _META_KERNEL_FILES = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_prims", "torch/_decomp/")
 
 
@@ -138,7 +135,7 @@ def _trace_once(
     fn: Callable[..., tuple[torch.Tensor, ...]],
     tensors: list[torch.Tensor],
 ) -> torch._C.Graph:
-    with _convolution_as_on_cpu(), fast_meta_kernels(), _NoOutArguments():
+    with MetaKernels(), _NoOutArguments():
         try:
             return trace(module, fn, tensors)
         except Unfit:
@@ -201,39 +198,6 @@ class _NoOutArguments(TorchFunctionMode):
         if kwargs.get("out") is not None:
             raise Unfit(f"{getattr(func, '__name__', func)}(..., out=...) writes into a tensor the forward made")
         return func(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def _convolution_as_on_cpu() -> Iterator[None]:
-    """Meta convolutions that trace as CPU ones do.
-
-    On CPU, ``aten::convolution`` (no tracer kernel of its own) calls ``aten::_convolution``,
-    which the tracer records with the cuDNN flags as constants. On meta, a Python kernel sits on
-    ``aten::convolution`` itself: it runs while the tracer records, reads traced sizes and
-    fails, so the convolution is never recorded. While a meta trace runs, the meta kernel of
-    ``aten::convolution`` calls ``aten::_convolution`` with the flags the CPU path passes; that
-    op has a meta implementation and is recorded as on CPU.
-    """
-    cudnn = torch.backends.cudnn
-
-    def convolution(
-        input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: Any, *rest: Any
-    ) -> Any:
-        output_padding, groups = rest
-        deterministic = cudnn.deterministic or torch.are_deterministic_algorithms_enabled()
-        return torch.ops.aten._convolution(
-            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
-            cudnn.benchmark, deterministic, cudnn.enabled, cudnn.allow_tf32,
-        )  # fmt: skip
-
-    library = torch.library.Library("aten", "IMPL")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
-        library.impl("convolution", convolution, "Meta")
-    try:
-        yield
-    finally:
-        library._destroy()  # the registration goes; torch's own meta kernel is back
 
 
 def _meta_twin(t: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from exporter.capture import meta_trace
 from exporter.capture.captured import Captured
@@ -53,32 +54,66 @@ def _parameter_names(fn: Callable[..., Any], count: int, kwargs: Mapping[str, An
 
 
 @contextlib.contextmanager
-def _module_scopes(model: torch.nn.Module) -> Iterator[None]:
-    """Name trace scopes by module path, so ONNX node names say where they came from."""
-    import torch.jit._trace as trace_impl
+def _module_scopes(module: torch.nn.Module) -> Iterator[None]:
+    """Name trace scopes by module path, so ONNX node names say where they came from.
 
-    previous = trace_impl._trace_module_map
-    trace_impl._trace_module_map = {m: name for name, m in model.named_modules()}
+    torch's tracer pushes a module's scope around its forward when the module is in the
+    process-wide ``torch.jit._trace._trace_module_map``; here the module traced is capture's
+    own copy, so each of its submodules gets, for the duration, a ``forward`` of its own that
+    pushes the same scope around the same call: nothing outside the copy sees it."""
+    wrapped = []
+    for name, submodule in module.named_modules():
+        if not name or isinstance(submodule, torch.jit.ScriptModule):  # the model itself has no scope
+            continue
+        wrapped.append((submodule, submodule.__dict__.get("forward", _NO_FORWARD)))
+        submodule.__dict__["forward"] = _scoped(submodule.forward, name)
     try:
         yield
     finally:
-        trace_impl._trace_module_map = previous
+        for submodule, previous in wrapped:
+            if previous is _NO_FORWARD:
+                del submodule.__dict__["forward"]
+            else:
+                submodule.__dict__["forward"] = previous
 
 
-@contextlib.contextmanager
-def no_attention_fastpath() -> Iterator[None]:
-    """Trace nn.MultiheadAttention/TransformerEncoderLayer through their composite path.
+_NO_FORWARD = object()
 
-    Under no_grad in eval they otherwise call fused kernels
-    (aten::_transformer_encoder_layer_fwd, aten::_native_multi_head_attention) that record
-    as one opaque node; the composite path records the same math as ordinary ops.
-    """
-    previous = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        yield
-    finally:
-        torch.backends.mha.set_fastpath_enabled(previous)
+
+def _scoped(forward: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def scoped_forward(*args: Any, **kwargs: Any) -> Any:
+        state = torch._C._get_tracing_state()
+        if state is None:
+            return forward(*args, **kwargs)
+        state.push_scope(name)
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            state.pop_scope()
+
+    return scoped_forward
+
+
+class _NoFastPaths(TorchFunctionMode):
+    """Modules traced through their composite path, in the tracing thread only (a mode is
+    thread-local): while a torch function mode is active, ``has_torch_function`` holds for every
+    tensor, one of the conditions under which nn.MultiheadAttention and TransformerEncoderLayer
+    call their fused kernels in eval under no_grad (aten::_native_multi_head_attention,
+    aten::_transformer_encoder_layer_fwd, which record as one opaque node) instead of the
+    ordinary ops of the same math. TransformerEncoder asks, before that check, whether its
+    padding mask is left-aligned (to pack the batch as a nested tensor), which needs values:
+    the answer "no" sends it down the composite path without reading any."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func is torch._nested_tensor_from_mask_left_aligned:
+            return False
+        return func(*args, **(kwargs or {}))
+
+
+def no_attention_fastpath() -> contextlib.AbstractContextManager[Any]:
+    """Trace nn.MultiheadAttention/TransformerEncoderLayer/TransformerEncoder through their
+    composite path, in this thread only (:class:`_NoFastPaths`)."""
+    return _NoFastPaths()
 
 
 def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
