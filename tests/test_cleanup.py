@@ -112,32 +112,6 @@ def test_deduplication_with_background_answers_removes_the_same_weights() -> Non
     assert list(with_answers.graph.initializers) == list(without.graph.initializers)
 
 
-def test_comparisons_switch_threads_promptly_and_restore_the_interval() -> None:
-    """While EqualWeights compares, the GIL is handed over every 0.1 ms (each comparison needs it
-    twice while the trace or emission runs Python); the caller's interval is back after."""
-    import sys
-
-    from exporter.capture import equal_weights as cleanup
-
-    before = sys.getswitchinterval()
-    seen: list[float] = []
-    original = cleanup._equal_storages
-
-    def spying(weights: list[object], *rest: object) -> dict | None:
-        seen.append(sys.getswitchinterval())
-        return original(weights, *rest)
-
-    cleanup._equal_storages = spying
-    try:
-        model, x = _clones(3), torch.randn(2, 8)
-        onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
-    finally:
-        cleanup._equal_storages = original
-    assert seen and seen[0] == pytest.approx(min(before, 1e-4))
-    assert sys.getswitchinterval() == before
-    assert len(onnx_model.graph.initializers) == 4
-
-
 def test_module_weights_list_its_parameters_and_deduplication_still_removes_the_clones() -> None:
     """For a module, the comparisons start on ``module_weights`` before the capture: that list
     holds its parameters, and the export still writes each cloned layer's weights once."""

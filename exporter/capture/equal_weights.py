@@ -11,7 +11,6 @@ for both.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -49,29 +48,6 @@ def module_weights(module: torch.nn.Module) -> list[torch.Tensor]:
     return [*module.parameters(), *(b for b in module.buffers() if b is not None)]
 
 
-# GIL switch interval while EqualWeights compares (seconds; Python's default is 5 ms). Each
-# comparison needs the GIL twice (to call torch.equal, and to return from it after computing
-# with the GIL released) while the other thread runs Python (the trace, emission): at the
-# default interval, each handover waited up to 5 ms, and about 300 of them made the
-# comparisons of a 12-layer encoder finish 0.1 s after emission instead of beside it.
-_PROMPT_SWITCH_INTERVAL = 1e-4
-_switch_lock = threading.Lock()
-_switch_users = [0, 0.0]  # [threads comparing, the interval to restore]
-
-
-def _prompt_switches(on: bool) -> None:
-    with _switch_lock:
-        if on:
-            if _switch_users[0] == 0:
-                _switch_users[1] = sys.getswitchinterval()
-                sys.setswitchinterval(min(_switch_users[1], _PROMPT_SWITCH_INTERVAL))
-            _switch_users[0] += 1
-        else:
-            _switch_users[0] -= 1
-            if _switch_users[0] == 0:
-                sys.setswitchinterval(_switch_users[1])
-
-
 class EqualWeights:
     """Which of the model's weights hold equal values, found in a background thread while the
     graph is emitted, so that deduplication (after emission) need not compare them.
@@ -90,20 +66,13 @@ class EqualWeights:
         self._thread = threading.Thread(
             target=self._compare, args=(list(weights),), name="exporter-equal-weights", daemon=True
         )
-        _prompt_switches(True)
-        try:
-            self._thread.start()
-        except BaseException:
-            _prompt_switches(False)
-            raise
+        self._thread.start()
 
     def _compare(self, weights: list[Any]) -> None:
         try:
             self._classes = _equal_storages(weights, self._cancelled)
         except Exception:  # noqa: BLE001 - no answers: deduplication compares as before
             self._classes = None
-        finally:
-            _prompt_switches(False)
 
     def cancel(self) -> None:
         """Stop comparing and answer nothing: the weights may have changed since (a forward

@@ -101,7 +101,8 @@ def meta_trace(
         if t.device != device or type(t) is not torch.Tensor or t.layout != torch.strided or t.is_quantized:
             raise Unfit(f"a buffer outside the state_dict ({t.dtype}, {t.layout}, on {t.device}) has no meta twin here")
         twins[id(t)] = _meta_twin(t)
-    on_meta = structural_copy(module, lambda t: twins[id(t)]) if module is not None else None
+    twin_of: Callable[[torch.Tensor], torch.Tensor] = lambda t: twins[id(t)]
+    on_meta = structural_copy(module, twin_of, twin_of) if module is not None else None
     callee = on_meta if on_meta is not None else model
     tensors = [twins[id(t)] for t in list(inputs) + extra_real]
     # The forward's warnings are shown as it runs: they are the ones a real trace gives, and

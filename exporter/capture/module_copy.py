@@ -7,8 +7,10 @@ module the user holds, which other threads may be running meanwhile.
 
 The copy is structural: a new object per module (of the module's own class), with new
 ``_parameters``, ``_buffers`` and ``_modules`` tables and new top-level containers (lists,
-tuples, dicts, sets) in its attributes; the tensors in them are the module's own (a real
-trace, whose graph names them) or twins made by ``twin`` (a meta trace). References to
+tuples, dicts, sets) in its attributes. Its parameters are the module's own (a real trace,
+whose graph reads them) or meta twins (a meta trace); its buffers are copies of the module's
+(a forward may write them in place: batch norm's statistics in training mode, counters) or
+meta twins. References to
 parameters, buffers or modules kept elsewhere in the attributes (an RNN's ``_flat_weights``)
 point into the copy too. Objects the copy cannot reproduce are shared: ScriptModules (a
 trace of a model holding one runs torch.jit.trace, on the module itself), and anything
@@ -18,7 +20,7 @@ nested deeper than the top-level containers.
 from __future__ import annotations
 
 import contextlib
-import copy
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,45 +34,67 @@ _DEPTH = 2
 
 
 def structural_copy(
-    module: torch.nn.Module, twin: Callable[[torch.Tensor], torch.Tensor] | None = None
+    module: torch.nn.Module,
+    parameter: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    buffer: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.nn.Module:
     """A copy of ``module`` sharing no module, table or top-level container with it; its
-    parameters and buffers are ``twin(tensor)`` (the module's own tensors without ``twin``)."""
+    parameters are ``parameter(tensor)`` and its buffers ``buffer(tensor)`` (the module's own
+    tensors where no function is given)."""
+    originals = [m for m in module.modules() if not isinstance(m, torch.jit.ScriptModule)]
     copies: dict[int, Any] = {}
-    for original in module.modules():
-        if isinstance(original, torch.jit.ScriptModule):
-            continue
+    for original in originals:
         clone = object.__new__(type(original))
-        clone.__dict__.update(original.__dict__)
         copies[id(original)] = clone
     tensors: dict[int, torch.Tensor] = {}
-    for original in module.modules():
-        clone = copies.get(id(original))
-        if clone is None:
-            continue
-        for table in ("_parameters", "_buffers"):
+    for original in originals:
+        state = original.__dict__
+        copied = {key: _copied(value, copies, tensors, _DEPTH) for key, value in state.items() if key not in _TABLES}
+        for table, make in (("_parameters", parameter), ("_buffers", buffer)):
             items = {}
-            for key, value in getattr(original, table).items():
+            for key, value in state[table].items():
                 if value is not None and id(value) not in tensors:
-                    tensors[id(value)] = twin(value) if twin is not None else value
+                    tensors[id(value)] = make(value) if make is not None else value
                 items[key] = tensors[id(value)] if value is not None else None
-            clone.__dict__[table] = items
-    for original in module.modules():
-        clone = copies.get(id(original))
-        if clone is None:
-            continue
-        clone.__dict__["_modules"] = {
-            key: copies.get(id(child), child) if child is not None else None for key, child in original._modules.items()
-        }
+            copied[table] = items
+        copied["_modules"] = {key: copies.get(id(child), child) for key, child in state["_modules"].items()}
+        copies[id(original)].__dict__.update(copied)
+    # references to parameters and buffers kept elsewhere (an RNN's _flat_weights), now that
+    # every tensor has its copy
+    for original in originals:
+        clone = copies[id(original)]
         for key, value in original.__dict__.items():
-            if key not in ("_parameters", "_buffers", "_modules"):
+            if key not in _TABLES and _holds_tensors(value, _DEPTH):
                 clone.__dict__[key] = _copied(value, copies, tensors, _DEPTH)
     return copies.get(id(module), module)
+
+
+_TABLES = frozenset({"_parameters", "_buffers", "_modules"})
+
+
+def _holds_tensors(value: Any, depth: int) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if depth == 0 or not isinstance(value, (tuple, list, dict)):
+        return False
+    items = value.values() if isinstance(value, dict) else value
+    return any(_holds_tensors(item, depth - 1) for item in items)
+
+
+def _copy_of(tensor: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return tensor.clone()
+
+
+_SCALARS = frozenset({bool, int, float, str, type(None)})
 
 
 def _copied(value: Any, copies: dict[int, Any], tensors: dict[int, torch.Tensor], depth: int) -> Any:
     """``value`` with references to the module's parts replaced by the copy's, and containers
     (hook tables, lists of layers) new, so that the copy's own changes stay in the copy."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, torch.Tensor):
         return tensors.get(id(value), value)
     if isinstance(value, torch.nn.Module):
@@ -80,10 +104,12 @@ def _copied(value: Any, copies: dict[int, Any], tensors: dict[int, torch.Tensor]
     if isinstance(value, tuple):
         items = [_copied(item, copies, tensors, depth - 1) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    new = copy.copy(value)  # the container's own class (an OrderedDict of hooks stays one)
+    if not value:  # most are: a module's empty hook tables
+        return value.copy()
+    new = value.copy()  # the container's own class (an OrderedDict of hooks stays one)
     if isinstance(new, dict):
-        for key in list(new):
-            new[key] = _copied(new[key], copies, tensors, depth - 1)
+        for key, item in new.items():
+            new[key] = _copied(item, copies, tensors, depth - 1)
     elif isinstance(new, list):
         new[:] = [_copied(item, copies, tensors, depth - 1) for item in new]
     return new
@@ -100,16 +126,28 @@ def in_export_mode(model: Any, training: bool | None) -> Iterator[Any]:
     module (shared with it). Their flags are restored afterwards, also on failure; exporting
     with ``training=TrainingMode.PRESERVE`` switches nothing.
     """
-    if not isinstance(model, torch.nn.Module) or training is None:
-        yield structural_copy(model) if isinstance(model, torch.nn.Module) else model
+    if isinstance(model, torch.jit.ScriptModule):
+        runs = model
+    elif isinstance(model, torch.nn.Module):
+        runs = structural_copy(model, buffer=_copy_of)
+    else:
+        yield model
         return
-    runs = model if isinstance(model, torch.jit.ScriptModule) else structural_copy(model)
-    shared = [m for m in runs.modules() if isinstance(m, torch.jit.ScriptModule) and hasattr(m, "training")]
-    flags = [(m, m.training) for m in shared]
-    if hasattr(runs, "training"):  # frozen script modules have no training flag
-        runs.train(training)
-    try:
+    if training is None:
         yield runs
-    finally:
-        for m, flag in flags:
-            m.training = flag
+        return
+    shared = [m for m in runs.modules() if isinstance(m, torch.jit.ScriptModule) and hasattr(m, "training")]
+    with _SWITCHING if shared else contextlib.nullcontext():
+        flags = [(m, m.training) for m in shared]
+        if hasattr(runs, "training"):  # frozen script modules have no training flag
+            runs.train(training)
+        try:
+            yield runs
+        finally:
+            for m, flag in flags:
+                m.training = flag
+
+
+# Exports that switch the flags of ScriptModules take turns: two switching the same module at
+# once would each save the other's switched flag and leave it switched.
+_SWITCHING = threading.RLock()

@@ -273,8 +273,8 @@ def test_a_module_with_scripted_parts_runs_once() -> None:
 
 
 def test_one_module_exported_and_verified_from_several_threads(mode: Any) -> None:
-    """A meta trace swaps the module's weights for meta twins while it runs: other threads
-    exporting or verifying the same module must wait for it, not run on meta weights."""
+    """Exports and verify runs of one module from several threads at once: each export traces
+    a copy of its own (meta weights on the copy only), so none runs on another's meta weights."""
     import concurrent.futures
 
     mode("meta")
