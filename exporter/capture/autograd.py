@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import torch
 
+from exporter.ts_edit import replace_node
 from exporter.ts_graph import ASSUMED_ORDER, FUNCTION_BODY, function_calls
 
 __all__ = ["prepare_functions", "order_function_outputs", "normalize_aliases", "drop_unused_functions"]
@@ -187,20 +188,10 @@ def normalize_aliases(graph: torch._C.Graph) -> None:
     for node in graph.findAllNodes("aten::rsub", True):
         inputs = list(node.inputs())
         if len(inputs) == 3 and all(isinstance(v.type(), torch._C.TensorType) for v in inputs[:2]):
-            _replace(graph, node, "aten::sub", [inputs[1], inputs[0], inputs[2]])
+            replace_node(graph, node, "aten::sub", [inputs[1], inputs[0], inputs[2]])
     for alias, target in _ALIASES.items():
         for node in graph.findAllNodes(f"aten::{alias}", True):
-            _replace(graph, node, f"aten::{target}", list(node.inputs()))
-
-
-def _replace(graph: torch._C.Graph, node: torch._C.Node, kind: str, inputs: list[torch._C.Value]) -> None:
-    new = graph.create(kind, inputs, node.outputsSize())
-    new.insertBefore(node)
-    new.copyMetadata(node)
-    for old, fresh in zip(node.outputs(), new.outputs()):
-        fresh.setType(old.type())
-        old.replaceAllUsesWith(fresh)
-    node.destroy()
+            replace_node(graph, node, f"aten::{target}", list(node.inputs()))
 
 
 def drop_unused_functions(graph: torch._C.Graph) -> None:
