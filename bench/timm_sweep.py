@@ -317,7 +317,7 @@ NOTES: dict[str, str] = {
     "(F.interpolate(mode='bicubic', antialias=True) resizing the position embedding); ours lowers it as two "
     "MatMuls by constant resampling matrices (before that, ours failed alike).",
     "mobilenetv5_300m (not in the table: 300M parameters)": "ours fails, torch's passes: RecursionError in "
-    "exporter/cleanup.py `_known_at_export`, which recurses once per producer from a value that read a graph "
+    "exporter/cleanup/unused_inputs.py `_known_at_export`, which recurses once per producer from a value that read a graph "
     "input's folded shape; the net is deeper than Python's recursion limit.",
     "halonet26t": "torch's exporter: Tensor.unfold needs a static size it cannot read from the trace; ours passes.",
 }

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 import os
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO
 
 import onnx_ir as ir
@@ -16,8 +14,9 @@ import torch
 from exporter import passes, serialization
 from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
-from exporter.cleanup import EqualWeights, cleanup, module_weights
-from exporter.errors import ExporterError, SymbolicError
+from exporter.capture.module_copy import in_export_mode
+from exporter.cleanup import cleanup
+from exporter.errors import ExporterError
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
 from exporter.report import ExportReport, PhaseTimer
@@ -44,23 +43,12 @@ def _training_mode(training: Any) -> TrainingMode:
     raise ValueError(f"training must be TrainingMode.EVAL, PRESERVE or TRAINING, got {training!r}")
 
 
-@contextlib.contextmanager
-def _model_mode(model: Any, mode: TrainingMode) -> Iterator[bool]:
-    """Put the model in the export mode and restore its own flags afterwards."""
-    if not isinstance(model, torch.nn.Module):
-        yield False
-        return
-    flags = {m: m.training for m in model.modules() if hasattr(m, "training")}
-    if hasattr(model, "training"):  # frozen script modules have no training flag
-        if mode is TrainingMode.EVAL:
-            model.train(False)
-        elif mode is TrainingMode.TRAINING:
-            model.train(True)
-    try:
-        yield getattr(model, "training", False)
-    finally:
-        for module, flag in flags.items():
-            module.training = flag
+# The training flag each mode runs the model with (None: the model's own flags).
+_TRAINING: dict[TrainingMode, bool | None] = {
+    TrainingMode.EVAL: False,
+    TrainingMode.PRESERVE: None,
+    TrainingMode.TRAINING: True,
+}
 
 
 class VerificationError(ExporterError):
@@ -99,56 +87,27 @@ def export(
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
-    inline: set[type] = set()
-    equal_weights: EqualWeights | None = None
-    while True:
-        with timer.phase("capture"), _model_mode(model, mode) as is_training:
-            fold = do_constant_folding and not is_training
-            if equal_weights is None and fold and export_params and isinstance(model, torch.nn.Module):
-                # equal weights (deep-copied layers) are found while the graph is captured and
-                # emitted: a meta trace runs in a thread of its own, so this one would only wait
-                equal_weights = EqualWeights(module_weights(model))
-            captured = capture(model, args, inline)
-        with timer.phase("passes"):
-            passes.run_all(captured.graph)
-        if equal_weights is not None and captured.method != "meta trace":
-            # the forward really ran (a real trace, a scripted model's example run) and may have
-            # written buffers in place while they were compared: compare what it left
-            equal_weights.cancel()
-            equal_weights = None
-        if equal_weights is None and fold and export_params:
-            equal_weights = EqualWeights(captured.params)
-        try:
-            with timer.phase("emission"):
-                onnx_model = assemble(
-                    captured,
-                    REGISTRY,
-                    opset=opset,
-                    input_names=input_names,
-                    output_names=output_names,
-                    dynamic_axes=axes,
-                    export_params=export_params,
-                    keep_initializers_as_inputs=keep_initializers_as_inputs,
-                    training=is_training,
-                    custom_opsets=custom_opsets,
-                )
-            break
-        except SymbolicError as error:
-            # A Function's own symbolic written for torch's exporter (calling its exporter's helpers,
-            # reading torch._C.Value methods) cannot run on this exporter's values: its forward
-            # is traced instead, which computes what eager torch computes.
-            if error.function is None or error.function in inline:
-                raise
-            inline.add(error.function)
-            warnings.warn(
-                f"{error.op} at {error.location}: its symbolic staticmethod failed on this exporter "
-                f"({type(error.__cause__).__name__}: {error.__cause__}); exporting the ops its forward "
-                "traces instead",
-                stacklevel=2,
-            )
+    with timer.phase("capture"):
+        captured = capture(model, args, training=_TRAINING[mode], compare_weights=do_constant_folding and export_params)
+    with timer.phase("passes"):
+        passes.run_all(captured.graph)
+    with timer.phase("emission"):
+        onnx_model = assemble(
+            captured,
+            REGISTRY,
+            opset=opset,
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=axes,
+            export_params=export_params,
+            keep_initializers_as_inputs=keep_initializers_as_inputs,
+            training=captured.training,
+            custom_opsets=custom_opsets,
+        )
     with timer.phase("cleanup"):
         # Shape arithmetic on constants is always folded during emission; this folds weights.
-        cleanup(onnx_model, fold_constants=fold, equal_weights=equal_weights)
+        fold = do_constant_folding and not captured.training
+        cleanup(onnx_model, fold_constants=fold, equal_weights=captured.equal_weights)
     if verbose:
         print(onnx_model)
     if verify:
@@ -165,9 +124,9 @@ def export(
 def _verify_before_writing(model: Any, args: Any, onnx_model: ir.Model, mode: TrainingMode) -> None:
     from exporter.verify import verify as run_verification
 
-    with _model_mode(model, mode):
+    with in_export_mode(model, _TRAINING[mode]) as runs:
         try:
-            result = run_verification(model, args, onnx_model)
+            result = run_verification(runs, args, onnx_model)
         except ValueError as error:  # weights as inputs (export_params=False) cannot be fed
             raise ValueError(f"verify=True cannot run this model: {error}") from error
     if not result.passed:

@@ -10,7 +10,8 @@ import onnx_ir as ir
 import torch
 
 from exporter import quantization, runtime_list, tensors
-from exporter.capture import Captured, name_inputs
+from exporter.capture.captured import Captured
+from exporter.capture.inputs import name_inputs
 from exporter.emitter import emit_graph
 from exporter.errors import ExporterError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext

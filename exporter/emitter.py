@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,15 @@ from exporter.op_facts import OpFacts, Promotion
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
-from exporter.ts_graph import all_nodes, has_blocks, overload_name, schema_of, source_location
+from exporter.ts_graph import (
+    ASSUMED_ORDER,
+    FUNCTION_BODY,
+    all_nodes,
+    has_blocks,
+    overload_name,
+    schema_of,
+    source_location,
+)
 
 __all__ = ["emit_graph", "find_unsupported"]
 
@@ -54,7 +63,7 @@ def find_unsupported(
     where: dict[str, list[str]] = collections.defaultdict(list)
     overloads: dict[str, str] = {}
     in_branches = True
-    for node in all_nodes([graph]):
+    for node in _emitted_nodes(graph, registry, opset):
         kind = node.kind()
         if kind == "prim::Constant":
             continue
@@ -85,6 +94,20 @@ def find_unsupported(
         )
         for kind in sorted(counts)
     ]
+
+
+def _emitted_nodes(graph: torch._C.Graph, registry: Registry, opset: int) -> list[torch._C.Node]:
+    """The nodes of ``graph`` (sub-blocks included), with the call of an autograd Function that
+    has no symbolic at ``opset`` replaced by the nodes of the body it is emitted from."""
+    found = []
+    for node in all_nodes([graph]):
+        if node.kind() == PYTHON_OP and node.hasAttribute(FUNCTION_BODY):
+            cls = autograd_function(node)
+            if cls is None or registry.lookup_function(cls, opset) is None:
+                found.extend(_emitted_nodes(node.g(FUNCTION_BODY), registry, opset))
+                continue
+        found.append(node)
+    return found
 
 
 def _inside_if(node: torch._C.Node) -> bool:
@@ -268,12 +291,19 @@ class _Emitter:
         self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
-        """A custom autograd Function (prim::PythonOp) through a symbolic written for torch's
-        exporter: its inputs in the order of the call (tensors as values, other arguments as
-        the Python objects given), a :class:`TorchGraphContext` as ``g``."""
+        """A custom autograd Function (prim::PythonOp): through a symbolic written for torch's
+        exporter (its inputs in the order of the call, tensors as values, other arguments as
+        the Python objects given, a :class:`TorchGraphContext` as ``g``), else from the graph
+        its forward recorded (:meth:`_emit_body`). That graph also stands in for the Function's
+        own ``symbolic`` when it fails in its own or torch's code (written against torch's
+        exporter: ``value.type().dtype()``): what the symbolic built before failing is undone."""
         cls = autograd_function(node)
         found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
-        if found is None:  # in a branch (see emit_graph), or a sub-block added later
+        if found is None:
+            if node.hasAttribute(FUNCTION_BODY):
+                self._emit_body(node)
+                return
+            # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
                 self.located_unsupported()
                 or [UnsupportedOp(f"{PYTHON_OP}.{node.pyname()}", 1, (self.locate(node),), ())],
@@ -290,6 +320,7 @@ class _Emitter:
             # a tensor the graph computed at export time (folded) is still a value to the symbolic
             args.append(self.builder.constant(obj) if isinstance(obj, (torch.Tensor, int, float)) else obj)
         g = TorchGraphContext(self.builder, node, emitter=self)
+        before = self.builder.checkpoint()
         try:
             if found.generic:
                 result = found.function(
@@ -310,17 +341,49 @@ class _Emitter:
                 if isinstance(result, (tuple, list)) and len(result) == 1:
                     result = result[0]
                 self._bind_outputs(node, result)
+            return
         except ExporterError:
             raise
-        except Exception as error:  # noqa: BLE001 - re-raised with context
-            raise SymbolicError(
-                f"{type(error).__name__}: {error}",
-                op=f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)",
-                opset=self.builder.options.opset,
-                location=self.locate(node),
-                arguments=", ".join(arguments.describe(a) for a in args),
-                function=cls if _torch_only_symbolic(found.function, cls, error) else None,
-            ) from error
+        except Exception as error:  # noqa: BLE001 - re-raised with context, or the forward's graph instead
+            op = f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)"
+            if not node.hasAttribute(FUNCTION_BODY) or not _torch_only_symbolic(found.function, cls, error):
+                raise SymbolicError(
+                    f"{type(error).__name__}: {error}",
+                    op=op,
+                    opset=self.builder.options.opset,
+                    location=self.locate(node),
+                    arguments=", ".join(arguments.describe(a) for a in args),
+                ) from error
+            self.builder.rollback(before)
+            warnings.warn(
+                f"{op} at {self.locate(node)}: its symbolic staticmethod failed on this exporter "
+                f"({type(error).__name__}: {error}); exporting the ops its forward recorded instead",
+                stacklevel=2,
+            )
+        self._emit_body(node)
+
+    def _emit_body(self, node: torch._C.Node) -> None:
+        """A Function's call as the ops its forward recorded (the graph capture prepared and the
+        passes ran over: exporter.capture.autograd), emitted in place into this graph by an
+        emitter of its own (the body's values are numbered apart from this graph's)."""
+        if node.hasAttribute(ASSUMED_ORDER):
+            warnings.warn(
+                f"autograd Function {node.pyname()} at {self.locate(node)} returns several tensors of one type; "
+                "the trace does not record which is which, so they are exported in the order its forward "
+                "computed them. Register a symbolic for it if it returns them in another order",
+                stacklevel=2,
+            )
+        body = node.g(FUNCTION_BODY)
+        inner = _Emitter(self.builder, self.registry, self.static_shapes, locate=self.locate)
+        for param, value in zip(body.inputs(), node.inputs()):
+            inner.env[param.unique()] = self.lookup(value)
+        inner.emit_block(body)
+        results = [inner.lookup(value) for value in body.outputs()]
+        output = node.output()
+        if isinstance(output.type(), torch._C.TupleType):
+            self.env[output.unique()] = tuple(results)  # typed where prim::TupleUnpack binds them
+        else:
+            self._bind_outputs(node, results[0])
 
     def _harmonize(
         self, node: torch._C.Node, rule: Promotion, schema: torch._C.FunctionSchema, inputs: list[Any]

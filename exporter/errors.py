@@ -92,15 +92,11 @@ class SymbolicError(ExporterError):
         opset: int,
         location: str,
         arguments: str = "",
-        function: type | None = None,
     ) -> None:
         self.op = op
         self.opset = opset
         self.location = location
         self.arguments = arguments
-        # the autograd Function whose own ``symbolic`` staticmethod failed: export() then traces
-        # its forward instead (a symbolic written against torch's exporter internals cannot run here)
-        self.function = function
         text = f"{op} at opset {opset} ({location}): {message}"
         if arguments:
             text += f"\n  arguments: {arguments}"

@@ -20,7 +20,15 @@ from exporter import tensors
 from exporter.ts_graph import source_location
 from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
-__all__ = ["GraphContext", "TorchGraphContext", "GraphBuilder", "ExportOptions", "source_location", "OPTIONAL_OPSET"]
+__all__ = [
+    "GraphContext",
+    "TorchGraphContext",
+    "GraphBuilder",
+    "BuilderState",
+    "ExportOptions",
+    "source_location",
+    "OPTIONAL_OPSET",
+]
 
 # ONNX optional values (None on some run-time path) flow through If and Loop from opset 16.
 OPTIONAL_OPSET = 16
@@ -41,6 +49,17 @@ class ExportOptions:
     dynamic: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class BuilderState:
+    """What a :class:`GraphBuilder` had built at one moment (:meth:`GraphBuilder.checkpoint`)."""
+
+    nodes: int
+    initializers: frozenset[str]
+    constants: dict[tuple[Any, ...], ir.Value]
+    transposed: dict[int, ir.Value]
+    name_counts: dict[str, int]
+
+
 class GraphBuilder:
     """One ONNX graph being built: nodes, shared constants, unique names."""
 
@@ -58,6 +77,31 @@ class GraphBuilder:
     @property
     def root(self) -> GraphBuilder:
         return self.parent.root if self.parent is not None else self
+
+    def checkpoint(self) -> BuilderState:
+        """What is built so far, for :meth:`rollback`."""
+        root = self.root
+        return BuilderState(
+            nodes=len(self.graph),
+            initializers=frozenset(root.graph.initializers),
+            constants=dict(self._constants),
+            transposed=dict(root._transposed),
+            name_counts=dict(self._name_counts),
+        )
+
+    def rollback(self, state: BuilderState) -> None:
+        """Forget what was built since ``state``: its nodes, initializers, shared constants and
+        names, as if it had never been built (an attempt that failed leaves no trace in the
+        model, and what is built instead is named as it would have been)."""
+        root = self.root
+        added = list(self.graph)[state.nodes :]
+        self.graph.remove(added, safe=False)
+        for name in set(root.graph.initializers) - state.initializers:
+            root.graph.initializers.pop(name)
+        self._constants = dict(state.constants)
+        root._transposed = dict(state.transposed)
+        self._name_counts.clear()  # shared with the subgraphs' builders: changed in place
+        self._name_counts.update(state.name_counts)
 
     def unique_name(self, base: str) -> str:
         count = self._name_counts.get(base, 0)

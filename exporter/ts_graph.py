@@ -31,11 +31,23 @@ __all__ = [
     "static_loop_iterations",
     "register_locator",
     "locator",
+    "FUNCTION_BODY",
+    "ASSUMED_ORDER",
+    "function_calls",
+    "function_bodies",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
-# "location<TAB>callee" per line, outermost first (written by exporter.passes.lower.inline_calls).
+# "location<TAB>callee" per line, outermost first (written by exporter.capture.lowering.inline_calls).
 CALL_SITES = "exporter_call_sites"
+
+# Graph attribute of a traced custom autograd Function's prim::PythonOp: the ops its forward ran,
+# taking the node's tensor inputs and (once capture has ordered them: exporter.capture.autograd)
+# returning the node's outputs in order.
+FUNCTION_BODY = "Subgraph"
+# Int attribute capture sets on such a node when outputs of one type had to be matched to the
+# recorded results in the order forward computed them (the trace does not say which is which).
+ASSUMED_ORDER = "exporter_assumed_order"
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
@@ -82,6 +94,23 @@ def all_nodes(blocks: Iterable[torch._C.Graph | torch._C.Block]) -> list[torch._
             found.append(node)
             if has_blocks(node):
                 found.extend(all_nodes(node.blocks()))
+    return found
+
+
+def function_calls(graph: torch._C.Graph | torch._C.Block) -> list[torch._C.Node]:
+    """The calls of custom autograd Functions in ``graph`` (sub-blocks included, not the Function
+    bodies themselves) whose forward the trace recorded (:data:`FUNCTION_BODY`)."""
+    return [node for node in graph.findAllNodes("prim::PythonOp", True) if node.hasAttribute(FUNCTION_BODY)]
+
+
+def function_bodies(graph: torch._C.Graph) -> list[torch._C.Graph]:
+    """The :data:`FUNCTION_BODY` graphs of ``graph``'s Function calls, and of the calls in
+    them, outermost first."""
+    found = []
+    for call in function_calls(graph):
+        body = call.g(FUNCTION_BODY)
+        found.append(body)
+        found.extend(function_bodies(body))
     return found
 
 
@@ -156,7 +185,7 @@ def _own_location(node: torch._C.Node) -> str:
     return f"{path}:{line} (in {fn})" if fn else f"{path}:{line}"
 
 
-# Per captured graph: how to name a node's place in the user's code (capture.CallSites.locate,
+# Per captured graph: how to name a node's place in the user's code (capture.call_sites.CallSites.locate,
 # which knows the call sites lowering inlined). Keyed weakly by the graph, and the locator holds
 # no reference to it (it takes the graph as an argument), so a graph and its entry go together.
 _LOCATORS: weakref.WeakKeyDictionary[torch._C.Graph, Callable[[torch._C.Node, torch._C.Graph], str]] = (

@@ -11,9 +11,8 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from exporter import meta_trace
-from exporter.capture import flatten, flatten_inputs, split_args
-from exporter.cleanup import INPUT_POSITIONS_KEY
+from exporter.capture.inputs import flatten, flatten_inputs, split_args
+from exporter.cleanup.unused_inputs import INPUT_POSITIONS_KEY
 from exporter.tensors import quantized_output_parts
 
 __all__ = ["verify", "OutputComparison", "VerificationReport", "run_onnxruntime", "kept_inputs"]
@@ -97,7 +96,7 @@ def run_onnxruntime(
     optimize: bool = True,
 ) -> list[np.ndarray]:
     """Run a model in onnxruntime on the CPU, feeding its inputs in order: ``inputs`` are the
-    flattened model inputs (``exporter.capture.flatten_inputs(args, model)``: a list of tensors
+    flattened model inputs (``exporter.capture.inputs.flatten_inputs(args, model)``: a list of tensors
     feeds a sequence input); those the export dropped as unused are left out (see
     :func:`kept_inputs`), or may be left out by the caller.
 
@@ -187,7 +186,7 @@ def _compare(
     comparisons: list[OutputComparison] = []
     for set_index, example in enumerate(examples):
         positional, kwargs = split_args(example)
-        with torch.no_grad(), meta_trace.exclusive(model):  # not while another thread meta-traces it
+        with torch.no_grad():
             expected = model(*positional, **kwargs)
         expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import exporter
-from exporter.capture import flatten, flatten_inputs, split_args, wrap_numbers
+from exporter.capture.inputs import flatten, flatten_inputs, split_args, wrap_numbers
 from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
 

@@ -5,6 +5,8 @@ way torch's documentation writes them: ``g.op`` with torch's attribute suffixes.
 
 from __future__ import annotations
 
+import io
+
 import onnx_ir as ir
 import pytest
 import torch
@@ -296,3 +298,181 @@ def test_failing_symbolic_names_the_function_and_the_source_line(opset: int) -> 
     assert "invalid attribute specifier 'alpha'" in message
     assert "test_autograd_functions.py:" in message and "torch/autograd" not in message
     assert f"test_autograd_functions.py:{Model.forward.__code__.co_firstlineno + 1} " in info.value.location
+
+
+# -- Functions exported from the graph their forward recorded ------------------------------------
+
+
+class ReturnsInAnotherOrder(torch.autograd.Function):
+    """Returns its results in the reverse of the order it computes them: the trace records the
+    forward's results in the order they were computed (torch's own exporter swaps them)."""
+
+    @staticmethod
+    def forward(ctx, x, y):  # noqa: ANN001, ANN205
+        doubled = x * 2  # computed first, returned second
+        summed = y.sum(0)
+        return summed, doubled
+
+
+class ReturnsTwoOfOneType(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k):  # noqa: ANN001, ANN205
+        return q.sin() * 2, k.cos() + 1
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_outputs_are_matched_to_what_forward_returns(opset: int) -> None:
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            summed, doubled = ReturnsInAnotherOrder.apply(x, y)
+            return doubled - summed
+
+    assert_matches_torch(Model(), (torch.randn(3, 4), torch.randn(5, 4)), opset=opset)
+
+
+def test_outputs_of_one_type_are_taken_in_the_order_they_were_computed_with_a_warning() -> None:
+    class Model(torch.nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+            q2, k2 = ReturnsTwoOfOneType.apply(q, k)
+            return q2 - k2
+
+    with pytest.warns(UserWarning, match="ReturnsTwoOfOneType .*returns several tensors of one type"):
+        assert_matches_torch(Model(), (torch.randn(3, 4), torch.randn(3, 4)), opset=17)
+
+
+class Aliases(torch.autograd.Function):
+    """Op aliases the tracer normalizes in the model's graph but not in a Function's."""
+
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return torch.clip(torch.absolute(x), 0.1, 0.9) + torch.negative(1 - x)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_op_aliases_in_a_forward_export(opset: int) -> None:
+    model = assert_matches_torch(_Apply(Aliases), (torch.randn(4, 6),), opset=opset)
+    assert "Abs" in _op_types(model)
+
+
+class AddOneInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        ctx.mark_dirty(x)
+        return x.add_(1)
+
+
+def test_a_forward_writing_into_its_input_writes_once() -> None:
+    """The trace records the write in the model's graph as well as in the Function's: the
+    value outside sees it once, and the Function's input is no model input to warn about."""
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(6, 6)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            hidden = self.linear(x)
+            out = AddOneInPlace.apply(hidden)
+            return out + hidden * 2
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*writes in place into its input")
+        assert_matches_torch(Model().eval(), (torch.randn(3, 6),), opset=17)
+
+
+class OuterWithClip(torch.autograd.Function):
+    """No symbolic of its own; calls a Function that has one."""
+
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return MyClip.apply(x * 3, 0.5) - 1
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_a_function_called_by_a_function_keeps_its_symbolic(opset: int) -> None:
+    model = assert_matches_torch(_Apply(OuterWithClip), (torch.randn(4, 6),), opset=opset)
+    assert "Clip" in _op_types(model)
+
+
+class PartialTorchStyleSymbolic(torch.autograd.Function):
+    """Its symbolic builds nodes, then fails on torch._C.Value's API."""
+
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return torch.relu(x) * 2
+
+    @staticmethod
+    def symbolic(g, x):  # noqa: ANN001, ANN205
+        g.op("Neg", g.op("Exp", x))
+        g.op("Constant", value_t=torch.ones(300))  # an initializer-sized constant
+        return g.op("Mul", g.op("Relu", x), torch.tensor(x.type().dtype()))  # fails: torch._C.Value only
+
+
+class WithoutSymbolic(torch.autograd.Function):
+    forward = PartialTorchStyleSymbolic.forward
+
+
+def test_a_failed_symbolic_leaves_nothing_behind() -> None:
+    """The model exported after the Function's own symbolic failed is, byte for byte, the one
+    exported for the same forward without a symbolic."""
+
+    def model_of(function: type) -> torch.nn.Module:
+        torch.manual_seed(0)
+        return _Apply(function).eval()
+
+    x = torch.randn(3, 6)
+    with pytest.warns(UserWarning, match="PartialTorchStyleSymbolic .*symbolic staticmethod failed.*forward"):
+        failed, onnx_model = export_to_bytes(model_of(PartialTorchStyleSymbolic), (x,), opset_version=17)
+    plain, _ = export_to_bytes(model_of(WithoutSymbolic), (x,), opset_version=17)
+    assert failed == plain
+    assert "Exp" not in _op_types(onnx_model) and "Neg" not in _op_types(onnx_model)
+
+
+def test_a_function_whose_result_is_unused_is_not_exported() -> None:
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            ExpTanh.apply(x, 0.5)
+            return x + 1
+
+    model = assert_matches_torch(Model(), (torch.randn(4, 6),), opset=17)
+    assert "Exp" not in _op_types(model) and "Tanh" not in _op_types(model)
+
+
+class Unsupported(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return torch.nn.functional.grid_sample(x, x[..., :2].permute(0, 2, 3, 1)[:, :, :, :2], align_corners=False)
+
+
+def test_an_op_without_symbolic_in_a_forward_is_reported_before_emission() -> None:
+    with pytest.raises(exporter.UnsupportedOperatorError, match="aten::grid_sampler"):
+        export_to_bytes(_ApplyAny(Unsupported), (torch.randn(1, 2, 4, 4),), opset_version=13)
+
+
+class _ApplyAny(torch.nn.Module):
+    def __init__(self, fn) -> None:  # noqa: ANN001
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn.apply(x)
+
+
+def test_functions_in_a_meta_trace_export_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graphs Functions record while traced on meta tensors are retyped as the model's."""
+    from exporter.capture import meta_trace
+
+    def export(mode: str) -> tuple[bytes, str]:
+        monkeypatch.setattr(meta_trace, "MODE", mode)
+        torch.manual_seed(0)
+        model = _Apply(NewStyleSquarePlus, 0.5).eval()
+        buffer = io.BytesIO()
+        report = exporter.export(model, (torch.randn(4, 6),), buffer, opset_version=17, report=True)
+        return buffer.getvalue(), report.capture
+
+    real, real_capture = export("real")
+    meta, meta_capture = export("meta")
+    assert (real_capture, meta_capture) == ("trace", "meta trace")
+    assert real == meta

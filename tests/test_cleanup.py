@@ -11,8 +11,9 @@ import torch
 from conftest import assert_outputs_match, run_model
 
 import exporter
-from exporter.cleanup import EqualWeights, deduplicate_equal_initializers
-from exporter.cleanup import module_weights as cleanup_module_weights
+from exporter.capture.equal_weights import EqualWeights
+from exporter.capture.equal_weights import module_weights as cleanup_module_weights
+from exporter.cleanup.deduplicate import deduplicate_equal_initializers
 
 
 def _clones(n: int) -> torch.nn.Module:
@@ -111,32 +112,6 @@ def test_deduplication_with_background_answers_removes_the_same_weights() -> Non
     assert list(with_answers.graph.initializers) == list(without.graph.initializers)
 
 
-def test_comparisons_switch_threads_promptly_and_restore_the_interval() -> None:
-    """While EqualWeights compares, the GIL is handed over every 0.1 ms (each comparison needs it
-    twice while the trace or emission runs Python); the caller's interval is back after."""
-    import sys
-
-    from exporter import cleanup
-
-    before = sys.getswitchinterval()
-    seen: list[float] = []
-    original = cleanup._equal_storages
-
-    def spying(weights: list[object], *rest: object) -> dict | None:
-        seen.append(sys.getswitchinterval())
-        return original(weights, *rest)
-
-    cleanup._equal_storages = spying
-    try:
-        model, x = _clones(3), torch.randn(2, 8)
-        onnx_model = exporter.export(model, (x,), io.BytesIO(), opset_version=17)
-    finally:
-        cleanup._equal_storages = original
-    assert seen and seen[0] == pytest.approx(min(before, 1e-4))
-    assert sys.getswitchinterval() == before
-    assert len(onnx_model.graph.initializers) == 4
-
-
 def test_module_weights_list_its_parameters_and_deduplication_still_removes_the_clones() -> None:
     """For a module, the comparisons start on ``module_weights`` before the capture: that list
     holds its parameters, and the export still writes each cloned layer's weights once."""
@@ -182,7 +157,7 @@ def test_buffers_a_traced_forward_writes_are_compared_as_it_left_them(monkeypatc
             self.b[7, 3] += 1.0
             return x + self.a * 2 + self.b * 3
 
-    from exporter import meta_trace
+    from exporter.capture import meta_trace
 
     monkeypatch.setattr(meta_trace, "MODE", "real")  # (a meta trace leaves the buffers as they were)
     for _ in range(4):  # the comparisons race the forward: one run could pass by chance

@@ -17,7 +17,7 @@ import torch
 from conftest import NEWEST, assert_matches_torch, export_to_bytes, run_model
 
 import exporter
-from exporter.capture import flatten_inputs
+from exporter.capture.inputs import flatten_inputs
 from exporter.registry import REGISTRY
 from exporter.tensors import quantized_input_parts, quantized_output_parts
 

@@ -1,5 +1,5 @@
 """Objects of TorchScript classes in scripted models, in the shapes torchvision's detection
-models use them (exporter.passes.module_attributes and lower): an object created in forward and
+models use them (exporter.capture.module_attributes and lowering): an object created in forward and
 read back (``ImageList(tensors, image_sizes)`` returned by the transform), a module holding an
 object whose attributes are constants (``self.box_coder.weights``), an attribute cached on the
 module in forward (``self.scales = ...``), and an item written into an int list computed at run

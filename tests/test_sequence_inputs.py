@@ -20,7 +20,7 @@ import torch
 from conftest import assert_outputs_match, export_to_bytes, run_model
 
 import exporter
-from exporter.capture import flatten_inputs, split_args
+from exporter.capture.inputs import flatten_inputs, split_args
 
 # Pad-11 takes amounts as an input, Pad-13 bool data, Pad-18 axes, Pad-19 wrap mode; sequences from 11
 OPSETS = [11, 13, 18, 20]

@@ -10,7 +10,7 @@ import pytest
 import torch
 from conftest import NEWEST, assert_matches_torch
 
-from exporter.passes.lower import lower_script_module
+from exporter.capture.lowering import lower_script_module
 
 OPSETS = [13, 17, NEWEST]
 

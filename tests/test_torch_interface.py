@@ -15,8 +15,8 @@ import torch
 from conftest import assert_outputs_match, export_to_bytes, run_model
 
 import exporter
-from exporter.capture import flatten_inputs, split_args
-from exporter.cleanup import INPUT_POSITIONS_KEY
+from exporter.capture.inputs import flatten_inputs, split_args
+from exporter.cleanup.unused_inputs import INPUT_POSITIONS_KEY
 
 OPSET = 17
 

@@ -177,7 +177,7 @@ def prim_create_object(g: GraphContext, *inputs: object) -> object:
 @onnx_symbolic("prim::SetAttr")
 def prim_set_attr(g: GraphContext, *inputs: object) -> None:
     """prim::SetAttr[name](Class obj, t value) -> (): writes of module attributes were resolved
-    before emission (passes/module_attributes.py); this is an object made in forward."""
+    before emission (capture/module_attributes.py); this is an object made in forward."""
     obj, value = inputs
     if not isinstance(obj, ScriptObject):
         raise ValueError(f"writing attribute {g.node.s('name')!r} of {type(obj).__name__} is not supported")

@@ -21,7 +21,7 @@ from exporter.errors import ExporterError
 from exporter.op_facts import Result
 from exporter.passes.common import schema_of, walk
 from exporter.registry import REGISTRY
-from exporter.ts_graph import source_location
+from exporter.ts_graph import locator
 
 __all__ = ["remove_inplace", "check_no_inplace", "is_inplace"]
 
@@ -373,13 +373,19 @@ class _Unsupported(Exception):  # noqa: N818 - internal, re-raised as an Exporte
         self.text = text
 
 
-def remove_inplace(graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] = source_location) -> None:
+def remove_inplace(
+    graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] | None = None, *, model_inputs: bool = True
+) -> None:
     """Replace in-place ops (and writes through views) by functional ones.
 
-    ``locate`` names a node's place in the user's code in errors and warnings; the pipeline
-    passes the locator capture registered for the graph (ts_graph.locator), which names the
-    user's call chain of torch code inlined into the model, as emission errors do.
+    ``locate`` names a node's place in the user's code in errors and warnings; by default the
+    locator capture registered for the graph (ts_graph.locator), which names the user's call
+    chain of torch code inlined into the model, as emission errors do. Writes into the graph's
+    inputs are reported in a warning when they are the model's (``model_inputs``): a Function
+    body's inputs are values of the graph calling it, which records those writes itself.
     """
+    if locate is None:
+        locate = locator(graph)
     mutated_inputs: dict[str, list[str]] = {}
     written: set[int] = set()
     for node in walk(graph):
@@ -396,7 +402,7 @@ def remove_inplace(graph: torch._C.Graph, locate: Callable[[torch._C.Node], str]
             mutated_inputs.setdefault(name, []).append(locate(node))
         node.destroy()
     torch._C._jit_pass_dce(graph)
-    if mutated_inputs:
+    if mutated_inputs and model_inputs:
         writes = "; ".join(f"{name!r} at {', '.join(dict.fromkeys(places))}" for name, places in mutated_inputs.items())
         warnings.warn(
             f"the model writes in place into its input(s) or buffer(s): {writes}. ONNX inputs are immutable, "

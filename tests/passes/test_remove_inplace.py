@@ -3,13 +3,15 @@ from __future__ import annotations
 import pytest
 import torch
 
+from exporter.capture.lowering import inline_calls
 from exporter.errors import ExporterError
-from exporter.passes import check_no_inplace, lower, remove_inplace
+from exporter.passes import check_no_inplace, remove_dead_code, remove_inplace
 
 
 def _graph(fn, *args: torch.Tensor) -> torch._C.Graph:  # noqa: ANN001
     graph = torch.jit.trace(fn, args, check_trace=False).graph.copy()
-    lower(graph)
+    inline_calls(graph)
+    remove_dead_code(graph)
     return graph
 
 
@@ -43,7 +45,8 @@ def test_scripted_mutation_rewires_uses_after_the_write() -> None:
         return y - before
 
     graph = fn.graph.copy()
-    lower(graph)
+    inline_calls(graph)
+    remove_dead_code(graph)
     remove_inplace(graph)
     assert check_no_inplace(graph) == []
     sub = [n for n in graph.nodes() if n.kind() == "aten::sub"][0]
@@ -136,7 +139,8 @@ def test_scripted_write_through_permute_with_dynamic_sizes() -> None:
         return x
 
     graph = fn.graph.copy()
-    lower(graph)
+    inline_calls(graph)
+    remove_dead_code(graph)
     with pytest.warns(UserWarning, match="writes in place into its input"):
         remove_inplace(graph)
     assert check_no_inplace(graph) == []
@@ -190,7 +194,8 @@ def test_contiguous_of_a_transposed_view_is_a_copy(scripted: bool) -> None:
     x = torch.randn(3, 4)
     if scripted:
         graph = torch.jit.script(fn).graph.copy()
-        lower(graph)
+        inline_calls(graph)
+        remove_dead_code(graph)
     else:
         graph = _graph(fn, x)
     remove_inplace(graph)
@@ -225,7 +230,8 @@ def test_a_view_written_in_a_loop_and_if_keeps_reaching_its_base() -> None:
         return y + z.sum()
 
     graph = fn.graph.copy()
-    lower(graph)
+    inline_calls(graph)
+    remove_dead_code(graph)
     remove_inplace(graph)
     assert check_no_inplace(graph) == []
     x = torch.randn(3, 4)

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from exporter.passes import lower, remove_inplace, scalar_type_analysis
+from exporter.capture.lowering import inline_calls
+from exporter.passes import remove_dead_code, remove_inplace, scalar_type_analysis
 from exporter.promotion import Operand, promote
 
 T, Z, N = 2, 1, 0  # dimensioned tensor, zero-dim tensor, Python number
@@ -51,7 +52,8 @@ def test_promotion_matches_torch(operands: list[tuple[torch.dtype, int]], expect
 
 def _analysed(fn, *args: torch.Tensor) -> torch._C.Graph:  # noqa: ANN001
     graph = torch.jit.trace(fn, args, check_trace=False).graph.copy()
-    lower(graph)
+    inline_calls(graph)
+    remove_dead_code(graph)
     remove_inplace(graph)
     scalar_type_analysis(graph)
     return graph

@@ -1,27 +1,33 @@
-"""Fast meta kernels for the ops that dominated a meta trace's time.
+"""The kernels a meta trace runs for some ops on meta tensors, in its own thread only.
 
-torch registers Python meta kernels (decompositions into ``torch._refs``) over some ops, even
-where a C++ meta kernel exists underneath. A handful of them cost milliseconds per call, and a
-transformer calls them in every layer: on BERT-base, ``native_layer_norm`` (2.6 ms a call),
-``addmm`` (0.7 ms), ``_safe_softmax`` and ``gelu`` were about 60 % of the meta trace. A trace
-only needs each result's sizes, strides and dtype, so while a meta trace runs these ops get
-kernels that allocate their results as the CPU kernels do (what the real trace records) and
-compute nothing. Any case outside the plain one each kernel knows (mixed dtypes, non-contiguous
-inputs, shapes that do not fit: what should raise) goes to torch's own meta kernel, so errors
-and unusual layouts are torch's. ``tests/test_fast_meta.py`` compares every kernel with the CPU
+Fast kernels for the ops that dominated a meta trace's time. torch registers Python meta
+kernels (decompositions into ``torch._refs``) over some ops, even where a C++ meta kernel exists
+underneath. A handful of them cost milliseconds per call, and a transformer calls them in every
+layer: on BERT-base, ``native_layer_norm`` (2.6 ms a call), ``addmm`` (0.7 ms),
+``_safe_softmax`` and ``gelu`` were about 60 % of the meta trace. A trace only needs each
+result's sizes, strides and dtype, so while a meta trace runs these ops get kernels that
+allocate their results as the CPU kernels do (what the real trace records) and compute nothing.
+Any case outside the plain one each kernel knows (mixed dtypes, non-contiguous inputs, shapes
+that do not fit: what should raise) goes to torch's own meta kernel, so errors and unusual
+layouts are torch's. ``tests/capture/test_fast_meta.py`` compares every kernel with the CPU
 kernel's results.
+
+And convolutions that trace as CPU ones do (:meth:`MetaKernels.convolution`).
+
+The kernels are a :class:`MetaKernels` dispatch mode, which the meta trace enters in the thread
+it traces in: dispatch modes are per thread, so no other thread's ops (on meta tensors or not)
+see them, and nothing is registered with torch.
 """
 
 from __future__ import annotations
 
-import contextlib
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["FAST_META_KERNELS", "fast_meta_kernels"]
+__all__ = ["FAST_META_KERNELS", "MetaKernels"]
 
 _aten = torch.ops.aten
 
@@ -159,15 +165,54 @@ FAST_META_KERNELS: dict[str, Callable[..., Any]] = {
 }
 
 
-@contextlib.contextmanager
-def fast_meta_kernels() -> Iterator[None]:
-    """The kernels above on the ops' Meta keys for the duration (torch's are back after)."""
-    library = torch.library.Library("aten", "IMPL")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
-            for name, kernel in FAST_META_KERNELS.items():
-                library.impl(name, kernel, "Meta")
-        yield
-    finally:
-        library._destroy()
+class MetaKernels(TorchDispatchMode):
+    """:data:`FAST_META_KERNELS` and :meth:`convolution` for ops whose tensors are all on meta,
+    in the thread that enters the mode; every other op dispatches as usual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kernels: dict[torch._ops.OpOverload, Callable[..., Any]] = {
+            _overload(name): kernel for name, kernel in FAST_META_KERNELS.items()
+        }
+        self._kernels[_aten.convolution.default] = self.convolution
+        self._outside: torch._C.DispatchKeySet | None = None
+
+    def __enter__(self) -> MetaKernels:
+        # the dispatch keys this thread excludes outside any kernel (see convolution)
+        self._outside = torch._C._dispatch_tls_local_exclude_set()
+        return super().__enter__()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        kernel = self._kernels.get(func)
+        if kernel is None or not all(a.is_meta for a in args if isinstance(a, torch.Tensor)):
+            return func(*args, **kwargs)
+        return kernel(*args, **kwargs)
+
+    def convolution(
+        self, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: Any, *rest: Any
+    ) -> Any:
+        """``aten::convolution`` on meta tensors, recorded as on CPU.
+
+        On CPU, ``aten::convolution`` (no tracer kernel of its own) calls
+        ``aten::_convolution``, which the tracer records with the cuDNN flags as constants. On
+        meta, a Python kernel sits on ``aten::convolution`` itself: it runs while the tracer
+        records, reads traced sizes and fails, so the convolution is never recorded. This
+        kernel calls ``aten::_convolution`` with the flags the CPU path passes, as a call of
+        its own (a dispatch mode's kernel runs with the tracer's dispatch key excluded: the
+        keys this thread excludes outside kernels are put back for the call), so the tracer
+        records it; its meta kernel then runs with the tracer paused, as on CPU."""
+        output_padding, groups = rest
+        cudnn = torch.backends.cudnn
+        deterministic = cudnn.deterministic or torch.are_deterministic_algorithms_enabled()
+        with torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), self._outside):
+            return _aten._convolution(
+                input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+                cudnn.benchmark, deterministic, cudnn.enabled, cudnn.allow_tf32,
+            )  # fmt: skip
+
+
+def _overload(name: str) -> torch._ops.OpOverload:
+    """``torch.ops.aten`` overload of "name" or "name.overload" ("default" when none is named)."""
+    op, _, overload = name.partition(".")
+    return getattr(getattr(_aten, op), overload or "default")

@@ -1,4 +1,4 @@
-"""Capture's steps for scripted models (exporter/capture.py)."""
+"""Capture of scripted models (exporter/capture/script.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""exporter/fast_meta.py: the fast meta kernels give the results' sizes, strides and dtypes the
+"""exporter/capture/fast_meta.py: the fast meta kernels give the results' sizes, strides and dtypes the
 CPU kernels give, fall back to torch's meta kernels (and errors) outside their plain cases, and
 are registered only while a meta trace runs."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from exporter import fast_meta
+from exporter.capture import fast_meta
 
 aten = torch.ops.aten
 
@@ -34,9 +34,9 @@ def _make(shape: tuple[int, ...], dtype: torch.dtype, device: str, transposed: b
 
 
 def _both(build: Callable[[str], tuple[Any, ...]], call: Callable[..., Any]) -> tuple[Any, Any]:
-    """The op's result layout on CPU, and under fast_meta_kernels() on meta."""
+    """The op's result layout on CPU, and under MetaKernels() on meta."""
     expected = _layout(call(*build("cpu")))
-    with fast_meta.fast_meta_kernels():
+    with fast_meta.MetaKernels():
         actual = _layout(call(*build("meta")))
     return expected, actual
 
@@ -155,25 +155,30 @@ def test_other_elementwise_cases_go_to_torch_meta_and_match_cpu(build: Callable[
 def test_shapes_that_do_not_fit_raise_as_torch(call: Callable[[str], Any]) -> None:
     with pytest.raises((RuntimeError, IndexError)):
         call("cpu")
-    with fast_meta.fast_meta_kernels(), pytest.raises((RuntimeError, IndexError)):
+    with fast_meta.MetaKernels(), pytest.raises((RuntimeError, IndexError)):
         call("meta")
 
 
-def test_kernels_are_registered_only_inside_the_context(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kernels_run_only_inside_the_mode_and_only_in_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
     calls: list[str] = []
     original = fast_meta.FAST_META_KERNELS["addmm"]
 
     def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append("addmm")
+        calls.append(threading.current_thread().name)
         return original(*args, **kwargs)
 
     monkeypatch.setitem(fast_meta.FAST_META_KERNELS, "addmm", counting)
     args = (torch.empty(7, device="meta"), torch.empty(5, 3, device="meta"), torch.empty(3, 7, device="meta"))
-    with fast_meta.fast_meta_kernels():
+    other = threading.Thread(target=lambda: aten.addmm(*args), name="other")
+    with fast_meta.MetaKernels():
         assert aten.addmm(*args).shape == (5, 7)
-    assert calls == ["addmm"]
+        other.start()
+        other.join()
+    assert calls == [threading.current_thread().name]  # not the other thread's call
     assert aten.addmm(*args).shape == (5, 7)  # torch's own kernel again
-    assert calls == ["addmm"]
+    assert len(calls) == 1
 
 
 def test_a_meta_trace_uses_them_and_exports_the_same_bytes() -> None:
@@ -182,7 +187,7 @@ def test_a_meta_trace_uses_them_and_exports_the_same_bytes() -> None:
     import io
 
     import exporter
-    from exporter import meta_trace
+    from exporter.capture import meta_trace
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:

@@ -1,15 +1,20 @@
-"""Lowering: the graph rewrites that turn what TorchScript recorded into one flat graph of
-operator calls that the later passes and the emitter understand.
+"""The rewrites capture needs to produce a graph at all, before any pass can see one.
 
-- :func:`lower`: inline calls and drop dead code.
-- :func:`inline_calls`: inline calls, recording the user's call sites on the nodes inlined.
-- :func:`lower_script_module`: a ScriptModule's forward as a graph whose parameters are inputs.
-- :func:`substitute_interpolate`: scripted ``F.interpolate`` calls become one node.
-- :func:`fix_index_dtypes`: the index outputs legacy shape propagation mistypes.
+A scripted model's graph is made of calls (``prim::CallMethod``, ``prim::CallFunction``) on
+module objects and futures of forked tasks; lowering a ScriptModule (weights as graph inputs)
+refuses module attribute writes and calls it cannot resolve. These rewrites turn it into one
+flat graph of operator calls, so they run inside capture, in the order lowering needs:
+
+- :func:`substitute_interpolate`: scripted ``F.interpolate`` calls become one node, before
+  inlining would expand its Python body.
+- :func:`lower_script_module`: a ScriptModule's forward as a graph whose parameters are inputs
+  (attribute writes resolved first: :mod:`exporter.capture.module_attributes`).
+- :func:`inline_calls`: inline calls, recording the user's call sites on the nodes inlined;
+  :func:`inline_everything` inlines without recording.
 - :func:`inline_forks`: ``torch.jit.fork`` tasks run in place, their futures are their results.
 
-Capture calls the ones that must run before inlining or after shape propagation; the rest
-run in :func:`exporter.passes.run_all`.
+Every rewrite after these (dead code, in-place ops, scalar types) is a pass, run in the order
+of :data:`exporter.passes.PIPELINE`.
 """
 
 from __future__ import annotations
@@ -18,23 +23,16 @@ from typing import Any
 
 import torch
 
+from exporter.capture.module_attributes import has_attribute_writes, resolve_attribute_writes
 from exporter.ts_graph import CALL_SITES, all_nodes, has_blocks, source_location
 
 __all__ = [
-    "lower",
     "inline_calls",
     "inline_everything",
     "inline_forks",
     "lower_script_module",
     "substitute_interpolate",
-    "fix_index_dtypes",
 ]
-
-
-def lower(graph: torch._C.Graph) -> None:
-    """Inline calls and drop dead code, so later passes see one flat graph."""
-    inline_calls(graph)
-    torch._C._jit_pass_dce(graph)
 
 
 _CALLS = ("prim::CallFunction", "prim::CallMethod")
@@ -174,8 +172,8 @@ def lower_script_module(module: torch.jit.ScriptModule) -> tuple[torch._C.Graph,
     one ("Unknown type"), the module is frozen first, which inlines them as constants while
     keeping the parameters as attributes. Interpolate calls are substituted before either
     lowering inlines them; attribute writes in forward are resolved into values
-    (:mod:`exporter.passes.module_attributes`). Both lowerings inline calls in torch, without
-    call sites: ``exporter.capture.CallSites`` works them out when an error needs them.
+    (:mod:`exporter.capture.module_attributes`). Both lowerings inline calls in torch, without
+    call sites: :class:`exporter.capture.call_sites.CallSites` works them out when an error needs them.
     """
     try:
         forward_graph = module.graph.copy()
@@ -253,8 +251,6 @@ def _attribute_owner(value: torch._C.Value, graph: torch._C.Graph, module: torch
 def _resolve_writes(graph: torch._C.Graph, module: torch._C.ScriptModule) -> None:
     """Module attribute writes (``self.x = ...``) become plain values, on the inlined graph;
     a graph that writes none is left as it was."""
-    from exporter.passes.module_attributes import has_attribute_writes, resolve_attribute_writes
-
     inlined = graph.copy()
     inline_everything(inlined)
     if not has_attribute_writes(inlined):
@@ -278,19 +274,6 @@ def substitute_interpolate(graph: torch._C.Graph) -> None:
         replacement.output().setType(node.output().type())
         node.output().replaceAllUsesWith(replacement.output())
         node.destroy()
-
-
-# torch's legacy shape propagation types the index outputs of these ops as Float.
-_INDEX_OUTPUTS = frozenset({"aten::argmax", "aten::argmin"})
-
-
-def fix_index_dtypes(graph: torch._C.Graph) -> None:
-    """Retype argmax/argmin outputs as int64 after legacy shape propagation called them Float."""
-    for kind in _INDEX_OUTPUTS:
-        for node in graph.findAllNodes(kind, True):  # searched in C++, sub-blocks included
-            out = node.output()
-            if isinstance(out.type(), torch._C.TensorType):
-                out.setType(out.type().with_dtype(torch.int64))
 
 
 def inline_forks(graph: torch._C.Graph) -> None:

@@ -1,9 +1,12 @@
 """Tracing on meta tensors: the graph of a forward pass without computing it.
 
 Tracing records the ops a forward pass calls; it only needs each tensor's dtype, shape and
-strides, not its values. Run on ``torch.device("meta")`` copies of the inputs and of the
-module's parameters and buffers, the forward costs bookkeeping instead of FLOPs and keeps no
-activations alive. The graph is then made to read as the real trace would have recorded it:
+strides, not its values. Run on ``torch.device("meta")`` copies of the inputs, and on a
+structural copy of the module whose parameters and buffers are meta twins
+(:mod:`exporter.capture.module_copy`: the module the user holds is neither run nor changed),
+the forward costs bookkeeping instead of FLOPs and keeps no activations alive. The graph (and
+the graphs of the custom autograd Functions in it) is then made to read as the real trace
+would have recorded it:
 
 - value types say the real device (``with_device``), and ``Device`` constants the forward
   read from a tensor (``torch.zeros(n, device=x.device)``) name the real device;
@@ -14,30 +17,27 @@ activations alive. The graph is then made to read as the real trace would have r
 
 Anything that needs values raises on meta tensors (``.item()``, ``bool(t)``, ``nonzero``,
 ``tolist``, ops without a meta kernel, mixing a real tensor with a meta one) and raises
-:class:`Unfit`, after which :mod:`exporter.capture` traces for real. So do results the real
-trace might not have produced: a tensor constant that is still meta, a string constant
-``"meta"`` (the forward read ``x.device.type``), a module attribute the forward set to a
-meta tensor (a cache; restored before the real trace).
+:class:`Unfit`, after which :mod:`exporter.capture.trace` traces for real. So do results the real
+trace might not have produced: a tensor constant that is still meta, or a string constant
+``"meta"`` (the forward read ``x.device.type``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
-import warnings
-import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from exporter.fast_meta import fast_meta_kernels
-from exporter.ts_graph import all_nodes
+from exporter.capture.fast_meta import MetaKernels
+from exporter.capture.module_copy import structural_copy
+from exporter.ts_graph import all_nodes, function_bodies
 
-__all__ = ["META_MIN_BYTES", "MODE", "Unfit", "exclusive", "meta_trace", "why_not_meta"]
+__all__ = ["META_MIN_BYTES", "MODE", "Unfit", "meta_trace", "why_not_meta"]
 
 # "auto": meta when it pays (below); "meta" / "real": always try meta / never (tests force both;
 # EXPORTER_META_TRACE=meta runs a whole test suite with every trace tried on meta first).
@@ -47,29 +47,6 @@ MODE = os.environ.get("EXPORTER_META_TRACE", "auto")
 # them torch._dynamo): about 1 s of CPU once. Below this many bytes of weights and inputs a
 # forward pass costs less than that, so "auto" traces for real unless the kernels are loaded.
 META_MIN_BYTES = 32 * 2**20
-
-
-_LOCKS: weakref.WeakKeyDictionary[torch.nn.Module, threading.RLock] = weakref.WeakKeyDictionary()
-_LOCKS_GUARD = threading.Lock()
-
-
-@contextlib.contextmanager
-def exclusive(module: Any) -> Iterator[None]:
-    """Hold ``module`` against the exporter's other threads while a trace may swap its weights.
-
-    A meta trace puts meta twins in the module's parameter tables for its duration, so another
-    thread exporting or verifying the same module at that moment would run it on meta weights.
-    Exports and verify runs of one module take turns; different modules still run in parallel.
-    (Code outside the exporter calling the module during an export is not covered, as with
-    torch's exporter, which switches the module's training mode while it exports.)
-    """
-    if not isinstance(module, torch.nn.Module):
-        yield
-        return
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(module, threading.RLock())
-    with lock:
-        yield
 
 
 class Unfit(Exception):
@@ -102,13 +79,15 @@ def why_not_meta(module: torch.nn.Module | None, tensors: Sequence[torch.Tensor]
 
 def meta_trace(
     module: torch.nn.Module | None,
-    fn: Callable[..., tuple[torch.Tensor, ...]],
+    model: Callable[..., Any],
+    calling: Callable[[Callable[..., Any]], Callable[..., tuple[torch.Tensor, ...]]],
     inputs: Sequence[torch.Tensor],
-    trace: Callable[[Callable[..., Any], list[torch.Tensor]], torch._C.Graph],
+    trace: Callable[[torch.nn.Module | None, Callable[..., Any], list[torch.Tensor]], torch._C.Graph],
 ) -> torch._C.Graph:
-    """``trace(fn, meta twins of inputs)`` with ``module``'s parameters and buffers on meta,
-    rewritten to read as the real trace. ``inputs`` are the user's tensors then the weights
-    (``fn`` calls the model, which reads its weights from the module). Raises :class:`Unfit`."""
+    """``trace(copy, calling(copy), meta twins of inputs)`` where ``copy`` is a structural copy of
+    ``module`` whose parameters and buffers are meta twins (``model`` itself when it is not a
+    module), rewritten to read as the real trace. ``inputs`` are the user's tensors then the
+    weights. ``module`` is never run, nor changed. Raises :class:`Unfit`."""
     device = inputs[0].device if inputs else torch.device("cpu")
     twins: dict[int, torch.Tensor] = {}
     for t in inputs:
@@ -119,17 +98,19 @@ def meta_trace(
     ]
     extra_real = list({id(b): b for b in extra_real if id(b) not in twins}.values())
     for t in extra_real:
-        twins[id(t)] = _meta_twin(t)
-    for t in extra_real:
         if t.device != device or type(t) is not torch.Tensor or t.layout != torch.strided or t.is_quantized:
             raise Unfit(f"a buffer outside the state_dict ({t.dtype}, {t.layout}, on {t.device}) has no meta twin here")
-    with _module_state_on_meta(module, twins), warnings.catch_warnings(record=True) as caught:
-        graph = _in_own_thread(lambda: _trace_once(trace, fn, [twins[id(t)] for t in list(inputs) + extra_real]))
+        twins[id(t)] = _meta_twin(t)
+    twin_of: Callable[[torch.Tensor], torch.Tensor] = lambda t: twins[id(t)]
+    on_meta = structural_copy(module, twin_of, twin_of) if module is not None else None
+    callee = on_meta if on_meta is not None else model
+    tensors = [twins[id(t)] for t in list(inputs) + extra_real]
+    # The forward's warnings are shown as it runs: they are the ones a real trace gives, and
+    # the real trace after a failed one repeats them, which Python's default filter shows once.
+    graph = _in_own_thread(lambda: _trace_once(trace, on_meta, calling(callee), tensors))
     _check_kernels(graph)
     _constants_for_extra_inputs(graph, len(inputs), extra_real)
     _on_real_device(graph, device)
-    for w in caught:  # the warnings a real trace gives (a fallback's trace warns on its own)
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return graph
 
 
@@ -145,18 +126,19 @@ _DIVERGING_KERNELS = {
 # Where torch's meta kernels written in Python live. A node recorded from there means a meta
 # kernel ran while the tracer was recording: the op it implements has no tracer kernel of its
 # own, so the graph holds the kernel's shape arithmetic instead of the op (aten::convolution
-# was one: see _convolution_as_on_cpu).
+# was one: see fast_meta.MetaKernels.convolution).
 _META_KERNEL_FILES = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_prims", "torch/_decomp/")
 
 
 def _trace_once(
-    trace: Callable[[Callable[..., Any], list[torch.Tensor]], torch._C.Graph],
+    trace: Callable[[torch.nn.Module | None, Callable[..., Any], list[torch.Tensor]], torch._C.Graph],
+    module: torch.nn.Module | None,
     fn: Callable[..., tuple[torch.Tensor, ...]],
     tensors: list[torch.Tensor],
 ) -> torch._C.Graph:
-    with _convolution_as_on_cpu(), fast_meta_kernels(), _NoOutArguments():
+    with MetaKernels(), _NoOutArguments():
         try:
-            return trace(fn, tensors)
+            return trace(module, fn, tensors)
         except Unfit:
             raise
         except Exception as error:
@@ -195,7 +177,7 @@ _QUANTIZING_PREFIXES = ("aten::quantize_per_", "aten::_make_per_", "quantized::"
 
 
 def _check_kernels(graph: torch._C.Graph) -> None:
-    for node in all_nodes([graph]):
+    for node in all_nodes([graph, *function_bodies(graph)]):
         why = _DIVERGING_KERNELS.get(node.kind())
         if why is None and node.kind().startswith(_QUANTIZING_PREFIXES):
             why = "quantized results are float tensors on meta"
@@ -219,90 +201,11 @@ class _NoOutArguments(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-@contextlib.contextmanager
-def _convolution_as_on_cpu() -> Iterator[None]:
-    """Meta convolutions that trace as CPU ones do.
-
-    On CPU, ``aten::convolution`` (no tracer kernel of its own) calls ``aten::_convolution``,
-    which the tracer records with the cuDNN flags as constants. On meta, a Python kernel sits on
-    ``aten::convolution`` itself: it runs while the tracer records, reads traced sizes and
-    fails, so the convolution is never recorded. While a meta trace runs, the meta kernel of
-    ``aten::convolution`` calls ``aten::_convolution`` with the flags the CPU path passes; that
-    op has a meta implementation and is recorded as on CPU.
-    """
-    cudnn = torch.backends.cudnn
-
-    def convolution(
-        input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, transposed: Any, *rest: Any
-    ) -> Any:
-        output_padding, groups = rest
-        deterministic = cudnn.deterministic or torch.are_deterministic_algorithms_enabled()
-        return torch.ops.aten._convolution(
-            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
-            cudnn.benchmark, deterministic, cudnn.enabled, cudnn.allow_tf32,
-        )  # fmt: skip
-
-    library = torch.library.Library("aten", "IMPL")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
-        library.impl("convolution", convolution, "Meta")
-    try:
-        yield
-    finally:
-        library._destroy()  # the registration goes; torch's own meta kernel is back
-
-
 def _meta_twin(t: torch.Tensor) -> torch.Tensor:
     twin = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
     if isinstance(t, torch.nn.Parameter):
         return torch.nn.Parameter(twin, requires_grad=t.requires_grad)
     return twin.requires_grad_(t.requires_grad)
-
-
-@contextlib.contextmanager
-def _module_state_on_meta(module: torch.nn.Module | None, twins: dict[int, torch.Tensor]) -> Iterator[None]:
-    """Parameters and buffers swapped for their meta twins; everything restored afterwards. A
-    forward that stored a meta tensor on a module (a cache) is :class:`Unfit`: its real trace
-    would store a real one, and later calls would read it."""
-    modules = list(module.modules()) if module is not None else []
-    saved = [(m, dict(m._parameters), dict(m._buffers), dict(vars(m))) for m in modules]
-    for m in modules:
-        for table in (m._parameters, m._buffers):
-            for key, value in table.items():
-                if value is not None:
-                    table[key] = twins[id(value)]
-    own = {id(t) for t in twins.values()}
-    leaked: list[str] = []
-    try:
-        yield
-    finally:
-        for m, params, buffers, attributes in saved:
-            m._parameters.update(params)
-            m._buffers.update(buffers)
-            for key, value in list(vars(m).items()):
-                if (key in attributes and attributes[key] is value) or not _holds_meta(value, own, set()):
-                    continue
-                # references to the twins only (RNNs refresh _flat_weights from their
-                # parameters) are put back; a tensor the forward computed is a cache
-                if _holds_meta(value, own, own):
-                    leaked.append(f"{type(m).__name__}.{key}")
-                if key in attributes:
-                    object.__setattr__(m, key, attributes[key])
-                else:
-                    object.__delattr__(m, key)
-    if leaked:
-        raise Unfit(f"the forward stores tensors on the module ({', '.join(leaked)})")
-
-
-def _holds_meta(value: Any, own: set[int], ignored: set[int], depth: int = 0) -> bool:
-    """Whether ``value`` (or a list, tuple or dict in it) holds a meta tensor not in ``ignored``."""
-    if isinstance(value, torch.Tensor):
-        return value.is_meta and id(value) not in ignored
-    if depth < 3 and isinstance(value, (list, tuple)):
-        return any(_holds_meta(v, own, ignored, depth + 1) for v in value)
-    if depth < 3 and isinstance(value, dict):
-        return any(_holds_meta(v, own, ignored, depth + 1) for v in value.values())
-    return False
 
 
 def _constants_for_extra_inputs(graph: torch._C.Graph, first: int, values: Sequence[torch.Tensor]) -> None:
@@ -341,10 +244,12 @@ def _position(graph: torch._C.Graph, node: torch._C.Node) -> int:
 
 def _on_real_device(graph: torch._C.Graph, device: torch.device) -> None:
     """Types and Device constants name ``device`` instead of meta; a constant that is still
-    meta (a tensor the trace did not record), or the string "meta", is :class:`Unfit`."""
-    for value in graph.inputs():
+    meta (a tensor the trace did not record), or the string "meta", is :class:`Unfit`. The
+    graphs of the Functions called are retyped too (the emitter may export from them)."""
+    graphs = [graph, *function_bodies(graph)]
+    for value in (value for target in graphs for value in target.inputs()):
         _retype(value, device)
-    for node in all_nodes([graph]):
+    for node in all_nodes(graphs):
         if node.kind() == "prim::Constant" and node.hasAttribute("value"):
             kind = node.kindOf("value")
             output_type = node.output().type()

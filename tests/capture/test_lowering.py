@@ -1,18 +1,12 @@
-"""Lowering rewrites (exporter/passes/lower.py) on small graphs."""
+"""Capture's lowering rewrites (exporter/capture/lowering.py) on small graphs."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from exporter.passes.lower import (
-    fix_index_dtypes,
-    inline_calls,
-    inline_forks,
-    lower,
-    lower_script_module,
-    substitute_interpolate,
-)
+from exporter.capture.lowering import inline_calls, inline_forks, lower_script_module, substitute_interpolate
+from exporter.capture.script import fix_index_dtypes
 from exporter.ts_graph import CALL_SITES, all_nodes, source_location
 
 
@@ -27,7 +21,7 @@ def test_substitute_interpolate_makes_one_node() -> None:
 
     graph = upsample.graph.copy()
     substitute_interpolate(graph)
-    lower(graph)
+    inline_calls(graph)
     assert _kinds(graph).count("aten::__interpolate") == 1
     assert "prim::CallFunction" not in _kinds(graph)
 
@@ -99,7 +93,7 @@ def test_inline_calls_inlines_as_torch_does_and_records_call_sites() -> None:
     location = source_location(pad)
     assert location.endswith("(in pad)") and " -> torch/nn/functional.py:" in location
     (add,) = [n for n in all_nodes([ours]) if n.kind() == "aten::add"]
-    assert "test_lower.py" in source_location(add) and "->" not in source_location(add)  # the user's own line
+    assert "test_lowering.py" in source_location(add) and "->" not in source_location(add)  # the user's own line
 
 
 def test_inline_calls_leaves_a_graph_without_calls_alone() -> None:
@@ -123,7 +117,7 @@ class _Forks(torch.nn.Module):
 
 def test_inline_forks_leaves_no_futures() -> None:
     graph = torch.jit.script(_Forks()).graph.copy()
-    lower(graph)
+    inline_calls(graph)
     inline_forks(graph)
     torch._C._jit_pass_dce(graph)  # alias analysis accepts the retyped lists
     kinds = _kinds(graph)
