@@ -63,7 +63,8 @@ def pick(target: int, available: Sequence[int]) -> int | None:
 
 class SymbolicFunction:
     """A registered symbolic. Its argument spec and its beartype-checked wrapper are built on
-    first use: reading annotations and wrapping ~460 functions at import cost a second.
+    first use: reading the annotations of every built-in symbolic and wrapping each at import
+    cost a second.
 
     ``module`` is the module whose code registered it (the symbolic index is built from it);
     ``facts`` the op facts this registration declared (OpFacts field -> value).
