@@ -6,6 +6,7 @@ where its lowering changes (tests/cases.py), from its first supported one.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +15,7 @@ import torch.nn.functional as F
 from cases import Case, f32, helper_params, one_torch_thread, op_params, rand, run_case
 from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
 
+import exporter
 from exporter.errors import ExporterError
 from exporter.symbolic_opset9 import pooling
 
@@ -138,11 +140,32 @@ CASES = [
         lambda x: F.adaptive_max_pool3d(x, 1, return_indices=True),
         distinct_inputs(1, 2, 3, 4, 3),
     ),
+    # ceil_mode pooling (opset 9 has no ceil_mode: the tail is padded)
+    Case("max_pool2d_ceil", lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True), f32(1, 2, 5, 5)),
+    Case("max_pool2d_ceil_pad", lambda x: F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True), f32(1, 2, 6, 7)),
+    Case("max_pool1d_ceil", lambda x: F.max_pool1d(x, 3, 2, ceil_mode=True), f32(2, 3, 8)),
+    Case("max_pool3d_ceil", lambda x: F.max_pool3d(x, 2, 2, ceil_mode=True), f32(1, 1, 3, 5, 4)),
+    Case("avg_pool2d_ceil", lambda x: F.avg_pool2d(x, 2, 2, ceil_mode=True), f32(1, 2, 5, 5)),
+    Case("avg_pool2d_ceil_pad", lambda x: F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True), f32(1, 2, 6, 7)),
+    Case(
+        "avg_pool2d_ceil_exclude_pad",
+        lambda x: F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+        f32(1, 2, 6, 7),
+    ),
+    Case("avg_pool1d_ceil_pad", lambda x: F.avg_pool1d(x, 4, 3, padding=2, ceil_mode=True), f32(2, 3, 10)),
+    Case("avg_pool3d_ceil", lambda x: F.avg_pool3d(x, 2, 2, ceil_mode=True), f32(1, 1, 3, 5, 4)),
+    Case("avg_pool2d_ceil_unbatched", lambda x: F.avg_pool2d(x, 2, 2, ceil_mode=True), f32(2, 5, 5)),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["max_pool_unbatched", "max_pool2d_indices", "adaptive_max_pool2d_uneven"]
+HELPER_CASES = [
+    "max_pool_unbatched",
+    "max_pool2d_indices",
+    "adaptive_max_pool2d_uneven",
+    "max_pool2d_ceil_pad",
+    "avg_pool2d_ceil_pad",
+]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -272,3 +295,16 @@ def test_max_pool_indices_int64_dynamic(opset: int) -> None:
         dynamic_axes={"x": [0, 2, 3]},
         other_inputs=[(torch.randperm(84).reshape(2, 2, 7, 3),)],
     )
+
+
+def test_ceil_mode_pooling_with_dynamic_sizes_at_9_names_opset_10() -> None:
+    model = Wrap(lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True))
+    with pytest.raises(ExporterError, match="opset 10"):
+        exporter.export(
+            model,
+            (torch.randn(1, 1, 5, 5),),
+            io.BytesIO(),
+            opset_version=9,
+            input_names=["x"],
+            dynamic_axes={"x": {2: "h"}},
+        )

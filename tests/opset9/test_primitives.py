@@ -58,6 +58,9 @@ CASES = [
     Case("script_max_min", _script_max_min, f32(2, 5), script=True),
     Case("script_is_pinned", _script_is_pinned, f32(3), script=True),
     Case("script_data", _script_data_alias, f32(3), script=True),
+    # BigBird: a tensor made by torch.tensor() inside forward is lifted
+    # BigBird: a tensor made by torch.tensor() inside forward is lifted
+    Case("lift_fresh", lambda x: torch.ops.aten.lift_fresh(x) * 2, f32(3, 4)),
 ]
 
 

@@ -27,6 +27,18 @@ def rand_bools(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.rand(*shape) > 0.5,)
 
 
+def histc_edges() -> tuple[torch.Tensor, ...]:
+    """Values on the bin edges (min, max, interior edges), outside [min, max] and NaN."""
+    x = torch.randn(60)
+    x[:8] = torch.tensor([-1.0, 1.0, -0.5, 0.0, 0.5, 1.5, -3.0, float("nan")])
+    return (x,)
+
+
+def expert_indices() -> tuple[torch.Tensor, ...]:
+    """Mixtral: top-2 expert indices of 10 tokens over 8 experts, as float for histc."""
+    return (torch.randint(0, 8, (10, 2)).float(),)
+
+
 CASES = [
     # reductions
     Case("mean_all", torch.mean, f32(3, 4)),
@@ -261,6 +273,14 @@ CASES = [
         dynamic={"x0": {0: "n"}, "x1": {0: "n"}},
         others=lambda: [(torch.tensor([5, 1]), torch.tensor([0.5, 2.0]))],
     ),
+    # histc (Mixtral: tokens per expert)
+    # Mixtral: tokens per expert
+    Case("histc_data_range", lambda x: torch.histc(x, bins=5), f32(40)),
+    Case("histc_given_range", lambda x: torch.histc(x, bins=4, min=-1, max=1), histc_edges),
+    Case("histc_experts", lambda x: torch.histc(x, bins=8, min=0, max=7), expert_indices),
+    Case("histc_constant_input", lambda x: torch.histc(x * 0 + 2, bins=3), f32(2, 3)),
+    Case("histc_min_equals_max", lambda x: torch.histc(x, bins=4, min=1, max=1), f32(30)),
+    Case("histc_double", lambda x: torch.histc(x, bins=6), f32(25, dtype=torch.float64)),
 ]
 
 
@@ -276,6 +296,8 @@ HELPER_CASES = [
     "cumsum_dims",
     "var_forms",
     "norm_forms",
+    "histc_data_range",
+    "histc_given_range",
 ]
 
 

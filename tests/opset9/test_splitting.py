@@ -80,6 +80,16 @@ CASES = [
     ),
     Case("vstack_bool", lambda a, b: torch.vstack([a, b]), lambda: (torch.rand(3) > 0.5, torch.rand(2, 3) > 0.5)),
     Case("atleast_3d_int64", lambda a: torch.atleast_3d(a), typed(4, dtype=torch.int64)),
+    # cat/stack promote like torch.result_type
+    Case("cat_int_float", lambda a, b: torch.cat([a, b]), lambda: (torch.arange(3), torch.randn(2))),
+    Case(
+        "cat_half_float_int",
+        lambda a, b, c: torch.cat([a, b, c], dim=1),
+        lambda: (torch.randn(2, 1).half(), torch.randn(2, 2), torch.ones(2, 1, dtype=torch.int32)),
+    ),
+    Case("cat_bool_int", lambda a, b: torch.cat([a > 0, b]), lambda: (torch.randn(3), torch.arange(2))),
+    Case("stack_int_float", lambda a, b: torch.stack([a, b], dim=-1), lambda: (torch.arange(3), torch.randn(3))),
+    Case("stack_int32_int64", lambda a, b: torch.stack([a, b]), lambda: (torch.arange(3).int(), torch.arange(3))),
 ]
 
 
