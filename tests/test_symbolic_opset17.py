@@ -1,5 +1,7 @@
-"""torch.fft lowered to ONNX DFT (opset 17 on), with complex intermediates carried as float
-tensors with a trailing dim of 2 between the fft functions and .real/.imag.
+"""What opset 17 adds (exporter.symbolic_opset17): torch.fft and torch.stft lowered to ONNX DFT
+and STFT, with complex intermediates carried as float tensors with a trailing dim of 2 between
+the fft functions and .real/.imag; below 17 both are refused naming the opset. (Its
+LayerNormalization is in the normalization table, tests/opset9/test_normalization.py.)
 
 FNet's token mixing (torch.fft.fftn(x, dim=(-1, -2)).real) exactly, rfft/irfft round trips,
 norm= modes, n=/s= padding and trimming. Each case runs at the opsets from tests/cases.py
@@ -13,6 +15,7 @@ import io
 import pytest
 import torch
 from cases import Case, op_params, run_case
+from conftest import Wrap, export_to_bytes
 
 import exporter
 from exporter.errors import ExporterError
@@ -107,3 +110,49 @@ def test_complex_result_outside_real_imag_is_refused_by_name(fn) -> None:  # noq
     model.forward = fn  # type: ignore[method-assign]
     with pytest.raises(ExporterError, match="complex result of aten::fft_r?fft"):
         exporter.export(model, (torch.randn(2, 4),), io.BytesIO(), opset_version=17)
+
+
+# -- torch.stft ----------------------------------------------------------------------------------
+
+STFT_CASES = {
+    "stft_rect_center": (
+        lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=False),
+        lambda: (torch.randn(2, 100),),
+    ),
+    "stft_short_hann_normalized": (
+        lambda x, w: torch.stft(x, 16, 5, 12, w, normalized=True, return_complex=False),
+        lambda: (torch.randn(2, 100), torch.hann_window(12)),
+    ),
+    "stft_1d_double_twosided": (
+        lambda x: torch.stft(
+            x, 16, 4, window=torch.ones(16, dtype=torch.float64), center=False, onesided=False, return_complex=False
+        ),
+        lambda: (torch.randn(64, dtype=torch.float64),),
+    ),
+    "stft_center_constant_pad": (
+        lambda x, w: torch.stft(x, 8, 2, window=w, pad_mode="constant", return_complex=False),
+        lambda: (torch.randn(3, 40), torch.hamming_window(8)),
+    ),
+}
+
+
+STFT = [Case(name, fn, inputs, min_opset=17, atol=1e-4) for name, (fn, inputs) in STFT_CASES.items()]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(STFT))
+def test_stft(case: Case, opset: int) -> None:
+    run_case(case, opset)
+
+
+def test_stft_below_17_names_17_and_complex_is_refused() -> None:
+    from exporter.errors import SymbolicError, UnsupportedOperatorError
+
+    fn, inputs = STFT_CASES["stft_rect_center"]
+    with pytest.raises(UnsupportedOperatorError, match="17"):
+        export_to_bytes(Wrap(fn), inputs(), opset_version=16)
+    with pytest.raises(SymbolicError, match="return_complex"):
+        export_to_bytes(
+            Wrap(lambda x: torch.stft(x, 16, window=torch.ones(16), return_complex=True).abs()),
+            inputs(),
+            opset_version=17,
+        )
