@@ -90,6 +90,19 @@ CASES = [
     Case("cat_bool_int", lambda a, b: torch.cat([a > 0, b]), lambda: (torch.randn(3), torch.arange(2))),
     Case("stack_int_float", lambda a, b: torch.stack([a, b], dim=-1), lambda: (torch.arange(3), torch.randn(3))),
     Case("stack_int32_int64", lambda a, b: torch.stack([a, b]), lambda: (torch.arange(3).int(), torch.arange(3))),
+    # torch.cat skips 1-D empty tensors whatever the others' rank (XLM's attention starts its key/value cache from torch.tensor([])); ONNX Concat rejects the rank mismatch
+    Case("cat_legacy_empty_first", lambda k: torch.cat([torch.tensor([]), k], dim=-2), lambda: (torch.randn(2, 3, 4),)),
+    Case(
+        "cat_legacy_empty_input",
+        lambda e, k, v: torch.cat([k, e, v], dim=1),
+        lambda: (torch.empty(0), torch.randn(2, 3, 4), torch.randn(2, 1, 4)),
+    ),
+    Case("cat_legacy_empty_1d", lambda e, k: torch.cat([e, k]), lambda: (torch.empty(0), torch.randn(5))),
+    Case(
+        "cat_legacy_empty_int_promotes",
+        lambda k: torch.cat([torch.tensor([]), k], 0),
+        lambda: (torch.arange(6).view(2, 3),),
+    ),
 ]
 
 
