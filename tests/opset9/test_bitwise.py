@@ -126,3 +126,22 @@ def test_dynamic_batch(opset: int) -> None:
         input_names=["a", "b"],
         dynamic_axes={"a": [0], "b": [0]},
     )
+
+
+class MixedBitwise(torch.nn.Module):
+    def forward(
+        self, a: torch.Tensor, b: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        return a & 20, torch.bitwise_and(a, b), a | b, a ^ b, b & torch.tensor([1, 2], dtype=torch.int32)
+
+
+@pytest.mark.parametrize("opset", [13, 18, 20])
+@pytest.mark.parametrize("script", [False, True])
+def test_bitwise_ops_promote_their_operands(opset: int, script: bool) -> None:
+    """uint8 & int8 is int16 in torch; a scripted graph's shape propagation records uint8, so
+    the operands are promoted like arithmetic's (a Python int keeps the tensor's dtype)."""
+    model = torch.jit.script(MixedBitwise()) if script else MixedBitwise()
+    a = torch.randint(0, 255, (3, 4, 2), dtype=torch.uint8)
+    b = torch.randint(-128, 127, (3, 4, 2), dtype=torch.int8)
+    onnx_model = assert_matches_torch(model, (a, b), opset=opset)
+    assert [o.dtype.name for o in onnx_model.graph.outputs] == ["UINT8", "INT16", "INT16", "INT16", "INT32"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 from cases import Case, f32, ints, op_params, pair, run_case
+from conftest import assert_matches_torch
 
 
 @torch.jit.script
@@ -116,3 +117,27 @@ def test_op(case: Case, opset: int) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+class ArangeFromSizes(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows, cols = x.size()[-2:]
+        return torch.arange(0, (2 * (rows - 1) + cols) // x.size(0))
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("script", [False, True])
+def test_arange_with_an_int_start_and_run_time_end_is_int64(opset: int, script: bool) -> None:
+    """arange.start(Scalar, Scalar): the int literal start must stay an int (a `float | int`
+    parameter tries int first), so the result is int64 as in torch, not float."""
+    model = torch.jit.script(ArangeFromSizes()) if script else ArangeFromSizes()
+    x = torch.randint(5, (1, 2, 3, 4))
+    onnx_model = assert_matches_torch(
+        model,
+        (x,),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 1, 2, 3]},
+        other_inputs=[(torch.randint(5, (2, 3, 4, 5)),)],
+    )
+    assert onnx_model.graph.outputs[0].dtype.name == "INT64"

@@ -531,3 +531,26 @@ class ScriptedBilinear(torch.nn.Module):
 @pytest.mark.parametrize("opset", [9, 10])
 def test_scripted_bilinear_below_11_matches_torch(opset: int) -> None:
     assert_matches_torch(torch.jit.script(ScriptedBilinear()), (torch.randn(1, 2, 3, 4),), opset=opset)
+
+
+class InterpolateToRunTimeSize(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        near = torch.nn.functional.interpolate(x, mode="nearest", size=(int(y.size(0)), int(y.size(1))))
+        linear = torch.nn.functional.interpolate(x, mode="bilinear", size=(y.size(1), y.size(0)), align_corners=False)
+        return near, linear
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_scripted_interpolate_to_a_run_time_size(opset: int) -> None:
+    """A scripted F.interpolate whose size is computed from another input's shape: Resize's
+    sizes input at run time, with N and C of the input."""
+    model = torch.jit.script(InterpolateToRunTimeSize())
+    x, y = torch.randn(1, 2, 4, 4), torch.randn(16, 12)
+    assert_matches_torch(
+        model,
+        (x, y),
+        opset=opset,
+        input_names=["x", "y"],
+        dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1]},
+        other_inputs=[(torch.randn(2, 3, 5, 3), torch.randn(7, 9))],
+    )

@@ -125,3 +125,19 @@ def test_prim_queries(opset: int) -> None:
     assert int(got[1]) == int(x[:, 1].min())
     assert got[2].dtype == np.float32
     np.testing.assert_array_equal(got[2], x.float().numpy())
+
+
+class FloatOfOneElement(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.tensor([float(x)]), torch.tensor([x.shape[0], int(x)]), torch.tensor([bool(x > 0)])
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_scripted_number_of_a_one_element_tensor_is_0d(opset: int) -> None:
+    """float(x)/int(x)/bool(x) of a [1] tensor is a Python number: torch.tensor([float(x)]) has
+    shape [1], so the aten::Float/Int/Bool value must be 0-d before the list stacks it."""
+    model = torch.jit.script(FloatOfOneElement())
+    onnx_model = assert_matches_torch(
+        model, (torch.tensor([2.5]),), opset=opset, other_inputs=[(torch.tensor([-3.0]),)]
+    )
+    assert [list(o.shape) for o in onnx_model.graph.outputs] == [[1], [2], [1]]

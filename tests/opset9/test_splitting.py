@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import torch
 from cases import Case, arange, emit_ir, f32, helper_params, op_params, pair, run_case, typed
-from conftest import NEWEST, Wrap, assert_matches_torch
+from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+
+from exporter.errors import SymbolicError
 
 
 @torch.jit.script
@@ -154,3 +156,74 @@ def test_prim_constant_split_and_chunk(opset: int) -> None:
     assert len(got) == len(want)
     for g_, w in zip(got, want):
         np.testing.assert_array_equal(g_, w.numpy())
+
+
+class ChunkReturned(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, 3, dim=1)
+
+
+class ChunkByRunTimeCount(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, x.size(0), dim=1)
+
+
+class SplitReturned(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.split(x, 4, dim=1)
+
+
+class ChunkIterated(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = torch.zeros(x.size(0))
+        for piece in torch.chunk(x, x.size(0), dim=1):
+            total = total + piece.sum(1)
+        return total
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("module", [ChunkReturned, ChunkByRunTimeCount, SplitReturned, ChunkIterated])
+def test_pieces_of_a_run_time_count_are_a_sequence(opset: int, module: type[torch.nn.Module]) -> None:
+    """chunk/split pieces that are returned or iterated, not unpacked, of a dim known only at
+    run time (or a chunk count computed at run time): their count is only known at run time,
+    so they are an ONNX sequence (SplitToSequence, opset 11+) cut as torch cuts them."""
+    model = torch.jit.script(module())
+    x = torch.randn(3, 18)
+    assert_matches_torch(
+        model,
+        (x,),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "batch", 1: "dims"}},
+        other_inputs=[(torch.randn(3, n),) for n in (13, 14, 15)] + [(torch.randn(2, 7),)],
+    )
+
+
+def test_pieces_of_a_run_time_count_need_opset_11() -> None:
+    model = torch.jit.script(ChunkReturned())
+    with pytest.raises(SymbolicError, match="needs its pieces unpacked below opset 11"):
+        export_to_bytes(model, (torch.randn(3, 18),), opset_version=10, dynamic_axes={"x": {1: "dims"}})
+
+
+class ChunkLastDim(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dim = -1
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return torch.chunk(x, 3, dim=self.dim)
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_scripted_chunk_of_a_negative_dim_does_not_crash_shape_propagation(opset: int) -> None:
+    """torch's shape propagation aborts the process on aten::chunk with a negative constant
+    dim; such a graph is captured with its input types only, and still exports."""
+    model = torch.jit.script(ChunkLastDim())
+    assert_matches_torch(
+        model,
+        (torch.randn(1, 18),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "batch", 1: "dims"}},
+        other_inputs=[(torch.randn(1, 14),)],
+    )

@@ -774,3 +774,26 @@ def test_a_derived_input_name_given_to_another_input_takes_a_suffix() -> None:
     model = torch.jit.script(Pick())
     data, _ = export_to_bytes(model, ({"y": torch.randn(2)},), opset_version=17, input_names=["y"])
     assert _graph_inputs(data) == ["y", "y_1"]
+
+
+class NestedNones(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, None, tuple[torch.Tensor, None]]]:
+        return x, (x + 1, None, (x * 2, None))
+
+
+@pytest.mark.parametrize("opset", [13, 15, 17])
+def test_scripted_none_results_are_empty_optional_outputs(opset: int) -> None:
+    """torch's exporter keeps a scripted model's None results as outputs from opset 15 (empty
+    optionals, which onnxruntime returns as None) and drops them below, as traces always do."""
+    model = torch.jit.script(NestedNones())
+    x = torch.randn(3, 4)
+    data, onnx_model = export_to_bytes(model, (x,), opset_version=opset)
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    actual = run_model(data, [x])
+    if opset >= 15:
+        assert [a is None for a in actual] == [False, False, True, False, True]
+    else:
+        assert len(actual) == 3
+    assert_outputs_match(actual, model(x))
+    _, traced = export_to_bytes(NestedNones(), (x,), opset_version=opset)
+    assert len(traced.graph.outputs) == 3

@@ -210,7 +210,7 @@ def test_string_ops_fail_naming_the_construct_and_line() -> None:
         exporter.export(torch.jit.script(StringOps()), (torch.randn(2, 2, 2),), io.BytesIO())
     message = str(info.value)
     assert "aten::str" in message or "aten::add.str" in message or "startswith" in message
-    assert "test_control_flow.py" in message
+    assert "test_scripted_control_flow.py" in message
 
 
 class DictMutation(torch.nn.Module):
@@ -237,7 +237,7 @@ class CallsPython(torch.nn.Module):
 
 
 def test_call_to_python_function_fails_naming_it() -> None:
-    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_control_flow.py"):
+    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_scripted_control_flow.py"):
         exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())
 
 
@@ -387,3 +387,17 @@ def test_none_flowing_out_of_if_and_loop(cls: type, opset: int) -> None:
 def test_none_out_of_control_flow_below_16_names_the_opset(cls: type) -> None:
     with pytest.raises(exporter.SymbolicError, match="opset 16"):
         _check(torch.jit.script(cls()), _signed_inputs(), 15, **DYNAMIC_ROWS)
+
+
+class LogSoftmaxDouble(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("opset", [9, 13])
+def test_scripted_if_output_dtype_comes_from_the_taken_branch(opset: int) -> None:
+    """functional.log_softmax(dtype=float64) scripted is an If on `dtype is None`; shape
+    propagation types its output Float (the other branch), but the branch taken is double."""
+    model = torch.jit.script(LogSoftmaxDouble())
+    onnx_model = assert_matches_torch(model, (torch.randn(3, 4, 5),), opset=opset)
+    assert onnx_model.graph.outputs[0].dtype.name == "DOUBLE"
