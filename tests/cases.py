@@ -19,14 +19,11 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from conftest import HELPER_OPSETS, NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 from exporter.registry import REGISTRY
 
 Inputs = Callable[[], tuple[Any, ...]]
-
-# Where a helper of exporter.symbolic_helper changes the ONNX signature it emits.
-HELPER_OPSETS = (10, 11, 13, 18)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -16,11 +16,49 @@ import pytest
 import torch
 
 import exporter
+from exporter import runtime_list
 from exporter.capture.inputs import flatten, flatten_inputs, split_args, wrap_numbers
+from exporter.graph_context import OPTIONAL_OPSET
 from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
 
+# -- opsets -----------------------------------------------------------------------------------------
+# A test of an op's lowering takes its opsets from the registry (tests/cases.py: where the op's
+# symbolic is registered, 9 and the newest). A test of a behaviour takes one of the lists below,
+# built from the exporter's own constants: the first opset the behaviour needs, the opsets where
+# what it may need appears, the default and the newest. No test module writes its own list
+# (tests/test_layout.py checks it).
+
+MIN_OPSET = exporter.MIN_OPSET
 NEWEST = exporter.max_opset()
+DEFAULT_OPSET = exporter.DEFAULT_OPSET
+# ONNX sequences (lists whose length is known only at run time) from 11; If and Loop carry them from 13
+SEQUENCE_OPSET = runtime_list.SEQUENCE_OPSET
+CONTROL_FLOW_SEQUENCE_OPSET = runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
+
+# a behaviour no opset enables: the base, the default, the newest
+BASE_OPSETS = (MIN_OPSET, DEFAULT_OPSET, NEWEST)
+# a scripted program that may need sequences: below what it needs, the export must name the opset
+FEATURE_OPSETS = (MIN_OPSET, SEQUENCE_OPSET, CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+SEQUENCE_OPSETS = (SEQUENCE_OPSET, CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+CONTROL_FLOW_SEQUENCE_OPSETS = (CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+# ONNX optionals (None on one run-time path of an If or Loop) from 16
+OPTIONAL_OPSETS = (OPTIONAL_OPSET, DEFAULT_OPSET, NEWEST)
+# where exporter.symbolic_helper's signature helpers change the ONNX they emit (Slice takes
+# inputs at 10; Clip, Pad and the sequence ops at 11; Squeeze/Unsqueeze/ReduceSum axes at 13;
+# the other Reduce* axes at 18): op tables run representative cases there too
+HELPER_OPSETS = (10, 11, 13, 18)
+
+
+def opsets_below(opset: int) -> tuple[int, ...]:
+    """Every opset from the base below ``opset``: where a behaviour that needs it is refused."""
+    return tuple(range(MIN_OPSET, opset))
+
+
+def dynamic_inputs(**axes: dict[int, str]) -> dict[str, Any]:
+    """The ``input_names`` and ``dynamic_axes`` export options for the inputs named in ``axes``,
+    in that order (an empty dict names an input without dynamic axes)."""
+    return {"input_names": list(axes), "dynamic_axes": {name: dims for name, dims in axes.items() if dims}}
 
 
 class Wrap(torch.nn.Module):

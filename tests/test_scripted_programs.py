@@ -14,18 +14,18 @@ from typing import Final, NamedTuple, Optional
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, assert_matches_torch, assert_matches_torch_from
+from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSET,
+    CONTROL_FLOW_SEQUENCE_OPSETS,
+    FEATURE_OPSETS,
+    NEWEST,
+    OPTIONAL_OPSET,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    assert_matches_torch_from,
+)
 
 import exporter
-
-OPSETS = (11, 13, 17, NEWEST)
-
-
-def _check(model: object, args: tuple, others: list, opset: int, needs: int = 0, **kwargs: object) -> None:
-    """Compare with torch on ``args`` and ``others``; below opset ``needs`` the export must fail
-    naming it."""
-    assert_matches_torch_from(needs, model, args, opset=opset, other_inputs=others, **kwargs)
-
 
 # --------------------------------------------------------------------------- decoding
 
@@ -66,12 +66,12 @@ def _bias(vocab: int, eos: int, eos_bias: float) -> torch.Tensor:
     return bias
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_while_greedy_decoder(opset: int) -> None:
     model = torch.jit.script(WhileGreedyDecoder().eval())
     dynamic = {"input_names": ["h", "bias"], "dynamic_axes": {"h": {0: "batch"}}}
     others = [(torch.randn(3, 12), _bias(11, 3, 40.0)), (torch.randn(1, 12), _bias(11, 3, -40.0))]
-    _check(model, (torch.randn(2, 12), _bias(11, 3, 0.0)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 12), _bias(11, 3, 0.0)), opset=opset, other_inputs=others, **dynamic)
 
 
 class TopKDecoder(torch.nn.Module):
@@ -103,11 +103,11 @@ class TopKDecoder(torch.nn.Module):
         return out
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_top_k_decoder(opset: int) -> None:
     model = torch.jit.script(TopKDecoder().eval())
     others = [(torch.randn(1, 8), torch.tensor(0.9), 3), (torch.randn(1, 8), torch.tensor(0.1), 12)]
-    _check(model, (torch.randn(1, 8), torch.tensor(0.5), 6), others, opset)
+    assert_matches_torch(model, (torch.randn(1, 8), torch.tensor(0.5), 6), opset=opset, other_inputs=others)
 
 
 # --------------------------------------------------------------------------- detection post-processing
@@ -163,12 +163,14 @@ def _detections(n: int, classes: int, scale: float = 1.0) -> tuple[torch.Tensor,
     return torch.cat([corner, corner + size], 1), torch.rand(n, classes) * scale
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_multi_class_nms(opset: int) -> None:
     model = torch.jit.script(MultiClassNMS())
     dynamic = {"input_names": ["boxes", "scores"], "dynamic_axes": {"boxes": {0: "n"}, "scores": {0: "n"}}}
     others = [_detections(3, 3), _detections(25, 3), _detections(5, 3, scale=0.1)]
-    _check(model, _detections(10, 3), others, opset, needs=13, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, _detections(10, 3), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class AnchorDecoder(torch.nn.Module):
@@ -208,7 +210,7 @@ def _anchor_inputs(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor, torch.Te
     return torch.randn(1, 2, h, w), torch.randn(h * w * 3, 4) * 0.1, gt
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_anchor_decoder(opset: int) -> None:
     model = torch.jit.script(AnchorDecoder())
     dynamic = {
@@ -216,7 +218,7 @@ def test_anchor_decoder(opset: int) -> None:
         "dynamic_axes": {"features": {2: "h", 3: "w"}, "deltas": {0: "a"}, "gt": {0: "g"}},
     }
     others = [_anchor_inputs(2, 5), _anchor_inputs(6, 3)]
-    _check(model, _anchor_inputs(4, 4), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+    assert_matches_torch(model, _anchor_inputs(4, 4), opset=opset, other_inputs=others, rtol=1e-4, atol=1e-4, **dynamic)
 
 
 # --------------------------------------------------------------------------- sequence tagging
@@ -262,7 +264,7 @@ def _tagging_inputs(batch: int, steps: int) -> tuple[torch.Tensor, torch.Tensor]
     return torch.randn(batch, steps, 5), mask
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_batched_viterbi(opset: int) -> None:
     model = torch.jit.script(BatchedViterbi())
     dynamic = {
@@ -270,7 +272,7 @@ def test_batched_viterbi(opset: int) -> None:
         "dynamic_axes": {"emissions": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}},
     }
     others = [_tagging_inputs(3, 1), _tagging_inputs(1, 8), _tagging_inputs(4, 3)]
-    _check(model, _tagging_inputs(2, 5), others, opset, **dynamic)
+    assert_matches_torch(model, _tagging_inputs(2, 5), opset=opset, other_inputs=others, **dynamic)
 
 
 # --------------------------------------------------------------------------- tokenizer-like integer work
@@ -313,12 +315,12 @@ def _token_ids(batch: int, steps: int) -> torch.Tensor:
     return ids.masked_fill(torch.arange(steps)[None, :] >= lengths[:, None], 0)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_pad_truncate(opset: int) -> None:
     model = torch.jit.script(PadTruncate())
     dynamic = {"input_names": ["ids"], "dynamic_axes": {"ids": {0: "b", 1: "t"}}}
     others = [(_token_ids(1, 3),), (_token_ids(4, 20),), (_token_ids(3, 9),)]
-    _check(model, (_token_ids(2, 6),), others, opset, **dynamic)
+    assert_matches_torch(model, (_token_ids(2, 6),), opset=opset, other_inputs=others, **dynamic)
 
 
 @torch.jit.script
@@ -332,8 +334,8 @@ def lengths_to_mask(lengths: torch.Tensor, max_len: Optional[int] = None) -> tor
 def test_scripted_function_with_run_time_arange() -> None:
     others = [(torch.tensor([1, 1]),), (torch.tensor([7, 2, 5, 1]),)]
     dynamic = {"input_names": ["lengths"], "dynamic_axes": {"lengths": {0: "b"}}}
-    for opset in OPSETS:
-        _check(lengths_to_mask, (torch.tensor([3, 5, 2]),), others, opset, **dynamic)
+    for opset in SEQUENCE_OPSETS:
+        assert_matches_torch(lengths_to_mask, (torch.tensor([3, 5, 2]),), opset=opset, other_inputs=others, **dynamic)
 
 
 # --------------------------------------------------------------------------- module structure
@@ -406,7 +408,7 @@ class StructuredModel(torch.nn.Module):
         return outputs, states
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_structured_module_with_mask(opset: int) -> None:
     model = torch.jit.script(StructuredModel().eval())
     dynamic = {"input_names": ["x", "mask"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}}}
@@ -415,15 +417,15 @@ def test_structured_module_with_mask(opset: int) -> None:
         (torch.randn(1, 2, 8), torch.ones(1, 2, dtype=torch.bool)),
         (torch.randn(3, 7, 8), torch.rand(3, 7) > 0.5),
     ]
-    _check(model, (torch.randn(2, 5, 8), mask), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 5, 8), mask), opset=opset, other_inputs=others, **dynamic)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_structured_module_without_mask(opset: int) -> None:
     model = torch.jit.script(StructuredModel().eval())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 2, 8),), (torch.randn(3, 7, 8),)]
-    _check(model, (torch.randn(2, 5, 8),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 5, 8),), opset=opset, other_inputs=others, **dynamic)
 
 
 def test_structured_module_saved_and_loaded(tmp_path) -> None:
@@ -433,10 +435,12 @@ def test_structured_module_saved_and_loaded(tmp_path) -> None:
     loaded = torch.jit.load(buffer)
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
     others = [(torch.randn(3, 7, 8),)]
-    _check(loaded, (torch.randn(2, 5, 8),), others, 17, **dynamic)
+    assert_matches_torch(loaded, (torch.randn(2, 5, 8),), opset=17, other_inputs=others, **dynamic)
     path = tmp_path / "model.pt"
     torch.jit.save(torch.jit.script(StructuredModel().eval()), str(path))
-    _check(torch.jit.load(str(path)), (torch.randn(2, 5, 8),), others, NEWEST, **dynamic)
+    assert_matches_torch(
+        torch.jit.load(str(path)), (torch.randn(2, 5, 8),), opset=NEWEST, other_inputs=others, **dynamic
+    )
 
 
 # --------------------------------------------------------------------------- recurrent and attention
@@ -473,12 +477,12 @@ class ManualLSTM(torch.nn.Module):
         return torch.stack(outputs), back, states[-1]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_manual_lstm_cells(opset: int) -> None:
     model = torch.jit.script(ManualLSTM().eval())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t", 1: "b"}}}
     others = [(torch.randn(1, 1, 6),), (torch.randn(9, 3, 6),)]
-    _check(model, (torch.randn(4, 2, 6),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(4, 2, 6),), opset=opset, other_inputs=others, **dynamic)
 
 
 class CausalAttention(torch.nn.Module):
@@ -508,12 +512,14 @@ class CausalAttention(torch.nn.Module):
         return self.out(y)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_causal_attention_with_run_time_lengths(opset: int) -> None:
     model = torch.jit.script(CausalAttention().eval())
     dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
     others = [(torch.randn(1, 2, 16), torch.tensor([1])), (torch.randn(3, 9, 16), torch.tensor([9, 4, 1]))]
-    _check(model, (torch.randn(2, 5, 16), torch.tensor([5, 3])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 16), torch.tensor([5, 3])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 def _encoder() -> torch.nn.Module:
@@ -521,12 +527,14 @@ def _encoder() -> torch.nn.Module:
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_scripted_transformer_encoder(opset: int) -> None:
     model = torch.jit.script(_encoder())
     dynamic = {"input_names": ["src"], "dynamic_axes": {"src": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 2, 16),), (torch.randn(3, 9, 16),)]
-    _check(model, (torch.randn(2, 5, 16),), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 16),), opset=opset, other_inputs=others, rtol=1e-4, atol=1e-4, **dynamic
+    )
 
 
 class EncoderWithPadding(torch.nn.Module):
@@ -539,15 +547,23 @@ class EncoderWithPadding(torch.nn.Module):
         return self.encoder(src, src_key_padding_mask=padding)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_scripted_transformer_encoder_with_padding_mask(opset: int) -> None:
     model = torch.jit.script(EncoderWithPadding().eval())
     dynamic = {"input_names": ["src", "lengths"], "dynamic_axes": {"src": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
     others = [(torch.randn(1, 2, 16), torch.tensor([2])), (torch.randn(3, 9, 16), torch.tensor([9, 4, 1]))]
-    _check(model, (torch.randn(2, 5, 16), torch.tensor([5, 3])), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+    assert_matches_torch(
+        model,
+        (torch.randn(2, 5, 16), torch.tensor([5, 3])),
+        opset=opset,
+        other_inputs=others,
+        rtol=1e-4,
+        atol=1e-4,
+        **dynamic,
+    )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_scripted_multihead_attention(opset: int) -> None:
     model = torch.jit.script(torch.nn.MultiheadAttention(16, 4, batch_first=True).eval())
     dynamic = {
@@ -560,7 +576,7 @@ def test_scripted_multihead_attention(opset: int) -> None:
         return torch.randn(b, t, 16), kv, kv
 
     others = [inputs(1, 1, 3), inputs(3, 7, 2)]
-    _check(model, inputs(2, 4, 5), others, opset, rtol=1e-4, atol=1e-4, **dynamic)
+    assert_matches_torch(model, inputs(2, 4, 5), opset=opset, other_inputs=others, rtol=1e-4, atol=1e-4, **dynamic)
 
 
 class Tagger(torch.nn.Module):
@@ -577,13 +593,13 @@ class Tagger(torch.nn.Module):
         return self.head(y), state[0] if isinstance(state, tuple) else state
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_scripted_recurrent_modules(opset: int, kind: str) -> None:
     model = torch.jit.script(Tagger(kind).eval())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 1, 6),), (torch.randn(4, 9, 6),)]
-    _check(model, (torch.randn(2, 5, 6),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 5, 6),), opset=opset, other_inputs=others, **dynamic)
 
 
 # --------------------------------------------------------------------------- dicts
@@ -616,7 +632,7 @@ class DictBuilder(torch.nn.Module):
         return extra
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_dict_built_item_by_item(opset: int) -> None:
     model = torch.jit.script(DictBuilder())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -646,7 +662,7 @@ class DictInControlFlow(torch.nn.Module):
         return out
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_dict_items_written_in_run_time_control_flow(opset: int) -> None:
     model = torch.jit.script(DictInControlFlow())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -704,12 +720,12 @@ class PrefixedScan(torch.nn.Module):
         return torch.stack(rows), torch.tensor(lengths)
 
 
-@pytest.mark.parametrize("opset", (9, *OPSETS))
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_list_with_items_appended_in_a_run_time_loop(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3),), (torch.randn(6, 3),)]
     model = torch.jit.script(PrefixedScan())
-    _check(model, (torch.randn(4, 3),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic)
 
 
 class ContinueAndBreak(torch.nn.Module):
@@ -728,7 +744,7 @@ class ContinueAndBreak(torch.nn.Module):
         return torch.stack(rows)
 
 
-@pytest.mark.parametrize("opset", (9, *OPSETS))
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_continue_and_break_in_a_static_loop(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {1: "d"}}}
     others = [(torch.randn(6, 1),), (torch.randn(6, 7),)]
@@ -737,14 +753,16 @@ def test_continue_and_break_in_a_static_loop(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_multi_class_nms_with_a_run_time_class_count(opset: int) -> None:
     """The class loop with ``continue`` has a run-time trip count here: the kept lists are ONNX
     sequences, appended in one branch of the If and passed through the other."""
     model = torch.jit.script(MultiClassNMS())
     dynamic = {"input_names": ["boxes", "scores"], "dynamic_axes": {"boxes": {0: "n"}, "scores": {0: "n", 1: "c"}}}
     others = [_detections(3, 1), _detections(25, 5), _detections(5, 2, scale=0.1)]
-    _check(model, _detections(10, 3), others, opset, needs=13, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, _detections(10, 3), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class LongContinueLoop(torch.nn.Module):
@@ -780,11 +798,13 @@ class SizeMath(torch.nn.Module):
         return y, x[:half] + x[low : low + half].mean(), torch.tensor([half, low, keep, abs(n - 5)])
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_size_math(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n", 1: "d"}}}
     others = [(torch.randn(2, 3),), (torch.randn(9, 5),)]
-    _check(torch.jit.script(SizeMath()), (torch.randn(6, 4),), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(SizeMath()), (torch.randn(6, 4),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class SlidingWindows(torch.nn.Module):
@@ -808,11 +828,13 @@ class SlidingWindows(torch.nn.Module):
         return torch.stack(chunks)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_sliding_windows(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(2, 3),), (torch.randn(11, 3),), (torch.randn(7, 3),)]
-    _check(torch.jit.script(SlidingWindows()), (torch.randn(6, 3),), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(SlidingWindows()), (torch.randn(6, 3),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class WordPooling(torch.nn.Module):
@@ -835,11 +857,11 @@ def _pieces(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randint(0, 30, (n,)), cont
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_word_pooling(opset: int) -> None:
     dynamic = {"input_names": ["ids", "cont"], "dynamic_axes": {"ids": {0: "n"}, "cont": {0: "n"}}}
     others = [_pieces(1), _pieces(15)]
-    _check(torch.jit.script(WordPooling()), _pieces(7), others, opset, **dynamic)
+    assert_matches_torch(torch.jit.script(WordPooling()), _pieces(7), opset=opset, other_inputs=others, **dynamic)
 
 
 class LengthRegulator(torch.nn.Module):
@@ -855,18 +877,18 @@ class LengthRegulator(torch.nn.Module):
         return torch.stack(padded)
 
 
-@pytest.mark.parametrize("opset", OPSETS[1:])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_length_regulator(opset: int) -> None:
     """Items of run-time shapes appended in a loop: an ONNX sequence carried by the Loop, which
     needs opset 13 (at 11 the scan form exports, but items of different lengths then fail in
     onnxruntime: ONNX scan outputs have one shape)."""
     dynamic = {"input_names": ["x", "d"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "d": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 2, 3), torch.tensor([[1, 4]])), (torch.randn(3, 5, 3), torch.randint(0, 4, (3, 5)))]
-    _check(
+    assert_matches_torch(
         torch.jit.script(LengthRegulator()),
         (torch.randn(2, 3, 3), torch.randint(1, 3, (2, 3))),
-        others,
-        opset,
+        opset=opset,
+        other_inputs=others,
         **dynamic,
     )
 
@@ -893,16 +915,18 @@ class StackOfLayers(torch.nn.Module):
         return outs + hidden
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_stack_of_layers(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 1, 5),), (torch.randn(3, 8, 5),)]
-    _check(torch.jit.script(StackOfLayers().eval()), (torch.randn(2, 4, 5),), others, opset, **dynamic)
-    _check(
+    assert_matches_torch(
+        torch.jit.script(StackOfLayers().eval()), (torch.randn(2, 4, 5),), opset=opset, other_inputs=others, **dynamic
+    )
+    assert_matches_torch(
         torch.jit.script(StackOfLayers().eval()),
         (torch.randn(2, 4, 5), 1),
-        [(torch.randn(3, 8, 5), 1)],
-        opset,
+        opset=opset,
+        other_inputs=[(torch.randn(3, 8, 5), 1)],
         **dynamic,
     )
 
@@ -919,11 +943,13 @@ class SortedScores(torch.nn.Module):
         return torch.tensor(values), torch.tensor(best)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_sorted_python_list(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3),), (torch.randn(8, 3),)]
-    _check(torch.jit.script(SortedScores()), (torch.randn(4, 3),), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(SortedScores()), (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class SortedPair(torch.nn.Module):
@@ -937,10 +963,10 @@ class SortedPair(torch.nn.Module):
         return torch.tensor(values) + torch.tensor(counts)
 
 
-@pytest.mark.parametrize("opset", (9, 10, *OPSETS))
+@pytest.mark.parametrize("opset", (9, 10, *SEQUENCE_OPSETS))
 def test_sorted_export_time_list(opset: int) -> None:
     others = [(torch.randn(2, 3) + 1,), (torch.randn(2, 3) - 1,)]
-    _check(torch.jit.script(SortedPair()), (torch.randn(2, 3),), others, opset)
+    assert_matches_torch(torch.jit.script(SortedPair()), (torch.randn(2, 3),), opset=opset, other_inputs=others)
 
 
 def test_scripted_lstm_itself() -> None:
@@ -977,19 +1003,19 @@ class CachedAttention(torch.nn.Module):
         return torch.softmax(scores, -1) @ v, (k, v)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_cached_attention(opset: int) -> None:
     model = torch.jit.script(CachedAttention().eval())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "t"}}}
     others = [(torch.randn(1, 1, 8),), (torch.randn(3, 6, 8),)]
-    _check(model, (torch.randn(2, 3, 8),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 3, 8),), opset=opset, other_inputs=others, **dynamic)
     past = (torch.randn(2, 4, 8), torch.randn(2, 4, 8))
     dynamic = {
         "input_names": ["x", "past_k", "past_v"],
         "dynamic_axes": {"x": {0: "b", 1: "t"}, "past_k": {0: "b", 1: "p"}, "past_v": {0: "b", 1: "p"}},
     }
     others = [(torch.randn(1, 1, 8), (torch.randn(1, 7, 8), torch.randn(1, 7, 8)))]
-    _check(model, (torch.randn(2, 1, 8), past), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 1, 8), past), opset=opset, other_inputs=others, **dynamic)
 
 
 class PackedTagger(torch.nn.Module):
@@ -1004,12 +1030,14 @@ class PackedTagger(torch.nn.Module):
         return padded
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_packed_lstm(opset: int) -> None:
     model = torch.jit.script(PackedTagger().eval())
     dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "b", 1: "t"}, "lengths": {0: "b"}}}
     others = [(torch.randn(3, 6, 4), torch.tensor([6, 2, 4]))]
-    _check(model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class UniqueTopK(torch.nn.Module):
@@ -1022,12 +1050,12 @@ class UniqueTopK(torch.nn.Module):
         return uniq, inverse, counts, ids[where] + top.long()
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_unique_and_topk_with_run_time_k(opset: int) -> None:
     model = torch.jit.script(UniqueTopK())
     dynamic = {"input_names": ["ids", "scores"], "dynamic_axes": {"ids": {0: "n"}, "scores": {0: "n"}}}
     others = [(torch.tensor([4, 4]), torch.rand(2)), (torch.randint(0, 5, (9,)), torch.rand(9))]
-    _check(model, (torch.randint(0, 5, (6,)), torch.rand(6)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randint(0, 5, (6,)), torch.rand(6)), opset=opset, other_inputs=others, **dynamic)
 
 
 class IntegerTricks(torch.nn.Module):
@@ -1040,12 +1068,12 @@ class IntegerTricks(torch.nn.Module):
         return buckets + hashed, rolled, flags, clipped
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_integer_tricks(opset: int) -> None:
     model = torch.jit.script(IntegerTricks())
     dynamic = {"input_names": ["ids", "shift"], "dynamic_axes": {"ids": {0: "n"}}}
     others = [(torch.randint(0, 50, (3,)), 5), (torch.randint(0, 50, (11,)), -2)]
-    _check(model, (torch.randint(0, 50, (6,)), 1), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randint(0, 50, (6,)), 1), opset=opset, other_inputs=others, **dynamic)
 
 
 class ExportedHelpers(torch.nn.Module):
@@ -1070,11 +1098,11 @@ class ExportedHelpers(torch.nn.Module):
         return parts
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_exported_helper_method_and_list_attribute(opset: int) -> None:
     model = torch.jit.script(ExportedHelpers())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b"}}}
-    _check(model, (torch.randn(2, 5),), [(torch.randn(4, 5),)], opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 5),), opset=opset, other_inputs=[(torch.randn(4, 5),)], **dynamic)
 
 
 class SamePaddingConv(torch.nn.Module):
@@ -1095,12 +1123,12 @@ class SamePaddingConv(torch.nn.Module):
         return F.interpolate(y, size=(ih, iw), mode="nearest")
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_same_padding_conv(opset: int) -> None:
     model = torch.jit.script(SamePaddingConv().eval())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
     others = [(torch.randn(1, 3, 7, 5),), (torch.randn(2, 3, 12, 9),)]
-    _check(model, (torch.randn(2, 3, 8, 8),), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=others, **dynamic)
 
 
 class FinalizingBeamSearch(torch.nn.Module):
@@ -1152,11 +1180,11 @@ def _beam_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(1, 8), bias
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_finalizing_beam_search(opset: int) -> None:
     model = torch.jit.script(FinalizingBeamSearch().eval())
     others = [_beam_inputs(3.0), _beam_inputs(-50.0), _beam_inputs(1.5)]
-    _check(model, _beam_inputs(0.0), others, opset, needs=13)
+    assert_matches_torch_from(CONTROL_FLOW_SEQUENCE_OPSET, model, _beam_inputs(0.0), opset=opset, other_inputs=others)
 
 
 class RollByArgument(torch.nn.Module):
@@ -1170,7 +1198,9 @@ def test_roll_by_a_run_time_shift(opset: int) -> None:
     time, on dims of static and of run-time size."""
     dynamic = {"input_names": ["x", "shift"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(2, 4), -7), (torch.randn(5, 4), 0)]
-    _check(torch.jit.script(RollByArgument()), (torch.randn(3, 4), 2), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(RollByArgument()), (torch.randn(3, 4), 2), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class OptionalIsInstance(torch.nn.Module):
@@ -1203,10 +1233,12 @@ class ForkWait(torch.nn.Module):
         return torch.stack(results).sum(0)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_fork_wait(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
-    _check(torch.jit.script(ForkWait()), (torch.randn(3, 2),), [(torch.randn(5, 2),)], opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(ForkWait()), (torch.randn(3, 2),), opset=opset, other_inputs=[(torch.randn(5, 2),)], **dynamic
+    )
 
 
 @torch.jit.interface
@@ -1235,10 +1267,16 @@ class WithInterface(torch.nn.Module):
         return self.scorer.forward(x) * 2
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_interface_attribute(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
-    _check(torch.jit.script(WithInterface()), (torch.randn(3, 4),), [(torch.randn(5, 4),)], opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(WithInterface()),
+        (torch.randn(3, 4),),
+        opset=opset,
+        other_inputs=[(torch.randn(5, 4),)],
+        **dynamic,
+    )
 
 
 class Detections(NamedTuple):
@@ -1254,10 +1292,16 @@ class NamedOutputs(torch.nn.Module):
         return Detections(x[keep], scores[keep], labels[keep])
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_named_tuple_outputs(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
-    _check(torch.jit.script(NamedOutputs()), (torch.randn(5, 4),), [(torch.randn(9, 4),)], opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(NamedOutputs()),
+        (torch.randn(5, 4),),
+        opset=opset,
+        other_inputs=[(torch.randn(9, 4),)],
+        **dynamic,
+    )
 
 
 @torch.jit.script
@@ -1280,9 +1324,11 @@ class ScriptClassDecoder(torch.nn.Module):
         return hyp.tokens, torch.tensor(hyp.score)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_script_class_objects(opset: int) -> None:
-    _check(torch.jit.script(ScriptClassDecoder()), (torch.randn(4, 6),), [(torch.randn(4, 6),)], opset)
+    assert_matches_torch(
+        torch.jit.script(ScriptClassDecoder()), (torch.randn(4, 6),), opset=opset, other_inputs=[(torch.randn(4, 6),)]
+    )
 
 
 class NoGradBlock(torch.nn.Module):
@@ -1296,9 +1342,9 @@ class NoGradBlock(torch.nn.Module):
         return y * 2
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_no_grad_block(opset: int) -> None:
-    _check(torch.jit.script(NoGradBlock()), (torch.randn(2, 3),), [], opset)
+    assert_matches_torch(torch.jit.script(NoGradBlock()), (torch.randn(2, 3),), opset=opset, other_inputs=[])
 
 
 class PreallocatedOutputs(torch.nn.Module):
@@ -1319,11 +1365,17 @@ class PreallocatedOutputs(torch.nn.Module):
         return outputs
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_preallocated_outputs_written_in_a_loop(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t", 1: "b"}}}
     others = [(torch.randn(1, 1, 3),), (torch.randn(6, 3, 3),)]
-    _check(torch.jit.script(PreallocatedOutputs().eval()), (torch.randn(4, 2, 3),), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(PreallocatedOutputs().eval()),
+        (torch.randn(4, 2, 3),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic,
+    )
 
 
 def test_script_class_object_in_a_run_time_loop_fails_by_name() -> None:
@@ -1348,10 +1400,16 @@ class ForkMethods(torch.nn.Module):
         return torch.jit.wait(fa) - torch.jit.wait(fb)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_forked_submodules(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
-    _check(torch.jit.script(ForkMethods()), (torch.randn(3, 4),), [(torch.randn(5, 4),)], opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(ForkMethods()),
+        (torch.randn(3, 4),),
+        opset=opset,
+        other_inputs=[(torch.randn(5, 4),)],
+        **dynamic,
+    )
 
 
 # --------------------------------------------------------------------------- frozen, traced and saved modules
@@ -1378,7 +1436,7 @@ def _convnet() -> torch.nn.Module:
     return model
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_frozen_module(opset: int) -> None:
     model = torch.jit.freeze(torch.jit.script(_convnet()))
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
@@ -1400,7 +1458,7 @@ class MobileBlock(torch.nn.Module):
         return torch.sigmoid(self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1)))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 @pytest.mark.parametrize("make", [_convnet, lambda: MobileBlock().eval()], ids=["convnet", "mobile_block"])
 def test_optimized_for_inference(opset: int, make: object) -> None:
     """optimize_for_inference rewrites a frozen CNN into MKLDNN layouts and kernels
@@ -1414,7 +1472,7 @@ def test_optimized_for_inference(opset: int, make: object) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_traced_then_saved_archive(opset: int, tmp_path) -> None:
     traced = torch.jit.trace(_convnet(), torch.randn(2, 3, 8, 8))
     path = tmp_path / "traced.pt"
@@ -1441,7 +1499,7 @@ class Mixed(torch.nn.Module):
         return h
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_traced_backbone_in_a_scripted_module(opset: int) -> None:
     model = torch.jit.script(Mixed().eval())
     dynamic = {"input_names": ["x", "steps"], "dynamic_axes": {"x": {0: "b"}}}
@@ -1462,7 +1520,7 @@ class Saved(torch.nn.Module):
         return last + h[0]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_saved_scripted_archive_from_bytes(opset: int) -> None:
     buffer = io.BytesIO()
     torch.jit.save(torch.jit.script(Saved().eval()), buffer)
@@ -1503,12 +1561,21 @@ class TransformerGreedy(torch.nn.Module):
         return tokens
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_transformer_decoder_greedy(opset: int) -> None:
     model = torch.jit.script(TransformerGreedy().eval())
     dynamic = {"input_names": ["memory"], "dynamic_axes": {"memory": {0: "b", 1: "s"}}}
     others = [(torch.randn(1, 2, 16),), (torch.randn(3, 7, 16),)]
-    _check(model, (torch.randn(2, 4, 16),), others, opset, needs=16, rtol=1e-3, atol=1e-4, **dynamic)
+    assert_matches_torch_from(
+        OPTIONAL_OPSET,
+        model,
+        (torch.randn(2, 4, 16),),
+        opset=opset,
+        other_inputs=others,
+        rtol=1e-3,
+        atol=1e-4,
+        **dynamic,
+    )
 
 
 class TopKTopP(torch.nn.Module):
@@ -1528,12 +1595,12 @@ class TopKTopP(torch.nn.Module):
         return logits.masked_fill(remove, float("-inf"))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_top_k_top_p_filtering(opset: int) -> None:
     model = torch.jit.script(TopKTopP())
     dynamic = {"input_names": ["logits", "k", "p"], "dynamic_axes": {"logits": {0: "b", 1: "v"}}}
     others = [(torch.randn(1, 3), 10, 0.5), (torch.randn(4, 20), 1, 0.99)]
-    _check(model, (torch.randn(2, 8), 4, 0.9), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 8), 4, 0.9), opset=opset, other_inputs=others, **dynamic)
 
 
 class RelativeBuckets(torch.nn.Module):
@@ -1562,12 +1629,14 @@ class RelativeBuckets(torch.nn.Module):
         return self.bias(result).permute(2, 0, 1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_t5_relative_buckets(opset: int) -> None:
     model = torch.jit.script(RelativeBuckets())
     dynamic = {"input_names": ["q", "k"], "dynamic_axes": {"q": {1: "t"}, "k": {1: "s"}}}
     others = [(torch.randn(1, 1, 2), torch.randn(1, 30, 2)), (torch.randn(1, 25, 2), torch.randn(1, 3, 2))]
-    _check(model, (torch.randn(1, 5, 2), torch.randn(1, 7, 2)), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(1, 5, 2), torch.randn(1, 7, 2)), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class BucketTokens(torch.nn.Module):
@@ -1583,12 +1652,12 @@ class BucketTokens(torch.nn.Module):
         return self.bag(ids, offsets), pos
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_bucketize_and_embedding_bag(opset: int) -> None:
     model = torch.jit.script(BucketTokens())
     dynamic = {"input_names": ["values", "lengths"], "dynamic_axes": {"values": {0: "n"}, "lengths": {0: "b"}}}
     others = [(torch.rand(3) * 3, torch.tensor([3])), (torch.rand(9) * 3, torch.tensor([2, 4, 1, 2]))]
-    _check(model, (torch.rand(6) * 3, torch.tensor([2, 4])), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.rand(6) * 3, torch.tensor([2, 4])), opset=opset, other_inputs=others, **dynamic)
 
 
 class SearchRows(torch.nn.Module):
@@ -1601,7 +1670,7 @@ class SearchRows(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_searchsorted_rows(opset: int) -> None:
     model = torch.jit.script(SearchRows())
     dynamic = {
@@ -1610,7 +1679,7 @@ def test_searchsorted_rows(opset: int) -> None:
     }
     ties = torch.tensor([[1.0, 2.0, 2.0, 3.0]])
     others = [(ties, torch.tensor([[2.0, 0.0, 9.0]])), (torch.randn(3, 6), torch.randn(3, 2))]
-    _check(model, (torch.randn(2, 5), torch.randn(2, 4)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(2, 5), torch.randn(2, 4)), opset=opset, other_inputs=others, **dynamic)
 
 
 class ShapeEquality(torch.nn.Module):
@@ -1621,12 +1690,18 @@ class ShapeEquality(torch.nn.Module):
         return torch.tensor(same), torch.tensor(differ), torch.tensor(lengths)
 
 
-@pytest.mark.parametrize("opset", (9, *OPSETS))
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_size_list_equality(opset: int) -> None:
     """``x.size() == y.size()`` of run-time sizes is one bool (all items equal)."""
     dynamic = {"input_names": ["x", "y"], "dynamic_axes": {"x": {0: "a", 1: "b"}, "y": {0: "c", 1: "d"}}}
     others = [(torch.randn(2, 3), torch.randn(3, 2)), (torch.randn(4, 1), torch.randn(4, 5))]
-    _check(torch.jit.script(ShapeEquality()), (torch.randn(2, 3), torch.randn(2, 3)), others, opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(ShapeEquality()),
+        (torch.randn(2, 3), torch.randn(2, 3)),
+        opset=opset,
+        other_inputs=others,
+        **dynamic,
+    )
 
 
 class DecoderWithMask(torch.nn.Module):
@@ -1649,7 +1724,15 @@ def test_scripted_transformer_decoder_with_a_causal_mask(opset: int) -> None:
     model = torch.jit.script(DecoderWithMask().eval())
     dynamic = {"input_names": ["t", "m"], "dynamic_axes": {"t": {0: "b", 1: "t"}, "m": {0: "b", 1: "s"}}}
     others = [(torch.randn(1, 1, 16), torch.randn(1, 2, 16)), (torch.randn(3, 6, 16), torch.randn(3, 5, 16))]
-    _check(model, (torch.randn(2, 3, 16), torch.randn(2, 4, 16)), others, opset, rtol=1e-3, atol=1e-4, **dynamic)
+    assert_matches_torch(
+        model,
+        (torch.randn(2, 3, 16), torch.randn(2, 4, 16)),
+        opset=opset,
+        other_inputs=others,
+        rtol=1e-3,
+        atol=1e-4,
+        **dynamic,
+    )
 
 
 # --------------------------------------------------------------------------- CRF scoring, run-time splits, pre- and post-processing
@@ -1672,7 +1755,7 @@ class CRFLogLikelihood(torch.nn.Module):
         return torch.logsumexp(score + self.end, dim=1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_crf_log_partition(opset: int) -> None:
     model = torch.jit.script(CRFLogLikelihood())
     dynamic = {"input_names": ["e", "m"], "dynamic_axes": {"e": {0: "b", 1: "t"}, "m": {0: "b", 1: "t"}}}
@@ -1681,7 +1764,7 @@ def test_crf_log_partition(opset: int) -> None:
         lengths = torch.randint(1, t + 1, (b,))
         return torch.randn(b, t, 4), torch.arange(t)[None] < lengths[:, None]
 
-    _check(model, inputs(2, 5), [inputs(1, 1), inputs(4, 9)], opset, **dynamic)
+    assert_matches_torch(model, inputs(2, 5), opset=opset, other_inputs=[inputs(1, 1), inputs(4, 9)], **dynamic)
 
 
 class SplitByLengths(torch.nn.Module):
@@ -1697,12 +1780,12 @@ class SplitByLengths(torch.nn.Module):
         return torch.stack(pooled), padded
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_split_by_run_time_lengths(opset: int) -> None:
     model = torch.jit.script(SplitByLengths())
     dynamic = {"input_names": ["x", "lengths"], "dynamic_axes": {"x": {0: "n"}, "lengths": {0: "b"}}}
     others = [(torch.randn(3, 2), torch.tensor([3])), (torch.randn(9, 2), torch.tensor([2, 4, 1, 2]))]
-    _check(model, (torch.randn(5, 2), torch.tensor([2, 3])), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(5, 2), torch.tensor([2, 3])), opset=opset, other_inputs=others, **dynamic)
 
 
 class Preprocess(torch.nn.Module):
@@ -1726,12 +1809,14 @@ class Preprocess(torch.nn.Module):
         return F.pad(normalized, [0, pad_w, 0, pad_h]), torch.tensor([new_h, new_w])
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_detection_preprocessing(opset: int) -> None:
     model = torch.jit.script(Preprocess())
     dynamic = {"input_names": ["image"], "dynamic_axes": {"image": {0: "b", 2: "h", 3: "w"}}}
     others = [(torch.rand(1, 3, 50, 120),), (torch.rand(2, 3, 200, 90),)]
-    _check(model, (torch.rand(1, 3, 80, 100),), others, opset, rtol=1e-3, atol=1e-4, **dynamic)
+    assert_matches_torch(
+        model, (torch.rand(1, 3, 80, 100),), opset=opset, other_inputs=others, rtol=1e-3, atol=1e-4, **dynamic
+    )
 
 
 class BatchedPostprocess(torch.nn.Module):
@@ -1768,14 +1853,14 @@ def _batch(b: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat([corner, corner + torch.rand(b, n, 2) * 5 + 1], 2), torch.rand(b, n, 3)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_batched_postprocess(opset: int) -> None:
     model = torch.jit.script(BatchedPostprocess())
     dynamic = {
         "input_names": ["boxes", "scores"],
         "dynamic_axes": {"boxes": {0: "b", 1: "n"}, "scores": {0: "b", 1: "n"}},
     }
-    _check(model, _batch(2, 8), [_batch(1, 3), _batch(3, 20)], opset, **dynamic)
+    assert_matches_torch(model, _batch(2, 8), opset=opset, other_inputs=[_batch(1, 3), _batch(3, 20)], **dynamic)
 
 
 class PadThree(torch.nn.Module):
@@ -1785,15 +1870,15 @@ class PadThree(torch.nn.Module):
         return time_major, left
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_pad_sequence_of_a_fixed_list(opset: int) -> None:
     dynamic = {"input_names": ["a", "b", "c"], "dynamic_axes": {"a": {0: "x"}, "b": {0: "y"}, "c": {0: "z"}}}
     others = [(torch.randn(1, 2), torch.randn(6, 2), torch.randn(3, 2))]
-    _check(
+    assert_matches_torch(
         torch.jit.script(PadThree()),
         (torch.randn(2, 2), torch.randn(4, 2), torch.randn(4, 2)),
-        others,
-        opset,
+        opset=opset,
+        other_inputs=others,
         **dynamic,
     )
 
@@ -1816,12 +1901,14 @@ class RowsToList(torch.nn.Module):
         return torch.tensor(rows[0]), torch.tensor(ids[-1]), torch.tensor(total)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 @pytest.mark.parametrize("axes", [{}, {0: "n"}, {1: "m"}, {0: "n", 1: "m"}], ids=["static", "rows", "cols", "both"])
 def test_tolist_of_a_matrix(opset: int, axes: dict) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": axes}} if axes else {}
     other = torch.randn(5 if 0 in axes else 3, 6 if 1 in axes else 4)
-    _check(torch.jit.script(RowsToList()), (torch.randn(3, 4),), [(other,)], opset, **dynamic)
+    assert_matches_torch(
+        torch.jit.script(RowsToList()), (torch.randn(3, 4),), opset=opset, other_inputs=[(other,)], **dynamic
+    )
 
 
 def test_a_node_without_a_source_range_is_located_by_its_user() -> None:

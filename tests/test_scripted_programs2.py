@@ -19,21 +19,15 @@ from typing import NamedTuple, Optional
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, assert_matches_torch, assert_matches_torch_from
-
-OPSETS = (11, 13, 17, NEWEST)
-
-
-def _check(model: object, args: tuple, others: list, opset: int, needs: int = 0, **kwargs: object) -> None:
-    """Compare with torch on ``args`` and ``others``; below opset ``needs`` the export must fail
-    naming it."""
-    assert_matches_torch_from(needs, model, args, opset=opset, other_inputs=others, **kwargs)
-
-
-def _dynamic(**axes: dict) -> dict:
-    """Input names and dynamic axes for the inputs named in ``axes`` (in that order)."""
-    return {"input_names": list(axes), "dynamic_axes": {k: v for k, v in axes.items() if v}}
-
+from conftest import (
+    FEATURE_OPSETS,
+    OPTIONAL_OPSET,
+    SEQUENCE_OPSET,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    assert_matches_torch_from,
+    dynamic_inputs,
+)
 
 # --------------------------------------------------------------------------- speech decoding
 
@@ -66,12 +60,12 @@ def _ctc_inputs(batch: int, steps: int, vocab: int = 6) -> tuple[torch.Tensor, t
     return torch.randn(batch, steps, vocab).log_softmax(-1), lengths
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_ctc_best_path_batched(opset: int) -> None:
     model = torch.jit.script(CTCBestPath())
-    dynamic = _dynamic(log_probs={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(log_probs={0: "b", 1: "t"}, lengths={0: "b"})
     others = [_ctc_inputs(1, 3), _ctc_inputs(4, 17)]
-    _check(model, _ctc_inputs(2, 9), others, opset, **dynamic)
+    assert_matches_torch(model, _ctc_inputs(2, 9), opset=opset, other_inputs=others, **dynamic)
 
 
 class CTCForwardScore(torch.nn.Module):
@@ -101,15 +95,17 @@ class CTCForwardScore(torch.nn.Module):
         return torch.logsumexp(alpha[-2:], 0)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_ctc_forward_score(opset: int) -> None:
     model = torch.jit.script(CTCForwardScore())
-    dynamic = _dynamic(log_probs={0: "t"}, labels={0: "n"})
+    dynamic = dynamic_inputs(log_probs={0: "t"}, labels={0: "n"})
     others = [
         (torch.randn(12, 5).log_softmax(-1), torch.tensor([3, 3, 1, 4])),
         (torch.randn(3, 5).log_softmax(-1), torch.tensor([2])),
     ]
-    _check(model, (torch.randn(7, 5).log_softmax(-1), torch.tensor([1, 2, 2])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(7, 5).log_softmax(-1), torch.tensor([1, 2, 2])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class TransducerGreedy(torch.nn.Module):
@@ -146,14 +142,14 @@ class TransducerGreedy(torch.nn.Module):
         return emitted, frames
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_transducer_greedy(opset: int) -> None:
     model = torch.jit.script(TransducerGreedy().eval())
-    dynamic = _dynamic(encoded={0: "t"}, bias={})
+    dynamic = dynamic_inputs(encoded={0: "t"}, bias={})
     blank_bias = torch.zeros(7)
     blank_bias[0] = 1.5
     others = [(torch.randn(9, 8), torch.zeros(7)), (torch.randn(2, 8), blank_bias)]
-    _check(model, (torch.randn(5, 8), torch.zeros(7)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(5, 8), torch.zeros(7)), opset=opset, other_inputs=others, **dynamic)
 
 
 class TensorBeamSearch(torch.nn.Module):
@@ -193,11 +189,11 @@ class TensorBeamSearch(torch.nn.Module):
         return tokens, scores
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_tensor_beam_search(opset: int) -> None:
     model = torch.jit.script(TensorBeamSearch().eval())
     others = [(torch.randn(1, 6), 1), (torch.randn(1, 6), 7)]
-    _check(model, (torch.randn(1, 6), 4), others, opset)
+    assert_matches_torch(model, (torch.randn(1, 6), 4), opset=opset, other_inputs=others)
 
 
 # --------------------------------------------------------------------------- audio frontends
@@ -240,11 +236,19 @@ class LogMelFrontend(torch.nn.Module):
         return (features - mean) / std
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_log_mel_frontend(opset: int) -> None:
     model = torch.jit.script(LogMelFrontend())
     others = [(torch.randn(1, 64),), (torch.randn(3, 200),)]
-    _check(model, (torch.randn(2, 100),), others, opset, rtol=1e-3, atol=1e-4, **_dynamic(wave={0: "b", 1: "n"}))
+    assert_matches_torch(
+        model,
+        (torch.randn(2, 100),),
+        opset=opset,
+        other_inputs=others,
+        rtol=1e-3,
+        atol=1e-4,
+        **dynamic_inputs(wave={0: "b", 1: "n"}),
+    )
 
 
 class LengthCMVN(torch.nn.Module):
@@ -259,12 +263,14 @@ class LengthCMVN(torch.nn.Module):
         return torch.where(mask, (features - mean) / torch.sqrt(var + 1e-5), torch.zeros_like(features))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_cmvn_by_lengths(opset: int) -> None:
     model = torch.jit.script(LengthCMVN())
-    dynamic = _dynamic(features={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(features={0: "b", 1: "t"}, lengths={0: "b"})
     others = [(torch.randn(1, 3, 4), torch.tensor([2])), (torch.randn(4, 11, 4), torch.tensor([11, 1, 6, 9]))]
-    _check(model, (torch.randn(2, 7, 4), torch.tensor([7, 4])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 7, 4), torch.tensor([7, 4])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class StreamingConv(torch.nn.Module):
@@ -281,12 +287,14 @@ class StreamingConv(torch.nn.Module):
         return self.conv(extended), extended[:, :, extended.size(2) - self.context :]
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_streaming_conv_cache(opset: int) -> None:
     model = torch.jit.script(StreamingConv().eval())
-    dynamic = _dynamic(chunk={0: "b", 2: "t"}, cache={0: "b"})
+    dynamic = dynamic_inputs(chunk={0: "b", 2: "t"}, cache={0: "b"})
     others = [(torch.randn(1, 4, 1), torch.randn(1, 4, 2)), (torch.randn(3, 4, 12), torch.randn(3, 4, 2))]
-    _check(model, (torch.randn(2, 4, 5), torch.randn(2, 4, 2)), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 4, 5), torch.randn(2, 4, 2)), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class SubsampledLengths(torch.nn.Module):
@@ -308,12 +316,14 @@ class SubsampledLengths(torch.nn.Module):
         return x.masked_fill(~mask.unsqueeze(-1), 0.0), out_lengths
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_subsampled_lengths(opset: int) -> None:
     model = torch.jit.script(SubsampledLengths().eval())
-    dynamic = _dynamic(features={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(features={0: "b", 1: "t"}, lengths={0: "b"})
     others = [(torch.randn(1, 9, 9), torch.tensor([9])), (torch.randn(3, 31, 9), torch.tensor([31, 12, 20]))]
-    _check(model, (torch.randn(2, 15, 9), torch.tensor([15, 10])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 15, 9), torch.tensor([15, 10])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 # --------------------------------------------------------------------------- boxes and keypoints
@@ -367,12 +377,12 @@ def _boxes(n: int) -> torch.Tensor:
     return torch.cat([corner, corner + torch.rand(n, 2) * 10 + 1], 1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_box_coder(opset: int) -> None:
     model = torch.jit.script(BoxCoder())
-    dynamic = _dynamic(deltas={0: "n"}, boxes={0: "n"}, gt={0: "n"})
+    dynamic = dynamic_inputs(deltas={0: "n"}, boxes={0: "n"}, gt={0: "n"})
     others = [(torch.randn(1, 12), _boxes(1), _boxes(1)), (torch.randn(13, 12) * 3, _boxes(13), _boxes(13))]
-    _check(model, (torch.randn(5, 12), _boxes(5), _boxes(5)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(5, 12), _boxes(5), _boxes(5)), opset=opset, other_inputs=others, **dynamic)
 
 
 class Matcher(torch.nn.Module):
@@ -404,12 +414,12 @@ class Matcher(torch.nn.Module):
         return matches
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_proposal_matcher(opset: int) -> None:
     model = torch.jit.script(Matcher())
-    dynamic = _dynamic(gt={0: "g"}, anchors={0: "a"})
+    dynamic = dynamic_inputs(gt={0: "g"}, anchors={0: "a"})
     others = [(_boxes(1), _boxes(4)), (_boxes(6), _boxes(40))]
-    _check(model, (_boxes(3), _boxes(12)), others, opset, **dynamic)
+    assert_matches_torch(model, (_boxes(3), _boxes(12)), opset=opset, other_inputs=others, **dynamic)
 
 
 class KeypointDecoder(torch.nn.Module):
@@ -434,12 +444,14 @@ class KeypointDecoder(torch.nn.Module):
         return points, torch.sigmoid(scores)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_keypoint_decoder(opset: int) -> None:
     model = torch.jit.script(KeypointDecoder())
-    dynamic = _dynamic(heatmaps={0: "n", 2: "h", 3: "w"}, offsets={0: "n", 2: "h", 3: "w"})
+    dynamic = dynamic_inputs(heatmaps={0: "n", 2: "h", 3: "w"}, offsets={0: "n", 2: "h", 3: "w"})
     others = [(torch.randn(1, 3, 2, 5), torch.rand(1, 2, 2, 5)), (torch.randn(3, 3, 9, 7), torch.rand(3, 2, 9, 7))]
-    _check(model, (torch.randn(2, 3, 6, 6), torch.rand(2, 2, 6, 6)), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 3, 6, 6), torch.rand(2, 2, 6, 6)), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class TopKDetections(torch.nn.Module):
@@ -459,12 +471,12 @@ class TopKDetections(torch.nn.Module):
         return boxes[location], top, label
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_top_k_detections(opset: int) -> None:
     model = torch.jit.script(TopKDetections())
-    dynamic = _dynamic(scores={0: "n"}, boxes={0: "n"})
+    dynamic = dynamic_inputs(scores={0: "n"}, boxes={0: "n"})
     others = [(torch.rand(1, 3), _boxes(1)), (torch.rand(30, 3), _boxes(30))]
-    _check(model, (torch.rand(8, 3), _boxes(8)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.rand(8, 3), _boxes(8)), opset=opset, other_inputs=others, **dynamic)
 
 
 # --------------------------------------------------------------------------- tokens, packing, pooling
@@ -497,11 +509,11 @@ def _ids(batch: int, steps: int) -> torch.Tensor:
     return torch.randint(0, 9, (batch, steps))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_special_token_compaction(opset: int) -> None:
     model = torch.jit.script(SpecialTokenCompaction())
     others = [(_ids(1, 3),), (_ids(5, 20),)]
-    _check(model, (_ids(2, 8),), others, opset, **_dynamic(ids={0: "b", 1: "t"}))
+    assert_matches_torch(model, (_ids(2, 8),), opset=opset, other_inputs=others, **dynamic_inputs(ids={0: "b", 1: "t"}))
 
 
 class PackUnpack(torch.nn.Module):
@@ -523,12 +535,14 @@ class PackUnpack(torch.nn.Module):
         return packed, out
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_pack_unpack_by_lengths(opset: int) -> None:
     model = torch.jit.script(PackUnpack().eval())
-    dynamic = _dynamic(padded={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(padded={0: "b", 1: "t"}, lengths={0: "b"})
     others = [(torch.randn(1, 2, 3), torch.tensor([1])), (torch.randn(4, 9, 3), torch.tensor([9, 2, 5, 1]))]
-    _check(model, (torch.randn(2, 5, 3), torch.tensor([3, 5])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 3), torch.tensor([3, 5])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class MaskedPooling(torch.nn.Module):
@@ -542,12 +556,14 @@ class MaskedPooling(torch.nn.Module):
         return torch.cat([mean, peak], -1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_masked_mean_max_pooling(opset: int) -> None:
     model = torch.jit.script(MaskedPooling())
-    dynamic = _dynamic(x={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(x={0: "b", 1: "t"}, lengths={0: "b"})
     others = [(torch.randn(1, 1, 4), torch.tensor([1])), (torch.randn(3, 12, 4), torch.tensor([12, 3, 7]))]
-    _check(model, (torch.randn(2, 6, 4), torch.tensor([6, 2])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 6, 4), torch.tensor([6, 2])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class ChunkedEncoder(torch.nn.Module):
@@ -574,11 +590,13 @@ class ChunkedEncoder(torch.nn.Module):
         return torch.cat(outputs, 0)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_chunked_long_input(opset: int) -> None:
     model = torch.jit.script(ChunkedEncoder().eval())
     others = [(torch.randn(3, 4), 5), (torch.randn(23, 4), 4)]
-    _check(model, (torch.randn(10, 4), 3), others, opset, **_dynamic(x={0: "n"}, chunk={}))
+    assert_matches_torch(
+        model, (torch.randn(10, 4), 3), opset=opset, other_inputs=others, **dynamic_inputs(x={0: "n"}, chunk={})
+    )
 
 
 class MessagePassing(torch.nn.Module):
@@ -610,12 +628,12 @@ def _graph(nodes: int, edges: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(nodes, 4), torch.randint(0, nodes, (2, edges))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_message_passing(opset: int) -> None:
     model = torch.jit.script(MessagePassing().eval())
-    dynamic = _dynamic(nodes={0: "n"}, edges={1: "e"})
+    dynamic = dynamic_inputs(nodes={0: "n"}, edges={1: "e"})
     others = [_graph(2, 1), _graph(15, 40)]
-    _check(model, _graph(6, 10), others, opset, **dynamic)
+    assert_matches_torch(model, _graph(6, 10), opset=opset, other_inputs=others, **dynamic)
 
 
 class TreeDepthAndSums(torch.nn.Module):
@@ -635,12 +653,14 @@ class TreeDepthAndSums(torch.nn.Module):
         return depth, sums
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_tree_depth_and_subtree_sums(opset: int) -> None:
     model = torch.jit.script(TreeDepthAndSums())
     others = [(torch.tensor([0, 0]), torch.rand(2), 1), (torch.tensor([0, 0, 1, 1, 3, 4, 0, 6]), torch.rand(8), 4)]
-    dynamic = _dynamic(parent={0: "n"}, values={0: "n"}, levels={})
-    _check(model, (torch.tensor([0, 0, 0, 1, 2]), torch.rand(5), 2), others, opset, **dynamic)
+    dynamic = dynamic_inputs(parent={0: "n"}, values={0: "n"}, levels={})
+    assert_matches_torch(
+        model, (torch.tensor([0, 0, 0, 1, 2]), torch.rand(5), 2), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 # --------------------------------------------------------------------------- the TorchScript language
@@ -671,7 +691,7 @@ class OptionalArguments(torch.nn.Module):
         return y.sum(-1) + bias
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 @pytest.mark.parametrize("given", ["none", "mask", "mask_and_bias"])
 def test_optional_arguments(opset: int, given: str) -> None:
     model = torch.jit.script(OptionalArguments())
@@ -685,7 +705,7 @@ def test_optional_arguments(opset: int, given: str) -> None:
 
     names = ["x", "mask", "bias"][: len(inputs(1, 1))]
     dynamic = {"input_names": names, "dynamic_axes": {name: {0: "n"} for name in names}}
-    _check(model, inputs(3, 6), [inputs(1, 6), inputs(7, 6)], opset, **dynamic)
+    assert_matches_torch(model, inputs(3, 6), opset=opset, other_inputs=[inputs(1, 6), inputs(7, 6)], **dynamic)
 
 
 class Tracked(NamedTuple):
@@ -706,10 +726,16 @@ class NamedTupleAndNested(torch.nn.Module):
         return Tracked(torch.stack([low, high], 1), (high - low) / width, (x.mean(1), width * 2))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_named_tuple_with_nested_tuple(opset: int) -> None:
     model = torch.jit.script(NamedTupleAndNested())
-    _check(model, (torch.randn(3, 5),), [(torch.randn(1, 5),), (torch.randn(8, 5),)], opset, **_dynamic(x={0: "n"}))
+    assert_matches_torch(
+        model,
+        (torch.randn(3, 5),),
+        opset=opset,
+        other_inputs=[(torch.randn(1, 5),), (torch.randn(8, 5),)],
+        **dynamic_inputs(x={0: "n"}),
+    )
 
 
 class StringKeyedHeads(torch.nn.Module):
@@ -732,13 +758,15 @@ class StringKeyedHeads(torch.nn.Module):
         return out
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_string_keyed_dict_input_and_output(opset: int) -> None:
     model = torch.jit.script(StringKeyedHeads().eval())
     # a trailing dict is keyword arguments in torch's convention: an empty one after the features
     args = ({"image": torch.randn(2, 4), "text": torch.randn(2, 4)}, {})
     others = [({"image": torch.randn(5, 4), "text": torch.randn(5, 4)}, {})]
-    _check(model, args, others, opset, **_dynamic(features_image={0: "n"}, features_text={0: "n"}))
+    assert_matches_torch(
+        model, args, opset=opset, other_inputs=others, **dynamic_inputs(features_image={0: "n"}, features_text={0: "n"})
+    )
 
 
 class ListOfTuples(torch.nn.Module):
@@ -763,11 +791,13 @@ class ListOfTuples(torch.nn.Module):
         return total + first.sum(-1), last_features * last_summary.unsqueeze(-1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_list_of_tuples_built_in_a_loop(opset: int) -> None:
     model = torch.jit.script(ListOfTuples())
     others = [(torch.randn(1, 2, 8),), (torch.randn(4, 2, 32),)]
-    _check(model, (torch.randn(2, 2, 16),), others, opset, **_dynamic(x={0: "b", 2: "t"}))
+    assert_matches_torch(
+        model, (torch.randn(2, 2, 16),), opset=opset, other_inputs=others, **dynamic_inputs(x={0: "b", 2: "t"})
+    )
 
 
 class EarlyReturns(torch.nn.Module):
@@ -787,12 +817,18 @@ class EarlyReturns(torch.nn.Module):
         return rows.mean(0), rows.size(0)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_early_returns_in_loops_and_ifs(opset: int) -> None:
     model = torch.jit.script(EarlyReturns())
     rows = torch.randn(6, 3)
     others = [(rows * 10, 1.0), (rows, 100.0), (torch.randn(2, 3), 0.0)]
-    _check(model, (rows, float(rows.norm(dim=1).sort()[0][3])), others, opset, **_dynamic(rows={0: "n"}))
+    assert_matches_torch(
+        model,
+        (rows, float(rows.norm(dim=1).sort()[0][3])),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(rows={0: "n"}),
+    )
 
 
 class ExportedAndUnused(torch.nn.Module):
@@ -823,12 +859,12 @@ class ExportedAndUnused(torch.nn.Module):
         return self.score(self.proj(a), b)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_exported_and_unused_methods(opset: int) -> None:
     model = torch.jit.script(ExportedAndUnused().eval())
-    dynamic = _dynamic(a={0: "n"}, b={0: "n"})
+    dynamic = dynamic_inputs(a={0: "n"}, b={0: "n"})
     others = [(torch.randn(1, 4), torch.randn(1, 4)), (torch.randn(9, 4), torch.randn(9, 4))]
-    _check(model, (torch.randn(3, 4), torch.randn(3, 4)), others, opset, **dynamic)
+    assert_matches_torch(model, (torch.randn(3, 4), torch.randn(3, 4)), opset=opset, other_inputs=others, **dynamic)
 
 
 class NumberArithmetic(torch.nn.Module):
@@ -848,11 +884,13 @@ class NumberArithmetic(torch.nn.Module):
         return z, peak * 2.0 - keep, int(peak > 0.0) + keep * power
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_python_number_arithmetic(opset: int) -> None:
     model = torch.jit.script(NumberArithmetic())
     others = [(torch.randn(1, 3), 0), (torch.randn(4, 11), 5)]
-    _check(model, (torch.randn(2, 6), 2), others, opset, **_dynamic(x={0: "b", 1: "n"}, offset={}))
+    assert_matches_torch(
+        model, (torch.randn(2, 6), 2), opset=opset, other_inputs=others, **dynamic_inputs(x={0: "b", 1: "n"}, offset={})
+    )
 
 
 class Annotated(torch.nn.Module):
@@ -883,7 +921,14 @@ def test_jit_annotate_containers(opset: int) -> None:
     loop-carried value: Loop carries them from opset 16, and the export below it says so."""
     model = torch.jit.script(Annotated())
     others = [(torch.randn(1, 3), 1), (torch.randn(5, 3), 6)]
-    _check(model, (torch.randn(2, 3), 3), others, opset, needs=16, **_dynamic(x={0: "n"}, steps={}))
+    assert_matches_torch_from(
+        OPTIONAL_OPSET,
+        model,
+        (torch.randn(2, 3), 3),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(x={0: "n"}, steps={}),
+    )
 
 
 class AssertsAndRaises(torch.nn.Module):
@@ -906,12 +951,14 @@ class AssertsAndRaises(torch.nn.Module):
         return (x * mask.unsqueeze(-1)).sum(1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_assertions_and_raises(opset: int) -> None:
     model = torch.jit.script(AssertsAndRaises())
-    dynamic = _dynamic(x={0: "b", 1: "t"}, lengths={0: "b"})
+    dynamic = dynamic_inputs(x={0: "b", 1: "t"}, lengths={0: "b"})
     others = [(torch.randn(1, 2, 4), torch.tensor([1])), (torch.randn(4, 9, 4), torch.tensor([9, 2, 5, 1]))]
-    _check(model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class RunningNormalizer(torch.nn.Module):
@@ -932,7 +979,7 @@ class RunningNormalizer(torch.nn.Module):
         return (x - self.mean) / torch.sqrt(self.var + 1e-5), self.steps.clone()
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_buffers_updated_in_forward(opset: int) -> None:
     """Each input set starts from a fresh copy: eager calls advance the buffers, the exported
     graph starts from the exported buffer values every time."""
@@ -940,7 +987,7 @@ def test_buffers_updated_in_forward(opset: int) -> None:
     module.mean.fill_(0.3)
     for x in (torch.randn(4, 3), torch.randn(1, 3), torch.randn(9, 3)):
         model = torch.jit.script(copy.deepcopy(module))
-        _check(model, (x,), [], opset, **_dynamic(x={0: "n"}))
+        assert_matches_torch(model, (x,), opset=opset, other_inputs=[], **dynamic_inputs(x={0: "n"}))
 
 
 # --------------------------------------------------------------------------- lists of tuples at run-time positions
@@ -978,7 +1025,7 @@ def _per_image(batch: int, anchors: int) -> tuple:
     return images, torch.rand(batch, anchors, 4) * 30, torch.rand(batch, anchors)
 
 
-@pytest.mark.parametrize("opset", (9, *OPSETS))
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_list_of_tuples_at_a_run_time_position(opset: int) -> None:
     """The list's length is known at export time (the images are inputs); the loops' trip
     counts are not (the boxes' batch is dynamic): each field of the tuples is picked at the
@@ -989,7 +1036,9 @@ def test_list_of_tuples_at_a_run_time_position(opset: int) -> None:
     dynamic = {"input_names": names, "dynamic_axes": {"boxes": {0: "b", 1: "n"}, "scores": {0: "b", 1: "n"}}}
     images, boxes, scores = _per_image(2, 6)
     other = (images, torch.rand(2, 9, 4) * 30, torch.rand(2, 9))
-    _check(model, (images, boxes, scores), [other], opset, needs=11, **dynamic)
+    assert_matches_torch_from(
+        SEQUENCE_OPSET, model, (images, boxes, scores), opset=opset, other_inputs=[other], **dynamic
+    )
 
 
 class ProposalFilter(torch.nn.Module):
@@ -1037,7 +1086,7 @@ def _proposal_inputs(side: int) -> tuple:
     return [torch.randn(3, 4 * side, 5 * side)], maps, torch.randn(1, anchors * 2)
 
 
-@pytest.mark.parametrize("opset", (10, *OPSETS))
+@pytest.mark.parametrize("opset", (10, *SEQUENCE_OPSETS))
 def test_rpn_proposal_filter_keeps_the_number_of_images(opset: int) -> None:
     model = torch.jit.script(ProposalFilter())
     names = ["image", "map0", "map1", "deltas"]
@@ -1090,11 +1139,17 @@ class CTCPrefixBeam(torch.nn.Module):
         return prefixes, lengths, scores
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_ctc_prefix_beam_search(opset: int) -> None:
     model = torch.jit.script(CTCPrefixBeam())
     others = [(torch.randn(2, 5).log_softmax(-1),), (torch.randn(11, 5).log_softmax(-1),)]
-    _check(model, (torch.randn(6, 5).log_softmax(-1),), others, opset, **_dynamic(log_probs={0: "t"}))
+    assert_matches_torch(
+        model,
+        (torch.randn(6, 5).log_softmax(-1),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(log_probs={0: "t"}),
+    )
 
 
 class BreadthFirstDistances(torch.nn.Module):
@@ -1123,11 +1178,17 @@ def _adjacency(n: int, p: float) -> torch.Tensor:
     return (torch.rand(n, n) < p).to(torch.float32)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_breadth_first_distances(opset: int) -> None:
     model = torch.jit.script(BreadthFirstDistances())
     others = [(_adjacency(3, 0.0), 1), (_adjacency(12, 0.15), 5), (torch.diag(torch.ones(7), 1)[:7, :7], 0)]
-    _check(model, (_adjacency(6, 0.3), 0), others, opset, **_dynamic(adjacency={0: "n", 1: "n"}, source={}))
+    assert_matches_torch(
+        model,
+        (_adjacency(6, 0.3), 0),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(adjacency={0: "n", 1: "n"}, source={}),
+    )
 
 
 class RepetitionPenaltyGreedy(torch.nn.Module):
@@ -1158,15 +1219,17 @@ class RepetitionPenaltyGreedy(torch.nn.Module):
         return generated
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_repetition_penalty_greedy(opset: int) -> None:
     model = torch.jit.script(RepetitionPenaltyGreedy().eval())
-    dynamic = _dynamic(h={0: "b"}, prompt={0: "b", 1: "p"}, temperature={}, steps={})
+    dynamic = dynamic_inputs(h={0: "b"}, prompt={0: "b", 1: "p"}, temperature={}, steps={})
     others = [
         (torch.randn(1, 8), torch.tensor([[2]]), 0.5, 3),
         (torch.randn(3, 8), torch.randint(2, 10, (3, 4)), 2.0, 8),
     ]
-    _check(model, (torch.randn(2, 8), torch.randint(2, 10, (2, 2)), 1.0, 5), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 8), torch.randint(2, 10, (2, 2)), 1.0, 5), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class RotaryAttention(torch.nn.Module):
@@ -1199,12 +1262,14 @@ class RotaryAttention(torch.nn.Module):
         return scores.softmax(-1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_rotary_attention_with_alibi(opset: int) -> None:
     model = torch.jit.script(RotaryAttention())
-    dynamic = _dynamic(q={1: "s"}, k={1: "t"}, offset={})
+    dynamic = dynamic_inputs(q={1: "s"}, k={1: "t"}, offset={})
     others = [(torch.randn(2, 1, 8), torch.randn(2, 9, 8), 8), (torch.randn(2, 6, 8), torch.randn(2, 6, 8), 0)]
-    _check(model, (torch.randn(2, 3, 8), torch.randn(2, 7, 8), 4), others, opset, **dynamic)
+    assert_matches_torch(
+        model, (torch.randn(2, 3, 8), torch.randn(2, 7, 8), 4), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class ResizedPositions(torch.nn.Module):
@@ -1226,8 +1291,14 @@ class ResizedPositions(torch.nn.Module):
         return (x + positions).flatten(2).transpose(1, 2)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_resized_position_embeddings(opset: int) -> None:
     model = torch.jit.script(ResizedPositions().eval())
     others = [(torch.randn(1, 3, 8, 12),), (torch.randn(2, 3, 24, 20),)]
-    _check(model, (torch.randn(1, 3, 16, 16),), others, opset, **_dynamic(image={0: "b", 2: "h", 3: "w"}))
+    assert_matches_torch(
+        model,
+        (torch.randn(1, 3, 16, 16),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(image={0: "b", 2: "h", 3: "w"}),
+    )

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, assert_matches_torch_from
+from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSET,
+    FEATURE_OPSETS,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    assert_matches_torch_from,
+)
 
 import exporter
-
-OPSETS = (13, 17, NEWEST)
-ALL_OPSETS = (9, 11, *OPSETS)
-
-
-def _check(model: torch.nn.Module, args: tuple, others: list, opset: int, below_13_ok: bool, **kwargs: object) -> None:
-    """Export at ``opset`` and compare with torch; below 13, a model that needs ONNX sequences
-    must fail with an error that names opset 13."""
-    assert_matches_torch_from(0 if below_13_ok else 13, model, args, opset=opset, other_inputs=others, **kwargs)
-
 
 # --------------------------------------------------------------------------- workloads
 
@@ -59,11 +55,11 @@ def _decoder_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(1, 16), bias
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_greedy_gru_decoding(opset: int) -> None:
     model = torch.jit.script(GreedyDecoder().eval())
     others = [_decoder_inputs(50.0), _decoder_inputs(-50.0)]
-    _check(model, _decoder_inputs(0.0), others, opset, below_13_ok=True)
+    assert_matches_torch(model, _decoder_inputs(0.0), opset=opset, other_inputs=others)
 
 
 class BeamSearch(torch.nn.Module):
@@ -111,11 +107,11 @@ def _beam_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(1, 8), bias
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_beam_search(opset: int) -> None:
     model = torch.jit.script(BeamSearch().eval())
     others = [_beam_inputs(50.0), _beam_inputs(-50.0)]
-    _check(model, _beam_inputs(0.0), others, opset, below_13_ok=True)
+    assert_matches_torch(model, _beam_inputs(0.0), opset=opset, other_inputs=others)
 
 
 class Viterbi(torch.nn.Module):
@@ -143,12 +139,14 @@ class Viterbi(torch.nn.Module):
         return torch.tensor(best), best_score
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_crf_viterbi(opset: int) -> None:
     model = torch.jit.script(Viterbi())
     dynamic = {"input_names": ["emissions"], "dynamic_axes": {"emissions": {0: "steps"}}}
     others = [(torch.randn(2, 5),), (torch.randn(9, 5),), (torch.randn(1, 5),)]
-    _check(model, (torch.randn(6, 5),), others, opset, below_13_ok=False, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, (torch.randn(6, 5),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class GreedyNMS(torch.nn.Module):
@@ -186,7 +184,7 @@ def _boxes(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat([corner, corner + size], 1), torch.rand(n)
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_greedy_nms(opset: int) -> None:
     model = torch.jit.script(GreedyNMS())
     dynamic = {
@@ -198,7 +196,9 @@ def test_greedy_nms(opset: int) -> None:
         with pytest.raises(exporter.ExporterError, match="opset 10"):
             assert_matches_torch(model, _boxes(8), opset=opset, other_inputs=others, **dynamic)
         return
-    _check(model, _boxes(8), others, opset, below_13_ok=False, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, _boxes(8), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class CTCGreedy(torch.nn.Module):
@@ -220,7 +220,7 @@ class CTCGreedy(torch.nn.Module):
         return torch.tensor(out, dtype=torch.long)
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_ctc_greedy_collapse(opset: int) -> None:
     model = torch.jit.script(CTCGreedy())
     dynamic = {"input_names": ["logits"], "dynamic_axes": {"logits": {0: "steps"}}}
@@ -230,7 +230,9 @@ def test_ctc_greedy_collapse(opset: int) -> None:
     blanks = torch.zeros(3, 4)
     blanks[:, 0] = 5.0
     others = [(repeats,), (blanks,)]
-    _check(model, (torch.randn(10, 4),), others, opset, below_13_ok=False, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, (torch.randn(10, 4),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 # --------------------------------------------------------------------------- focused regressions
@@ -253,7 +255,7 @@ class ScalarsFromTensors(torch.nn.Module):
         return total, acc
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_scalars_read_from_tensors_in_loops(opset: int) -> None:
     model = torch.jit.script(ScalarsFromTensors())
     dynamic = {"input_names": ["x", "idx"], "dynamic_axes": {"idx": {0: "n"}}}
@@ -273,7 +275,7 @@ class MixedNumbers(torch.nn.Module):
         return y + bonus
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_python_float_times_float32_tensor(opset: int) -> None:
     model = torch.jit.script(MixedNumbers())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -302,13 +304,13 @@ class ReturnInsideLoop(torch.nn.Module):
         return torch.zeros_like(x[0]), torch.tensor(-1)
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_mixed_dtype_tuple_from_branches(opset: int) -> None:
     model = torch.jit.script(MixedTupleBranches())
     assert_matches_torch(model, (torch.randn(3, 4) + 2,), opset=opset, other_inputs=[(torch.randn(3, 4) - 2,)])
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_return_inside_loop(opset: int) -> None:
     model = torch.jit.script(ReturnInsideLoop())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -335,12 +337,14 @@ class RunTimeLists(torch.nn.Module):
         return torch.tensor(ints), torch.tensor(floats), torch.stack(rows), torch.tensor(ints[0])
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_run_time_lists(opset: int) -> None:
     model = torch.jit.script(RunTimeLists())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3),), (torch.randn(7, 3),)]
-    _check(model, (torch.randn(4, 3),), others, opset, below_13_ok=False, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic
+    )
 
 
 class DictOutputs(torch.nn.Module):
@@ -353,7 +357,7 @@ class DictOutputs(torch.nn.Module):
         return {"scores": x * 2, "counts": counts, "index": x.argmax(1)}
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_dict_outputs_and_dtype_of_a_tensor(opset: int) -> None:
     model = torch.jit.script(DictOutputs())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -376,7 +380,7 @@ class UnbindDynamic(torch.nn.Module):
         return total, biggest
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_unbind_and_iteration_over_a_dynamic_dim(opset: int) -> None:
     model = torch.jit.script(UnbindDynamic())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -397,7 +401,7 @@ class FloatAccumulator(torch.nn.Module):
         return x[0] * acc + count
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_float_accumulator_in_a_loop(opset: int) -> None:
     model = torch.jit.script(FloatAccumulator())
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
@@ -430,7 +434,7 @@ class DynamicIndexing(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", (9, 10, *ALL_OPSETS[1:]))
+@pytest.mark.parametrize("opset", (9, 10, *SEQUENCE_OPSETS))
 def test_negative_and_run_time_indices_on_a_dynamic_dim(opset: int) -> None:
     model = torch.jit.script(DynamicIndexing())
     dynamic = {"input_names": ["x", "k"], "dynamic_axes": {"x": {0: "n"}}}
@@ -465,7 +469,7 @@ class GrowingList(torch.nn.Module):
         return torch.tensor(items)
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_lists_re_assigned_in_a_run_time_loop(opset: int) -> None:
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3),), (torch.randn(7, 3),)]
@@ -474,9 +478,16 @@ def test_lists_re_assigned_in_a_run_time_loop(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", ALL_OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_a_list_growing_by_re_assignment_in_a_run_time_loop(opset: int) -> None:
     """A re-assigned list whose length changes is carried as an ONNX sequence (opset 13)."""
     dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
     others = [(torch.randn(1, 3),), (torch.randn(6, 3),)]
-    _check(torch.jit.script(GrowingList()), (torch.randn(4, 3),), others, opset, below_13_ok=False, **dynamic)
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET,
+        torch.jit.script(GrowingList()),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic,
+    )
