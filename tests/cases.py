@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from conftest import HELPER_OPSETS, NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from conftest import HELPER_OPSETS, MIN_OPSET, NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 from exporter.registry import REGISTRY
 
@@ -90,12 +90,23 @@ def graph_kinds(fn_or_module: Any, inputs: tuple[Any, ...]) -> set[str]:
 
 
 def opsets_for_kinds(kinds: Iterable[str], min_opset: int = 9) -> list[int]:
-    opsets = {9, NEWEST}
+    opsets = {MIN_OPSET, NEWEST}
     names = set(REGISTRY.names())
     for kind in kinds:
         if kind in names:
             opsets.update(REGISTRY.builtin_opsets(kind))
     return sorted(o for o in opsets if o >= min_opset and o <= NEWEST)
+
+
+def lowering_opsets(*kinds: str, helpers: bool = False, min_opset: int = MIN_OPSET) -> list[int]:
+    """The opsets of a test of ``kinds``' lowering that is no table case: 9, the newest and
+    every opset where one of them has a registered symbolic, from ``min_opset`` on; with
+    ``helpers``, HELPER_OPSETS too, where the signature helpers a lowering uses change what
+    they emit."""
+    opsets = set(opsets_for_kinds(kinds, min_opset))
+    if helpers:
+        opsets.update(o for o in HELPER_OPSETS if o >= min_opset)
+    return sorted(opsets)
 
 
 _OPSETS_CACHE: dict[int, tuple[int, ...]] = {}

@@ -413,3 +413,53 @@ def test_run_time_value_for_a_constant_argument_says_what_would_work() -> None:
     assert "aten::transpose" in message and "argument 'dim0'" in message
     assert "test_errors.py:" in info.value.location
     assert "make it a Python constant in the model" in message
+
+
+class NestedToList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[list[list[float]]] = x.tolist()
+        return torch.tensor(rows[0])
+
+
+def test_a_node_without_a_source_range_is_located_by_its_user() -> None:
+    """prim::tolist carries no source range of its own; the error names the line using it
+    (tolist of a 3-d tensor is not supported)."""
+    with pytest.raises(exporter.ExporterError, match=r"prim::tolist .*test_errors.py:\d+ \(return"):
+        exporter.export(
+            torch.jit.script(NestedToList()),
+            (torch.randn(2, 3, 2),),
+            io.BytesIO(),
+            input_names=["x"],
+            dynamic_axes={"x": {0: "n"}},
+        )
+
+
+class StringOps(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        name = "value_" + str(x.dim())
+        if name.startswith("value_2"):
+            return x * 2
+        return x
+
+
+def test_string_ops_fail_naming_the_construct_and_line() -> None:
+    with pytest.raises(exporter.ExporterError) as info:
+        exporter.export(torch.jit.script(StringOps()), (torch.randn(2, 2, 2),), io.BytesIO())
+    message = str(info.value)
+    assert "aten::str" in message or "aten::add.str" in message or "startswith" in message
+    assert "test_errors.py" in message
+
+
+@torch.jit.ignore
+def python_helper(x):  # noqa: ANN001, ANN201 - TorchScript reads unannotated as Tensor
+    return x * 3
+
+
+class CallsPython(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return python_helper(x) + 1
+
+
+def test_call_to_python_function_fails_naming_it() -> None:
+    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_errors.py"):
+        exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())

@@ -1,4 +1,9 @@
-"""Scripted models: control flow, Optional values, lists, mutation in blocks, archives.
+"""Control flow in scripted models: branches and loops on run-time values become ONNX If and
+Loop (early returns, ``while``, loops over a dim with a run-time trip count, ``return`` inside a
+loop, tuples of mixed dtypes from branches, asserts and raises), loops whose trip count is known
+at export time unroll (``continue``/``break``, up to the unroll limit), in-place writes inside
+blocks, an If's output dtype from the branch taken, and control flow kept through a traced model's
+scripted child and a saved archive.
 
 Every model is compared with eager torch in onnxruntime on input sets that take different
 paths (another branch, another trip count).
@@ -9,24 +14,19 @@ from __future__ import annotations
 import io
 from typing import Optional
 
-import onnx
 import pytest
 import torch
 from cases import graph_kinds, opsets_for_kinds
-from conftest import assert_matches_torch, assert_outputs_match, run_model
+from conftest import (
+    FEATURE_OPSETS,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    assert_outputs_match,
+    dynamic_inputs,
+    run_model,
+)
 
 import exporter
-
-
-def _check(model: torch.nn.Module, examples: list[tuple[torch.Tensor, ...]], opset: int, **kwargs: object) -> bytes:
-    buffer = io.BytesIO()
-    exporter.export(model, examples[0], buffer, opset_version=opset, **kwargs)
-    data = buffer.getvalue()
-    for example in examples:
-        with torch.no_grad():
-            expected = model(*example)
-        assert_outputs_match(run_model(data, list(example)), expected)
-    return data
 
 
 class Branchy(torch.nn.Module):
@@ -76,13 +76,6 @@ class MutationInBlocks(torch.nn.Module):
         return y, acc
 
 
-class OptionalArg(torch.nn.Module):
-    def forward(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
-        if bias is None:
-            return x * 2
-        return x + bias
-
-
 class OptionalInternal(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         best: Optional[torch.Tensor] = None
@@ -112,7 +105,7 @@ SCRIPTED_CASES = {
     "early_return": (EarlyReturn, [(torch.full((2, 2), 0.9),), (torch.zeros(2, 2),)]),
     "while": (WhileLoop, [(torch.ones(2, 2),), (torch.full((2, 2), 10.0),)]),
     # static shapes fix these trip counts; test_loop_with_dynamic_trip_count and
-    # test_runtime_lists.py vary them
+    # test_runtime_list.py vary them
     "for_over_dim": (ForOverDim, [(torch.randn(4, 3),), (torch.randn(4, 3) * 5,)]),
     "optional_internal": (OptionalInternal, [(torch.randn(5),), (torch.linspace(-3, 3, 5),)]),
     "lists_and_tuples": (ListsAndTuples, [(torch.randn(2, 3),), (-torch.ones(2, 3),)]),
@@ -132,7 +125,7 @@ def _scripted_params() -> list[tuple[str, int]]:
 @pytest.mark.parametrize(("name", "opset"), _scripted_params())
 def test_scripted(name: str, opset: int) -> None:
     cls, examples = SCRIPTED_CASES[name]
-    _check(torch.jit.script(cls()), examples, opset)
+    assert_matches_torch(torch.jit.script(cls()), examples[0], opset=opset, other_inputs=examples[1:])
 
 
 @pytest.mark.parametrize("opset", [11, 13, 17])
@@ -154,12 +147,6 @@ def test_mutation_in_blocks_with_dynamic_trip_count(opset: int) -> None:
         assert_outputs_match(run_model(buffer.getvalue(), [x]), model(x))
 
 
-def test_optional_argument_present_and_absent() -> None:
-    model = torch.jit.script(OptionalArg())
-    _check(model, [(torch.randn(3), torch.randn(3))], 13)
-    _check(model, [(torch.randn(3),)], 13)
-
-
 class HasScriptedChild(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -177,8 +164,8 @@ def test_traced_model_with_scripted_child_keeps_control_flow() -> None:
     with torch.no_grad():
         model.linear.weight.copy_(torch.eye(4))
         model.linear.bias.zero_()
-    data = _check(model, [(positive,), (negative,)], 13)
-    assert b"If" in data
+    onnx_model = assert_matches_torch(model, (positive,), opset=13, other_inputs=[(negative,)])
+    assert "If" in {node.op_type for node in onnx_model.graph}
 
 
 def test_torch_jit_trace_of_model_with_scripted_child() -> None:
@@ -187,206 +174,7 @@ def test_torch_jit_trace_of_model_with_scripted_child() -> None:
         model.linear.weight.copy_(torch.eye(4))
         model.linear.bias.zero_()
     traced = torch.jit.trace(model, (torch.randn(2, 4),))
-    _check(traced, [(torch.full((2, 4), 5.0),), (torch.full((2, 4), -5.0),)], 13)
-
-
-def test_jit_saved_archive(tmp_path) -> None:
-    path = tmp_path / "model.pt"
-    torch.jit.save(torch.jit.script(MutationInBlocks()), str(path))
-    loaded = torch.jit.load(str(path))
-    _check(loaded, [(torch.randn(4, 3).abs(),), (-torch.randn(4, 3).abs(),)], 17)
-
-
-class StringOps(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        name = "value_" + str(x.dim())
-        if name.startswith("value_2"):
-            return x * 2
-        return x
-
-
-def test_string_ops_fail_naming_the_construct_and_line() -> None:
-    with pytest.raises(exporter.ExporterError) as info:
-        exporter.export(torch.jit.script(StringOps()), (torch.randn(2, 2, 2),), io.BytesIO())
-    message = str(info.value)
-    assert "aten::str" in message or "aten::add.str" in message or "startswith" in message
-    assert "test_scripted_control_flow.py" in message
-
-
-class DictMutation(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        d: dict[str, torch.Tensor] = {}
-        d["a"] = x
-        return d["a"] * 2
-
-
-def test_dict_mutation_exports() -> None:
-    """Dicts with constant keys are Python dicts at export time (script_dicts.py); the dicts
-    ONNX cannot hold fail by name in test_scripted_programs.py."""
-    assert_matches_torch(torch.jit.script(DictMutation()), (torch.randn(2),), opset=13)
-
-
-@torch.jit.ignore
-def python_helper(x):  # noqa: ANN001, ANN201 - TorchScript reads unannotated as Tensor
-    return x * 3
-
-
-class CallsPython(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return python_helper(x) + 1
-
-
-def test_call_to_python_function_fails_naming_it() -> None:
-    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_scripted_control_flow.py"):
-        exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())
-
-
-@pytest.mark.parametrize("opset", [9, 17])
-def test_scripted_transformer_encoder_layer(opset: int) -> None:
-    """Scripted library code asks about devices, autocast and grad mode before choosing a
-    fused path; those are export-time constants, so the composite path is exported."""
-    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True).eval()
-    _check(torch.jit.script(layer), [(torch.randn(2, 5, 16),)], opset)
-
-
-class ScriptedResize(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        up = torch.nn.functional.interpolate(x, scale_factor=2.0, mode="nearest")
-        return torch.nn.functional.interpolate(up, size=[5, 7], mode="bilinear", align_corners=False)
-
-
-@pytest.mark.parametrize("opset", [11, 18])
-def test_scripted_interpolate_becomes_resize(opset: int) -> None:
-    data = _check(torch.jit.script(ScriptedResize()), [(torch.randn(1, 2, 3, 4),)], opset)
-    assert b"Resize" in data
-
-
-@pytest.mark.parametrize("opset", [9, 10])
-def test_scripted_bilinear_interpolate_below_11_computes_torch_coordinates(opset: int) -> None:
-    """No Resize with half-pixel coordinates before 11: constant Gather indices and weights."""
-    data = _check(torch.jit.script(ScriptedResize()), [(torch.randn(1, 2, 3, 4),)], opset)
-    assert b"Resize" not in data and b"Upsample" not in data
-
-
-# --- None flowing out of If and Loop: ONNX optionals (opset 16) ------------------------------
-
-OPTIONAL_OPSETS = [16, 17, 20]
-DYNAMIC_ROWS = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
-
-
-class OptionalOutput(torch.nn.Module):
-    """An Optional[Tensor] output that is None on one run-time path."""
-
-    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
-        if bool(x.sum() > 0):
-            return x * 2
-        return None
-
-
-class OptionalLocal(torch.nn.Module):
-    """A local set on one path only, then tested with `is None` and refined."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y: Optional[torch.Tensor] = None
-        if bool(x.sum() > 0):
-            y = x * 2
-        if y is None:
-            return x - 1
-        return y + 1
-
-
-class OptionalNested(torch.nn.Module):
-    """Nested ifs, one of them leaving the optional None, the other unwrapping it."""
-
-    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
-        y: Optional[torch.Tensor] = None
-        if bool(x[0, 0] > 0):
-            if bool(x[0, 1] > 0):
-                y = x + 4
-        else:
-            y = x.abs()
-        if y is not None:
-            y = y * 3
-        return y
-
-
-class OptionalLoopCarried(torch.nn.Module):
-    """An Optional[Tensor] carried through a loop with a run-time trip count from None."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        best: Optional[torch.Tensor] = None
-        for i in range(x.size(0)):
-            if best is None:
-                best = x[i]
-            else:
-                best = torch.max(best, x[i]) + 1
-        if best is None:
-            return torch.zeros(x.size(1))
-        return best
-
-
-class OptionalSetToNoneInLoop(torch.nn.Module):
-    """A tensor that a loop with a run-time trip count may turn into None."""
-
-    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
-        y: Optional[torch.Tensor] = x * 2
-        for i in range(x.size(0) - 1):
-            if bool(x[i, 0] > 0):
-                y = None
-        return y
-
-
-OPTIONAL_CASES = [OptionalOutput, OptionalLocal, OptionalNested, OptionalLoopCarried, OptionalSetToNoneInLoop]
-
-
-class InputOrNone(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
-        y: Optional[torch.Tensor] = None
-        if x.size(0) > 1:
-            y = x
-        return y
-
-
-class InputUntilLoopSetsNone(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> Optional[torch.Tensor]:
-        y: Optional[torch.Tensor] = x
-        for _ in range(x.size(0) - 2):
-            y = None
-        return y
-
-
-@pytest.mark.parametrize("cls", [InputOrNone, InputUntilLoopSetsNone])
-def test_optional_output_types_carry_the_element_shape(cls: type) -> None:
-    """Both If branches and the graph output are optional(tensor) with the element's shape
-    where every path that sets it agrees (the named dynamic dim)."""
-    data = _check(torch.jit.script(cls()), _signed_inputs(), 17, **DYNAMIC_ROWS)
-    proto = onnx.load_from_string(data)
-    expected = onnx.helper.make_optional_type_proto(
-        onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, ("n", 3))
-    )
-    assert proto.graph.output[0].type == expected
-    branch_outputs = [
-        attr.g.output[0].type for node in proto.graph.node if node.op_type == "If" for attr in node.attribute
-    ]
-    assert all(t == expected for t in branch_outputs)
-
-
-def _signed_inputs() -> list[tuple[torch.Tensor]]:
-    both = torch.tensor([[1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
-    first_only = torch.tensor([[1.0, -2.0, 3.0]])
-    return [(both,), (-both,), (first_only,), (torch.randn(5, 3),)]
-
-
-@pytest.mark.parametrize("opset", OPTIONAL_OPSETS)
-@pytest.mark.parametrize("cls", OPTIONAL_CASES)
-def test_none_flowing_out_of_if_and_loop(cls: type, opset: int) -> None:
-    _check(torch.jit.script(cls()), _signed_inputs(), opset, **DYNAMIC_ROWS)
-
-
-@pytest.mark.parametrize("cls", OPTIONAL_CASES)
-def test_none_out_of_control_flow_below_16_names_the_opset(cls: type) -> None:
-    with pytest.raises(exporter.SymbolicError, match="opset 16"):
-        _check(torch.jit.script(cls()), _signed_inputs(), 15, **DYNAMIC_ROWS)
+    assert_matches_torch(traced, (torch.full((2, 4), 5.0),), opset=13, other_inputs=[(torch.full((2, 4), -5.0),)])
 
 
 class LogSoftmaxDouble(torch.nn.Module):
@@ -401,3 +189,148 @@ def test_scripted_if_output_dtype_comes_from_the_taken_branch(opset: int) -> Non
     model = torch.jit.script(LogSoftmaxDouble())
     onnx_model = assert_matches_torch(model, (torch.randn(3, 4, 5),), opset=opset)
     assert onnx_model.graph.outputs[0].dtype.name == "DOUBLE"
+
+
+class ContinueAndBreak(torch.nn.Module):
+    """``continue`` and ``break`` in a for loop over a static range make TorchScript's loop a
+    while loop (``i < n`` carried); its condition is known at export time, so the loop is
+    unrolled and the list it appends to stays an export-time list (any opset)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[torch.Tensor] = []
+        for i in range(6):
+            if i % 3 == 1:
+                continue
+            if i == 5:
+                break
+            rows.append(x[i] * float(i))
+        return torch.stack(rows)
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_continue_and_break_in_a_static_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {1: "d"}}}
+    others = [(torch.randn(6, 1),), (torch.randn(6, 7),)]
+    assert_matches_torch(
+        torch.jit.script(ContinueAndBreak()), (torch.randn(6, 3),), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+class LongContinueLoop(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[torch.Tensor] = []
+        for i in range(300):
+            if i % 7 != 0:
+                continue
+            rows.append(x * float(i))
+        return torch.stack(rows)
+
+
+def test_a_static_loop_longer_than_the_unroll_limit_stays_a_loop() -> None:
+    """Beyond 256 iterations the loop is not unrolled (no truncation): a Loop carrying a sequence."""
+    onnx_model = assert_matches_torch(torch.jit.script(LongContinueLoop()), (torch.randn(2),), opset=17)
+    assert [node.op_type for node in onnx_model.graph].count("Loop") == 1
+
+
+class EarlyReturns(torch.nn.Module):
+    """Early ``return`` inside a loop and inside nested ifs: the first row whose norm passes a
+    threshold is returned with its index; an empty input and a row never found return early
+    with sentinels."""
+
+    def forward(self, rows: torch.Tensor, threshold: float) -> tuple[torch.Tensor, int]:
+        if rows.size(0) == 0:
+            return torch.zeros(rows.size(1)), -1
+        for i in range(rows.size(0)):
+            norm = rows[i].norm()
+            if bool(norm > threshold):
+                if i == 0:
+                    return rows[i] * 2.0, i
+                return rows[i] - rows[i - 1], i
+        return rows.mean(0), rows.size(0)
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_early_returns_in_loops_and_ifs(opset: int) -> None:
+    model = torch.jit.script(EarlyReturns())
+    rows = torch.randn(6, 3)
+    others = [(rows * 10, 1.0), (rows, 100.0), (torch.randn(2, 3), 0.0)]
+    assert_matches_torch(
+        model,
+        (rows, float(rows.norm(dim=1).sort()[0][3])),
+        opset=opset,
+        other_inputs=others,
+        **dynamic_inputs(rows={0: "n"}),
+    )
+
+
+class AssertsAndRaises(torch.nn.Module):
+    """Input checks as production code writes them: ``assert x.dim() == 3`` with a message, a
+    ``raise ValueError`` when the channel count is wrong, a ``raise`` in a loop for a bad
+    length; the valid path computes."""
+
+    def __init__(self, channels: int = 4) -> None:
+        super().__init__()
+        self.channels = channels
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        assert x.dim() == 3, "expected [batch, time, channels]"
+        if x.size(2) != self.channels:
+            raise ValueError(f"expected {self.channels} channels, got {x.size(2)}")
+        for i in range(lengths.size(0)):
+            if int(lengths[i]) > x.size(1):
+                raise RuntimeError("a length exceeds the time axis")
+        mask = torch.arange(x.size(1)).unsqueeze(0) < lengths.unsqueeze(1)
+        return (x * mask.unsqueeze(-1)).sum(1)
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_assertions_and_raises(opset: int) -> None:
+    model = torch.jit.script(AssertsAndRaises())
+    dynamic = dynamic_inputs(x={0: "b", 1: "t"}, lengths={0: "b"})
+    others = [(torch.randn(1, 2, 4), torch.tensor([1])), (torch.randn(4, 9, 4), torch.tensor([9, 2, 5, 1]))]
+    assert_matches_torch(
+        model, (torch.randn(2, 5, 4), torch.tensor([3, 5])), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+class MixedTupleBranches(torch.nn.Module):
+    """Item 3: a tuple of mixed dtypes returned from if/else."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if bool(x.sum() > 0):
+            result = (x * 2, x.argmax(), 1)
+        else:
+            result = (x - 1, x.argmin(), 0)
+        return result[0], result[1] + result[2]
+
+
+class ReturnInsideLoop(torch.nn.Module):
+    """Item 3: ``return`` inside a loop (loop-carried flags, prim::Uninitialized)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 1.0):
+                return x[i], torch.tensor(i)
+        return torch.zeros_like(x[0]), torch.tensor(-1)
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_mixed_dtype_tuple_from_branches(opset: int) -> None:
+    model = torch.jit.script(MixedTupleBranches())
+    assert_matches_torch(model, (torch.randn(3, 4) + 2,), opset=opset, other_inputs=[(torch.randn(3, 4) - 2,)])
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_return_inside_loop(opset: int) -> None:
+    model = torch.jit.script(ReturnInsideLoop())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    found = torch.tensor([[0.0, 0.1], [2.0, 1.0], [5.0, 5.0]])
+    others = [(torch.zeros(4, 2),), (found,)]
+    assert_matches_torch(model, (torch.randn(5, 2),), opset=opset, other_inputs=others, **dynamic)
+
+
+def test_jit_saved_archive_keeps_its_control_flow(tmp_path) -> None:  # noqa: ANN001 - a pytest fixture
+    path = tmp_path / "model.pt"
+    torch.jit.save(torch.jit.script(MutationInBlocks()), str(path))
+    loaded = torch.jit.load(str(path))
+    assert_matches_torch(loaded, (torch.randn(4, 3).abs(),), opset=17, other_inputs=[(-torch.randn(4, 3).abs(),)])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, f32, ints, op_params, pair, run_case
+from cases import Case, f32, ints, lowering_opsets, op_params, pair, run_case
 from conftest import assert_matches_torch
 
 
@@ -141,3 +141,58 @@ def test_arange_with_an_int_start_and_run_time_end_is_int64(opset: int, script: 
         other_inputs=[(torch.randint(5, (2, 3, 4, 5)),)],
     )
     assert onnx_model.graph.outputs[0].dtype.name == "INT64"
+
+
+class ArangeOut(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> torch.Tensor:
+        out_t = torch.tensor([1], dtype=torch.float)
+        return torch.arange(end, out=out_t)
+
+
+class ArangeStartOut(torch.nn.Module):
+    def forward(self, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
+        out_t = torch.tensor([1], dtype=torch.float)
+        return torch.arange(start.size(0), end, out=out_t)
+
+
+class ArangeInt64End(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> torch.Tensor:
+        return torch.arange(end, dtype=torch.int64)
+
+
+class ArangeInt64Step(torch.nn.Module):
+    def forward(self, start: torch.Tensor, end: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.arange(start.size(0), end, 1.5, dtype=torch.int64), torch.arange(
+            start.size(0), end, 3, dtype=torch.int32
+        )
+
+
+class ArangeFloatSteps(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.arange(0, end, 0.3), torch.arange(end, -0.2, -0.3), torch.arange(0, 1, 0.3) + end
+
+
+_ARANGES = [
+    (ArangeOut, (torch.tensor(8.5),), [(torch.tensor(3.0),)]),
+    (ArangeStartOut, (torch.randn(2, 3, 4), torch.tensor(8.5)), [(torch.randn(5, 3, 4), torch.tensor(7.0))]),
+    (ArangeInt64End, (torch.tensor(8.5),), [(torch.tensor(0.5),), (torch.tensor(2.0),)]),
+    (ArangeInt64Step, (torch.randn(2, 3, 4), torch.tensor(8.5)), [(torch.randn(4, 3, 4), torch.tensor(12.9))]),
+    (ArangeFloatSteps, (torch.tensor(1.0),), [(torch.tensor(0.9),), (torch.tensor(2.1),)]),
+]
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["traced", "scripted"])
+@pytest.mark.parametrize("case", range(len(_ARANGES)), ids=[c[0].__name__ for c in _ARANGES])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::arange", helpers=True))
+def test_arange(opset: int, case: int, scripted: bool) -> None:
+    module, args, others = _ARANGES[case]
+    model = torch.jit.script(module()) if scripted else module()
+    names = ["start", "end"][-len(args) :]
+    assert_matches_torch(
+        model,
+        args,
+        opset=opset,
+        input_names=names,
+        dynamic_axes={"start": [0]} if len(args) == 2 else None,
+        other_inputs=others,
+    )

@@ -14,8 +14,22 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import HALF, Case, helper_params, one_torch_thread, op_params, op_types, rand, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+from cases import (
+    HALF,
+    Case,
+    helper_params,
+    one_torch_thread,
+    op_params,
+    op_types,
+    rand,
+    run_case,
+)
+from conftest import (
+    NEWEST,
+    Wrap,
+    assert_matches_torch,
+    export_to_bytes,
+)
 
 import exporter
 from exporter.errors import ExporterError
@@ -554,3 +568,26 @@ def test_scripted_interpolate_to_a_run_time_size(opset: int) -> None:
         dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1]},
         other_inputs=[(torch.randn(2, 3, 5, 3), torch.randn(7, 9))],
     )
+
+
+class ScriptedNearestThenBilinear(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        up = torch.nn.functional.interpolate(x, scale_factor=2.0, mode="nearest")
+        return torch.nn.functional.interpolate(up, size=[5, 7], mode="bilinear", align_corners=False)
+
+
+@pytest.mark.parametrize("opset", [11, 18])
+def test_scripted_interpolate_becomes_resize(opset: int) -> None:
+    onnx_model = assert_matches_torch(
+        torch.jit.script(ScriptedNearestThenBilinear()), (torch.randn(1, 2, 3, 4),), opset=opset
+    )
+    assert "Resize" in {node.op_type for node in onnx_model.graph}
+
+
+@pytest.mark.parametrize("opset", [9, 10])
+def test_scripted_bilinear_interpolate_below_11_computes_torch_coordinates(opset: int) -> None:
+    """No Resize with half-pixel coordinates before 11: constant Gather indices and weights."""
+    onnx_model = assert_matches_torch(
+        torch.jit.script(ScriptedNearestThenBilinear()), (torch.randn(1, 2, 3, 4),), opset=opset
+    )
+    assert not {"Resize", "Upsample"} & {node.op_type for node in onnx_model.graph}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from cases import Case, emit_ir, f32, op_params, run_case, typed
+from cases import Case, emit_ir, f32, lowering_opsets, op_params, run_case, typed
 from conftest import NEWEST, assert_matches_torch
 
 
@@ -141,3 +141,47 @@ def test_scripted_number_of_a_one_element_tensor_is_0d(opset: int) -> None:
         model, (torch.tensor([2.5]),), opset=opset, other_inputs=[(torch.tensor([-3.0]),)]
     )
     assert [list(o.shape) for o in onnx_model.graph.outputs] == [[1], [2], [1]]
+
+
+@torch.jit.script
+def _view_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    return x.view(rows, -1)
+
+
+class ViewByTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        return _view_rows(x, rows) * 2
+
+
+class ExpandByTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        return x.expand(n, 3) + 1
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::IntImplicit", "aten::view", "aten::expand", helpers=True))
+def test_int_implicit_view_size(opset: int) -> None:
+    model = torch.jit.script(ViewByTensor())
+    assert_matches_torch(
+        model, (torch.randn(4, 6), torch.tensor(2)), opset=opset, other_inputs=[(torch.randn(4, 6), torch.tensor(3))]
+    )
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::IntImplicit", "aten::view", helpers=True))
+def test_int_implicit_size_list(opset: int) -> None:
+    model = torch.jit.script(ExpandByTensor())
+    assert_matches_torch(
+        model, (torch.randn(3), torch.tensor(4)), opset=opset, other_inputs=[(torch.randn(3), torch.tensor(1))]
+    )
+
+
+class Prints(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        print("y is", y, y.shape)
+        return y + 1
+
+
+@pytest.mark.parametrize("opset", [9, NEWEST])
+def test_print_is_dropped(opset: int) -> None:
+    onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
+    assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]

@@ -8,7 +8,12 @@ import copy
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch
+from conftest import (
+    NEWEST,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    dynamic_inputs,
+)
 
 from exporter.capture.lowering import lower_script_module
 
@@ -227,3 +232,32 @@ def test_lowered_graph_has_no_module_values() -> None:
     assert not kinds
     (loop,) = graph.findAllNodes("prim::Loop")
     assert len(list(loop.outputs())) == 2  # y and self._bias
+
+
+class RunningNormalizer(torch.nn.Module):
+    """State kept in buffers updated in forward: a step counter and an exponential moving mean
+    and variance (``mul_``/``add_``/``copy_`` on buffers), used to normalize the same call's input."""
+
+    def __init__(self, dim: int = 3, momentum: float = 0.1) -> None:
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("var", torch.ones(dim))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.steps += 1
+        self.mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))
+        self.var.copy_((1 - self.momentum) * self.var + self.momentum * x.var(0, unbiased=False))
+        return (x - self.mean) / torch.sqrt(self.var + 1e-5), self.steps.clone()
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_buffers_updated_in_forward(opset: int) -> None:
+    """Each input set starts from a fresh copy: eager calls advance the buffers, the exported
+    graph starts from the exported buffer values every time."""
+    module = RunningNormalizer()
+    module.mean.fill_(0.3)
+    for x in (torch.randn(4, 3), torch.randn(1, 3), torch.randn(9, 3)):
+        model = torch.jit.script(copy.deepcopy(module))
+        assert_matches_torch(model, (x,), opset=opset, other_inputs=[], **dynamic_inputs(x={0: "n"}))

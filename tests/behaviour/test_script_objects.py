@@ -7,12 +7,19 @@ time (``max_size[1] = ...`` of ``max_by_axis``)."""
 
 from __future__ import annotations
 
+import io
 import math
 from typing import List, Optional  # noqa: UP035 - for TorchScript's class annotation
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch
+from conftest import (
+    NEWEST,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+)
+
+import exporter
 
 
 @torch.jit.script
@@ -169,3 +176,61 @@ class _RepeatedList(torch.nn.Module):
 @pytest.mark.parametrize("opset", [9, NEWEST])
 def test_list_repetition(opset: int) -> None:
     assert_matches_torch(torch.jit.script(_RepeatedList()), (torch.randn(4),), opset=opset)
+
+
+@torch.jit.script
+class Hypothesis:
+    def __init__(self, tokens: torch.Tensor, score: float) -> None:
+        self.tokens = tokens
+        self.score = score
+
+    def extend(self, token: int, logp: float) -> Hypothesis:
+        return Hypothesis(torch.cat([self.tokens, torch.tensor([token])]), self.score + logp)
+
+
+class ScriptClassDecoder(torch.nn.Module):
+    def forward(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hyp = Hypothesis(torch.zeros(1, dtype=torch.long), 0.0)
+        logp = torch.log_softmax(logits, -1)
+        for t in range(logits.size(0)):
+            k = int(logp[t].argmax())
+            hyp = hyp.extend(k, float(logp[t, k]))
+        return hyp.tokens, torch.tensor(hyp.score)
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_script_class_objects(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(ScriptClassDecoder()), (torch.randn(4, 6),), opset=opset, other_inputs=[(torch.randn(4, 6),)]
+    )
+
+
+def test_script_class_object_in_a_run_time_loop_fails_by_name() -> None:
+    model = torch.jit.script(ScriptClassDecoder())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t"}}}
+    with pytest.raises(exporter.ExporterError, match=r"prim::Loop.*Hypothesis carried through a loop") as info:
+        exporter.export(model, (torch.randn(4, 6),), io.BytesIO(), opset_version=17, **dynamic)
+    assert "test_script_objects.py:" in str(info.value)
+
+
+@torch.jit.script
+class Box:
+    def __init__(self, lo: torch.Tensor, hi: torch.Tensor) -> None:
+        self.lo = lo
+        self.hi = hi
+
+
+class PickBox(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            box = Box(x.min(0)[0], x.max(0)[0])
+        else:
+            box = Box(x[0], x[-1])
+        return box.hi - box.lo
+
+
+def test_a_script_class_object_chosen_at_run_time_fails_by_name() -> None:
+    with pytest.raises(
+        exporter.ExporterError, match=r"prim::If .*test_script_objects.py:\d+.*ScriptObject\(.*Box\)"
+    ):
+        exporter.export(torch.jit.script(PickBox()), (torch.randn(3, 2),), io.BytesIO(), opset_version=17)

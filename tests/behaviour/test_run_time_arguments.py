@@ -3,10 +3,18 @@ must match torch's (issue #17 item 3): scripted models take Python numbers as 0-
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+from conftest import (
+    NEWEST,
+    SEQUENCE_OPSETS,
+    Wrap,
+    assert_matches_torch,
+    export_to_bytes,
+)
 
 import exporter
 
@@ -215,4 +223,103 @@ def test_slice_scatter_with_run_time_bounds_and_step(opset: int) -> None:
         opset=opset,
         other_inputs=others,
         **DYNAMIC_ROWS,
+    )
+
+
+class UniqueTopK(torch.nn.Module):
+    def forward(
+        self, ids: torch.Tensor, scores: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        uniq, inverse, counts = torch.unique(ids, sorted=True, return_inverse=True, return_counts=True)
+        k = min(3, scores.size(0))
+        top, where = scores.topk(k)
+        return uniq, inverse, counts, ids[where] + top.long()
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_unique_and_topk_with_run_time_k(opset: int) -> None:
+    model = torch.jit.script(UniqueTopK())
+    dynamic = {"input_names": ["ids", "scores"], "dynamic_axes": {"ids": {0: "n"}, "scores": {0: "n"}}}
+    others = [(torch.tensor([4, 4]), torch.rand(2)), (torch.randint(0, 5, (9,)), torch.rand(9))]
+    assert_matches_torch(model, (torch.randint(0, 5, (6,)), torch.rand(6)), opset=opset, other_inputs=others, **dynamic)
+
+
+class SamePaddingConv(torch.nn.Module):
+    """TensorFlow-style 'same' padding computed from run-time sizes (EfficientNet ports)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, stride=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ih, iw = x.shape[-2:]
+        kh, kw = 3, 3
+        sh, sw = 2, 2
+        pad_h = max((math.ceil(ih / sh) - 1) * sh + kh - ih, 0)
+        pad_w = max((math.ceil(iw / sw) - 1) * sw + kw - iw, 0)
+        x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
+        y = self.conv(x)
+        return F.interpolate(y, size=(ih, iw), mode="nearest")
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_same_padding_conv(opset: int) -> None:
+    model = torch.jit.script(SamePaddingConv().eval())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h", 3: "w"}}}
+    others = [(torch.randn(1, 3, 7, 5),), (torch.randn(2, 3, 12, 9),)]
+    assert_matches_torch(model, (torch.randn(2, 3, 8, 8),), opset=opset, other_inputs=others, **dynamic)
+
+
+class RollByArgument(torch.nn.Module):
+    def forward(self, x: torch.Tensor, shift: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.roll(x, shifts=shift, dims=1), torch.roll(x, shifts=[shift, 1], dims=[0, 1])
+
+
+@pytest.mark.parametrize("opset", (9, 10, 11))
+def test_roll_by_a_run_time_shift(opset: int) -> None:
+    """The Gather form (opset 9) and the Mod + Slice form (10) take a shift computed at run
+    time, on dims of static and of run-time size."""
+    dynamic = {"input_names": ["x", "shift"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(2, 4), -7), (torch.randn(5, 4), 0)]
+    assert_matches_torch(
+        torch.jit.script(RollByArgument()), (torch.randn(3, 4), 2), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+class DynamicIndexing(torch.nn.Module):
+    """Negative and run-time indices, bounds and steps on a dynamic dim: Gather-1 takes no
+    negative index and Slice-1 neither run-time bounds nor steps, so below opsets 11/10 they
+    become a Gather of ``size + i`` or of the computed positions."""
+
+    def forward(
+        self, x: torch.Tensor, k: torch.Tensor
+    ) -> tuple[
+        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
+    ]:
+        i = int(k[0])
+        lo = int(k[1])
+        step = int(k[2])
+        return (
+            x[-1],
+            x[:, -2],
+            x[i],
+            x[lo:],
+            x[lo:-1],
+            x[:lo],
+            x[1::step],
+            x[lo::2],
+        )
+
+
+@pytest.mark.parametrize("opset", (9, 10, *SEQUENCE_OPSETS))
+def test_negative_and_run_time_indices_on_a_dynamic_dim(opset: int) -> None:
+    model = torch.jit.script(DynamicIndexing())
+    dynamic = {"input_names": ["x", "k"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [
+        (torch.randn(2, 3), torch.tensor([1, -5, 3])),
+        (torch.randn(9, 3), torch.tensor([-9, 20, 1])),
+        (torch.randn(4, 3), torch.tensor([0, -2, 5])),
+    ]
+    assert_matches_torch(
+        model, (torch.randn(6, 3), torch.tensor([-2, 2, 2])), opset=opset, other_inputs=others, **dynamic
     )

@@ -6,7 +6,10 @@ import collections
 
 import pytest
 import torch
-from conftest import assert_matches_torch
+from conftest import (
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+)
 
 
 class Wrap(torch.nn.Module):
@@ -143,4 +146,35 @@ def test_broadcast_write_with_dynamic_sizes(mode: str, opset: int) -> None:
         input_names=["x"],
         dynamic_axes={"x": [0, 1]},
         other_inputs=[(torch.randn(3, 4, 3),)],
+    )
+
+
+class PreallocatedOutputs(torch.nn.Module):
+    """An RNN decoder writing each step into a preallocated output (``outputs[t] = h``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = torch.nn.GRUCell(3, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        steps, batch = x.size(0), x.size(1)
+        outputs = torch.zeros(steps, batch, 4)
+        h = torch.zeros(batch, 4)
+        for t in range(steps):
+            h = self.cell(x[t], h)
+            outputs[t] = h
+            outputs[t, :, 0] += 1.0
+        return outputs
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_preallocated_outputs_written_in_a_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "t", 1: "b"}}}
+    others = [(torch.randn(1, 1, 3),), (torch.randn(6, 3, 3),)]
+    assert_matches_torch(
+        torch.jit.script(PreallocatedOutputs().eval()),
+        (torch.randn(4, 2, 3),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic,
     )

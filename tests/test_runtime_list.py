@@ -9,11 +9,19 @@ number of times, and on inputs that take other branches.
 from __future__ import annotations
 
 import io
+import math
 
 import onnx
 import pytest
 import torch
-from conftest import assert_outputs_match, run_model
+from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSET,
+    FEATURE_OPSETS,
+    assert_matches_torch,
+    assert_matches_torch_from,
+    assert_outputs_match,
+    run_model,
+)
 
 import exporter
 
@@ -210,7 +218,7 @@ def test_append_in_branch_on_a_run_time_condition(opset: int) -> None:
 @pytest.mark.parametrize("cls", [ConditionalAppend, ReadsWhileBuilding])
 def test_loop_carried_list_below_opset_13_names_the_opset_and_line(cls: type, opset: int) -> None:
     with pytest.raises(
-        exporter.ExporterError, match=r"opset 13.*test_runtime_lists.py|test_runtime_lists.py.*opset 13"
+        exporter.ExporterError, match=r"opset 13.*test_runtime_list.py|test_runtime_list.py.*opset 13"
     ) as info:
         _export(torch.jit.script(cls()), torch.randn(4, 3), opset)
     assert "prim::Loop" in str(info.value)
@@ -421,3 +429,202 @@ def test_a_model_returning_only_empty_lists_has_empty_sequence_outputs(opset: in
     assert run_model(buffer.getvalue(), [x]) == [[], []]
     model = onnx.load_from_string(buffer.getvalue())
     assert [o.type.HasField("sequence_type") for o in model.graph.output] == [True, True]
+
+
+class PrefixedScan(torch.nn.Module):
+    """A list holding items before a loop with a run-time trip count that appends one item per
+    iteration: the Loop's scan output with the earlier items stacked in front (any opset)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows: list[torch.Tensor] = [x[0] * 0, x[0]]
+        lengths: list[int] = [0]
+        for i in range(1, x.size(0)):
+            rows.append(x[i] * 2)
+            lengths.append(i)
+        return torch.stack(rows), torch.tensor(lengths)
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_list_with_items_appended_in_a_run_time_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(6, 3),)]
+    model = torch.jit.script(PrefixedScan())
+    assert_matches_torch(model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic)
+
+
+class ConditionalRows(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = torch.jit.annotate(dict[str, torch.Tensor], {})
+        rows: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                rows.append(x[i] * 2)
+        out["n"] = torch.tensor(len(rows))
+        total = torch.zeros(x.size(1))
+        for i, r in enumerate(rows):
+            total = total + r * float(i)
+        out["total"] = total
+        return out
+
+
+class DtypeChecks(torch.nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        neg = -1e9
+        y = x.masked_fill(~mask, neg)
+        if x.dtype == torch.float16:
+            y = y.float()
+        z = torch.softmax(y, -1).type_as(x) * math.pi
+        assert z.size(0) == mask.size(0), f"batch mismatch {z.size(0)}"
+        return z
+
+
+class ChunksAndMaskedWrites(torch.nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = torch.chunk(x, 3, dim=1)
+        picked = torch.gather(x, 1, index)
+        y = x.clone()
+        for i in range(x.size(0)):
+            y[i][y[i] < 0] = 0.0
+        return torch.cat([p.sum(1, keepdim=True) for p in parts], 1), picked + y.sum()
+
+
+class ZippedLists(torch.nn.Module):
+    def forward(self, xs: torch.Tensor) -> torch.Tensor:
+        a: list[torch.Tensor] = []
+        b: list[torch.Tensor] = []
+        for i in range(xs.size(0)):
+            a.append(xs[i])
+            b.append(xs[i] * 2)
+        s = torch.zeros(xs.size(1))
+        for p, q in zip(a, b):
+            s = s + p * q
+        return s
+
+
+@pytest.mark.parametrize(
+    ("model", "args", "others", "dynamic"),
+    [
+        (ConditionalRows(), (torch.randn(4, 3),), [(torch.randn(6, 3),)], {"x": {0: "n"}}),
+        (
+            DtypeChecks(),
+            (torch.randn(2, 5), torch.rand(2, 5) > 0.3),
+            [(torch.randn(3, 7), torch.rand(3, 7) > 0.3)],
+            {"x": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}},
+        ),
+        (
+            ChunksAndMaskedWrites(),
+            (torch.randn(2, 6), torch.tensor([[0, 5], [1, 1]])),
+            [(torch.randn(3, 6), torch.tensor([[2, 2], [0, 0], [5, 4]]))],
+            {"x": {0: "b"}, "index": {0: "b"}},
+        ),
+        (ZippedLists(), (torch.randn(4, 3),), [(torch.randn(1, 3),)], {"xs": {0: "n"}}),
+    ],
+    ids=["A", "B", "C", "D"],
+)
+@pytest.mark.parametrize("opset", (13, 17))
+def test_small_constructs(model: torch.nn.Module, args: tuple, others: list, dynamic: dict, opset: int) -> None:
+    """Conditional appends (a sequence from 13), enumerate/zip over run-time lists, dtype
+    checks and an f-string assert, chunks in a comprehension next to masked writes in a loop
+    (torch's shape propagation asserts on that graph: the input types alone are used)."""
+    names = {"A": ["x"], "B": ["x", "mask"], "C": ["x", "index"], "D": ["xs"]}[
+        {"ConditionalRows": "A", "DtypeChecks": "B", "ChunksAndMaskedWrites": "C", "ZippedLists": "D"}[
+            type(model).__name__
+        ]
+    ]
+    assert_matches_torch(
+        torch.jit.script(model), args, opset=opset, other_inputs=others, input_names=names, dynamic_axes=dynamic
+    )
+
+
+class RunTimeLists(torch.nn.Module):
+    """Item 4: torch.tensor of run-time lists, reverse(), l[-1] while growing, branchy appends."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        ints: list[int] = [0]
+        floats: list[float] = []
+        rows: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            ints.append(ints[-1] + int(x[i, 0] > 0))
+            floats.append(float(x[i].sum()))
+            if bool(x[i, 1] > 0):
+                rows.append(x[i] * 2)
+            else:
+                rows.append(torch.zeros(x.size(1)))
+        ints.reverse()
+        return torch.tensor(ints), torch.tensor(floats), torch.stack(rows), torch.tensor(ints[0])
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_run_time_lists(opset: int) -> None:
+    model = torch.jit.script(RunTimeLists())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(7, 3),)]
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET, model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+class UnbindDynamic(torch.nn.Module):
+    """Item 6: unbind(0) and iteration over a tensor whose first dim is dynamic."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        total = torch.zeros(x.size(1))
+        for row in x.unbind(0):
+            total = total + row * 2
+        biggest = torch.zeros(x.size(1))
+        for row in x:
+            biggest = torch.max(biggest, row)
+        return total, biggest
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_unbind_and_iteration_over_a_dynamic_dim(opset: int) -> None:
+    model = torch.jit.script(UnbindDynamic())
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(9, 3),)]
+    assert_matches_torch(model, (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic)
+
+
+class ReassignedLists(torch.nn.Module):
+    """Lists re-assigned (not appended to) in a loop with a run-time trip count: each item of
+    the fixed-length list is one loop-carried value, at every opset."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        counts: list[int] = [0, 0]
+        state: list[torch.Tensor] = [x[0], x[0] * 0]
+        for i in range(x.size(0)):
+            counts = [counts[0] + int(x[i, 0] > 0), counts[1] + 1]
+            state = [state[0] * 0.5 + x[i], state[1] + x[i]]
+        return torch.tensor(counts), state[0], state[1]
+
+
+class GrowingList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        items: list[int] = [0]
+        for i in range(x.size(0)):
+            items = items + [i]
+        return torch.tensor(items)
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_lists_re_assigned_in_a_run_time_loop(opset: int) -> None:
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(7, 3),)]
+    assert_matches_torch(
+        torch.jit.script(ReassignedLists()), (torch.randn(4, 3),), opset=opset, other_inputs=others, **dynamic
+    )
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+def test_a_list_growing_by_re_assignment_in_a_run_time_loop(opset: int) -> None:
+    """A re-assigned list whose length changes is carried as an ONNX sequence (opset 13)."""
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
+    others = [(torch.randn(1, 3),), (torch.randn(6, 3),)]
+    assert_matches_torch_from(
+        CONTROL_FLOW_SEQUENCE_OPSET,
+        torch.jit.script(GrowingList()),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=others,
+        **dynamic,
+    )
