@@ -1,13 +1,24 @@
-"""Result dtypes as torch computes them (issue #17): arithmetic whose dtype TorchScript's shape
-propagation records wrongly in scripted graphs (``int_tensor / 3`` recorded as int64), in-place
-arithmetic that torch computes in the promoted dtype and rounds once into the target
-(``half.add_(float32)``)."""
+"""Result dtypes as torch computes them: arithmetic whose dtype TorchScript's shape propagation
+records wrongly in scripted graphs (``int_tensor / 3`` recorded as int64), in-place arithmetic
+that torch computes in the promoted dtype and rounds once into the target
+(``half.add_(float32)``), and ops whose ONNX counterpart takes or returns other dtypes than
+torch's (relu of integers, reciprocal of integers, outer and binary_cross_entropy_with_logits
+of mixed dtypes, log_softmax's dtype=, prelu's single weight)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, export_to_bytes, run_model, run_reference
+import torch.nn.functional as F
+from cases import lowering_opsets
+from conftest import (
+    NEWEST,
+    Wrap,
+    assert_matches_torch,
+    export_to_bytes,
+    run_model,
+    run_reference,
+)
 
 OPSETS = [9, 10, 17, NEWEST]  # fmod lowers to Mod from 10
 
@@ -162,3 +173,48 @@ class _NumberArithmetic(torch.nn.Module):
 def test_scripted_arithmetic_on_python_numbers(opset: int) -> None:
     model = torch.jit.script(_NumberArithmetic())
     assert_matches_torch(model, (torch.randn(2, 3), 2.5, 3), opset=opset, other_inputs=[(torch.randn(2, 3), 0.1, 7)])
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::relu", helpers=True))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_relu_keeps_integer_dtype(opset: int, dtype: torch.dtype) -> None:
+    x = torch.tensor([-3, 0, 5], dtype=torch.int64).clamp(min=0 if dtype == torch.uint8 else -3).to(dtype)
+    assert_matches_torch(Wrap(torch.relu), (x,), opset=opset)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::reciprocal", helpers=True))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8])
+def test_reciprocal_of_integers_is_float(opset: int, dtype: torch.dtype) -> None:
+    assert_matches_torch(Wrap(torch.reciprocal), (torch.tensor([2, 4, 0], dtype=dtype),), opset=opset)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::outer", helpers=True))
+def test_outer_float_and_int64(opset: int) -> None:
+    a, b = torch.randn(3), torch.arange(4)
+    assert_matches_torch(Wrap(torch.outer), (a, b), opset=opset)
+    assert_matches_torch(Wrap(torch.outer), (b, a), opset=opset)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::binary_cross_entropy_with_logits", helpers=True))
+def test_bce_with_logits_int64_weights(opset: int) -> None:
+    def loss(x: torch.Tensor, t: torch.Tensor, w: torch.Tensor, pw: torch.Tensor) -> torch.Tensor:
+        return F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=pw)
+
+    args = (torch.randn(3), torch.rand(3), torch.tensor([1, 2, 3]), torch.tensor([2, 1, 1]))
+    assert_matches_torch(Wrap(loss), args, opset=opset)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::log_softmax", helpers=True))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_log_softmax_dtype(opset: int, dtype: torch.dtype) -> None:
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return F.log_softmax(x, 1, dtype=dtype)
+
+    assert_matches_torch(Wrap(fn), (torch.randn(2, 5),), opset=opset, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::prelu", helpers=True))
+@pytest.mark.parametrize("weight", [torch.tensor(0.25), torch.tensor([0.25])])
+def test_prelu_single_weight(opset: int, weight: torch.Tensor) -> None:
+    for x in (torch.randn(3), torch.randn(2, 3, 4, 5)):
+        assert_matches_torch(Wrap(F.prelu), (x, weight), opset=opset)

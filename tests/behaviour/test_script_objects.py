@@ -230,7 +230,5 @@ class PickBox(torch.nn.Module):
 
 
 def test_a_script_class_object_chosen_at_run_time_fails_by_name() -> None:
-    with pytest.raises(
-        exporter.ExporterError, match=r"prim::If .*test_script_objects.py:\d+.*ScriptObject\(.*Box\)"
-    ):
+    with pytest.raises(exporter.ExporterError, match=r"prim::If .*test_script_objects.py:\d+.*ScriptObject\(.*Box\)"):
         exporter.export(torch.jit.script(PickBox()), (torch.randn(3, 2),), io.BytesIO(), opset_version=17)

@@ -5,7 +5,6 @@ fork/wait, ``with torch.no_grad()`` blocks, frozen and inference-optimized modul
 inside scripted ones, and archives saved with torch.jit.save and loaded from files or bytes.
 """
 
-
 import io
 from typing import Final, NamedTuple, Optional
 

@@ -8,7 +8,6 @@ Each program is scripted, exported with dynamic batch and length axes and compar
 torch in onnxruntime on inputs of other lengths.
 """
 
-
 import math
 from typing import Final, Optional
 
