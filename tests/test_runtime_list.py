@@ -9,17 +9,18 @@ number of times, and on inputs that take other branches.
 from __future__ import annotations
 
 import io
-import math
 
 import onnx
 import pytest
 import torch
 from conftest import (
     CONTROL_FLOW_SEQUENCE_OPSET,
+    CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
     assert_matches_torch,
     assert_matches_torch_from,
     assert_outputs_match,
+    dynamic_inputs,
     run_model,
 )
 
@@ -467,27 +468,6 @@ class ConditionalRows(torch.nn.Module):
         return out
 
 
-class DtypeChecks(torch.nn.Module):
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        neg = -1e9
-        y = x.masked_fill(~mask, neg)
-        if x.dtype == torch.float16:
-            y = y.float()
-        z = torch.softmax(y, -1).type_as(x) * math.pi
-        assert z.size(0) == mask.size(0), f"batch mismatch {z.size(0)}"
-        return z
-
-
-class ChunksAndMaskedWrites(torch.nn.Module):
-    def forward(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        parts = torch.chunk(x, 3, dim=1)
-        picked = torch.gather(x, 1, index)
-        y = x.clone()
-        for i in range(x.size(0)):
-            y[i][y[i] < 0] = 0.0
-        return torch.cat([p.sum(1, keepdim=True) for p in parts], 1), picked + y.sum()
-
-
 class ZippedLists(torch.nn.Module):
     def forward(self, xs: torch.Tensor) -> torch.Tensor:
         a: list[torch.Tensor] = []
@@ -499,41 +479,6 @@ class ZippedLists(torch.nn.Module):
         for p, q in zip(a, b):
             s = s + p * q
         return s
-
-
-@pytest.mark.parametrize(
-    ("model", "args", "others", "dynamic"),
-    [
-        (ConditionalRows(), (torch.randn(4, 3),), [(torch.randn(6, 3),)], {"x": {0: "n"}}),
-        (
-            DtypeChecks(),
-            (torch.randn(2, 5), torch.rand(2, 5) > 0.3),
-            [(torch.randn(3, 7), torch.rand(3, 7) > 0.3)],
-            {"x": {0: "b", 1: "t"}, "mask": {0: "b", 1: "t"}},
-        ),
-        (
-            ChunksAndMaskedWrites(),
-            (torch.randn(2, 6), torch.tensor([[0, 5], [1, 1]])),
-            [(torch.randn(3, 6), torch.tensor([[2, 2], [0, 0], [5, 4]]))],
-            {"x": {0: "b"}, "index": {0: "b"}},
-        ),
-        (ZippedLists(), (torch.randn(4, 3),), [(torch.randn(1, 3),)], {"xs": {0: "n"}}),
-    ],
-    ids=["A", "B", "C", "D"],
-)
-@pytest.mark.parametrize("opset", (13, 17))
-def test_small_constructs(model: torch.nn.Module, args: tuple, others: list, dynamic: dict, opset: int) -> None:
-    """Conditional appends (a sequence from 13), enumerate/zip over run-time lists, dtype
-    checks and an f-string assert, chunks in a comprehension next to masked writes in a loop
-    (torch's shape propagation asserts on that graph: the input types alone are used)."""
-    names = {"A": ["x"], "B": ["x", "mask"], "C": ["x", "index"], "D": ["xs"]}[
-        {"ConditionalRows": "A", "DtypeChecks": "B", "ChunksAndMaskedWrites": "C", "ZippedLists": "D"}[
-            type(model).__name__
-        ]
-    ]
-    assert_matches_torch(
-        torch.jit.script(model), args, opset=opset, other_inputs=others, input_names=names, dynamic_axes=dynamic
-    )
 
 
 class RunTimeLists(torch.nn.Module):
@@ -627,4 +572,28 @@ def test_a_list_growing_by_re_assignment_in_a_run_time_loop(opset: int) -> None:
         opset=opset,
         other_inputs=others,
         **dynamic,
+    )
+
+
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
+def test_rows_appended_conditionally_then_enumerated(opset: int) -> None:
+    """Appends on a run-time condition make an ONNX sequence (carried by the Loop from 13),
+    enumerated afterwards."""
+    assert_matches_torch(
+        torch.jit.script(ConditionalRows()),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=[(torch.randn(6, 3),)],
+        **dynamic_inputs(x={0: "n"}),
+    )
+
+
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
+def test_run_time_lists_zipped(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(ZippedLists()),
+        (torch.randn(4, 3),),
+        opset=opset,
+        other_inputs=[(torch.randn(1, 3),)],
+        **dynamic_inputs(xs={0: "n"}),
     )

@@ -1,4 +1,12 @@
-"""In-place writes through views, indices and masks become functional ONNX."""
+"""In-place writes through views, indices and masks become functional ONNX (passes/
+remove_inplace.py writes them back into their base), with static and dynamic sizes.
+
+The write-back of a permute is the inverse permute (no sizes needed), a slice over a whole dim
+writes back as itself, and a view written twice is taken again from the written base, so the
+second write still reaches it: patterns from BEiT/Data2Vec's relative position index and
+DeBERTa's ``transpose_for_scores``. ``x.set_(y)`` makes later reads of x read y; outputs
+preallocated and written step by step in a loop (``outputs[t] = h``).
+"""
 
 from __future__ import annotations
 
@@ -7,18 +15,13 @@ import collections
 import pytest
 import torch
 from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSETS,
+    FEATURE_OPSETS,
     SEQUENCE_OPSETS,
+    Wrap,
     assert_matches_torch,
+    dynamic_inputs,
 )
-
-
-class Wrap(torch.nn.Module):
-    def __init__(self, fn) -> None:  # noqa: ANN001
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        return self.fn(*[a.clone() for a in args])
 
 
 def slice_write(y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -64,7 +67,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("opset", [9, 11, 13, 17, 20])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_view_writes(name: str, opset: int) -> None:
     fn, inputs = CASES[name]
@@ -177,4 +180,134 @@ def test_preallocated_outputs_written_in_a_loop(opset: int) -> None:
         opset=opset,
         other_inputs=others,
         **dynamic,
+    )
+
+
+# -- writes through permuted and transposed views -----------------------------------------------
+
+
+class RelativePositionIndex(torch.nn.Module):
+    """BEiT's generate_relative_position_index on the input's trailing (h, w) dims."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, w = x.shape[-2], x.shape[-1]
+        coords = torch.stack(torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij"))
+        coords_flatten = torch.flatten(coords, 1)
+        relative_coords = coords_flatten[:, :, None] - coords_flatten[:, None, :]
+        relative_coords = relative_coords.permute(1, 2, 0).contiguous()
+        relative_coords[:, :, 0] += h - 1
+        relative_coords[:, :, 1] += w - 1
+        relative_coords[:, :, 0] *= 2 * w - 1
+        index = torch.zeros(size=(w * h + 1,) * 2, dtype=torch.int64)
+        index[1:, 1:] = relative_coords.sum(-1)
+        index[0, 0:] = 7
+        index[0:, 0] = 8
+        index[0, 0] = 9
+        return index + x.sum().long()
+
+
+class TransposeForScores(torch.nn.Module):
+    """DeBERTa-style: view into heads, permute, then write in place through the permuted view."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x.clone()
+        new_shape = x.size()[:-1] + (2, x.size(-1) // 2)
+        y = x.view(new_shape).permute(0, 2, 1, 3)
+        y.mul_(2)
+        y[:, 0] += 1
+        return y, x
+
+
+class TransposeTwice(torch.nn.Module):
+    """One transposed view written twice: the second write goes through a select of it."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        z = y.transpose(0, 1)
+        z.add_(1)
+        z[0] += 3
+        return y * z.sum()
+
+
+class WriteIntoTransposedRow(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.t()[0] = 5.0
+        y.t()[1].mul_(3)
+        return y
+
+
+class SliceOfPermute(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        y.permute(2, 0, 1)[1:, :, :2].add_(10)
+        return y
+
+
+class PermuteOfSlice(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.clone()
+        p = y[:, 1:].permute(1, 2, 0)
+        p[0] -= 4
+        p.mul_(2)
+        return y + p.sum()
+
+
+class ContiguousCopies(torch.nn.Module):
+    """contiguous() of a transposed view copies: writes into the copy leave the base alone."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = x.clone()
+        c = y.t().contiguous()
+        c.add_(1)
+        return y, c
+
+
+PERMUTED_VIEW_CASES = {
+    "relative_position_index": (RelativePositionIndex(), torch.randn(1, 3, 4), torch.randn(1, 5, 2), {1: "h", 2: "w"}),
+    "transpose_for_scores": (TransposeForScores(), torch.randn(2, 3, 8), torch.randn(3, 5, 8), {0: "b", 1: "s"}),
+    "transpose_twice": (TransposeTwice(), torch.randn(3, 4), torch.randn(5, 2), {0: "a", 1: "b"}),
+    "transposed_row": (WriteIntoTransposedRow(), torch.randn(3, 4), torch.randn(5, 2), {0: "a", 1: "b"}),
+    "slice_of_permute": (SliceOfPermute(), torch.randn(2, 3, 4), torch.randn(3, 5, 4), {0: "a", 1: "b"}),
+    "permute_of_slice": (PermuteOfSlice(), torch.randn(2, 3, 4), torch.randn(3, 5, 6), {0: "a", 1: "b", 2: "c"}),
+    "contiguous_copies": (ContiguousCopies(), torch.randn(3, 4), torch.randn(5, 2), {0: "a", 1: "b"}),
+}
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+@pytest.mark.parametrize("name", list(PERMUTED_VIEW_CASES))
+def test_write_through_permuted_view_static(name: str, opset: int) -> None:
+    model, x, _, _ = PERMUTED_VIEW_CASES[name]
+    assert_matches_torch(model, (x,), opset=opset)
+
+
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
+@pytest.mark.parametrize("name", list(PERMUTED_VIEW_CASES))
+def test_write_through_permuted_view_dynamic(name: str, opset: int) -> None:
+    """At opset 9 too: slice writes into a dim known only at run time keep the untouched parts
+    with constant-bound slices (Slice-1 takes no run-time bounds)."""
+    model, x, other, axes = PERMUTED_VIEW_CASES[name]
+    assert_matches_torch(model, (x,), opset=opset, other_inputs=[(other,)], input_names=["x"], dynamic_axes={"x": axes})
+
+
+class ChunksAndMaskedWrites(torch.nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = torch.chunk(x, 3, dim=1)
+        picked = torch.gather(x, 1, index)
+        y = x.clone()
+        for i in range(x.size(0)):
+            y[i][y[i] < 0] = 0.0
+        return torch.cat([p.sum(1, keepdim=True) for p in parts], 1), picked + y.sum()
+
+
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
+def test_masked_writes_in_a_loop_next_to_chunks(opset: int) -> None:
+    """Chunks in a comprehension next to masked writes in a loop: torch's shape propagation
+    asserts on that graph, so the input types alone are used."""
+    assert_matches_torch(
+        torch.jit.script(ChunksAndMaskedWrites()),
+        (torch.randn(2, 6), torch.tensor([[0, 5], [1, 1]])),
+        opset=opset,
+        other_inputs=[(torch.randn(3, 6), torch.tensor([[2, 2], [0, 0], [5, 4]]))],
+        **dynamic_inputs(x={0: "b"}, index={0: "b"}),
     )

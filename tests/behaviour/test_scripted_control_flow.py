@@ -12,12 +12,14 @@ paths (another branch, another trip count).
 from __future__ import annotations
 
 import io
+import math
 from typing import Optional
 
 import pytest
 import torch
 from cases import graph_kinds, opsets_for_kinds
 from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
     SEQUENCE_OPSETS,
     assert_matches_torch,
@@ -334,3 +336,27 @@ def test_jit_saved_archive_keeps_its_control_flow(tmp_path) -> None:  # noqa: AN
     torch.jit.save(torch.jit.script(MutationInBlocks()), str(path))
     loaded = torch.jit.load(str(path))
     assert_matches_torch(loaded, (torch.randn(4, 3).abs(),), opset=17, other_inputs=[(-torch.randn(4, 3).abs(),)])
+
+
+class DtypeChecks(torch.nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        neg = -1e9
+        y = x.masked_fill(~mask, neg)
+        if x.dtype == torch.float16:
+            y = y.float()
+        z = torch.softmax(y, -1).type_as(x) * math.pi
+        assert z.size(0) == mask.size(0), f"batch mismatch {z.size(0)}"
+        return z
+
+
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
+def test_dtype_checks_and_an_fstring_assert(opset: int) -> None:
+    """``x.dtype == torch.float16`` is decided at export time; the assert's f-string message is
+    never built (ONNX cannot raise)."""
+    assert_matches_torch(
+        torch.jit.script(DtypeChecks()),
+        (torch.randn(2, 5), torch.rand(2, 5) > 0.3),
+        opset=opset,
+        other_inputs=[(torch.randn(3, 7), torch.rand(3, 7) > 0.3)],
+        **dynamic_inputs(x={0: "b", 1: "t"}, mask={0: "b", 1: "t"}),
+    )
