@@ -1,4 +1,4 @@
-"""The emitter's op-independent rules, and the op knowledge moved out of it (issue #13)."""
+"""The emitter's op-independent rules, and the op knowledge that left it for the registry's op facts."""
 
 from __future__ import annotations
 

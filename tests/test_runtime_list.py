@@ -482,7 +482,7 @@ class ZippedLists(torch.nn.Module):
 
 
 class RunTimeLists(torch.nn.Module):
-    """Item 4: torch.tensor of run-time lists, reverse(), l[-1] while growing, branchy appends."""
+    """torch.tensor of run-time lists, reverse(), l[-1] while growing, branchy appends."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         ints: list[int] = [0]
@@ -510,7 +510,7 @@ def test_run_time_lists(opset: int) -> None:
 
 
 class UnbindDynamic(torch.nn.Module):
-    """Item 6: unbind(0) and iteration over a tensor whose first dim is dynamic."""
+    """unbind(0) and iteration over a tensor whose first dim is dynamic."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         total = torch.zeros(x.size(1))

@@ -1,4 +1,4 @@
-"""Attention masks with fully masked query rows (issue #15 item 1).
+"""Attention masks with fully masked query rows.
 
 torch 2.13's scaled_dot_product_attention returns 0 for a query row that can see no key (its
 _safe_softmax zeroes rows whose scores are all -inf): a bool row of False, an additive row of

@@ -2,8 +2,8 @@
 
 onnxruntime matches fixed node shapes (GeluFusion wants Div by sqrt(2), LayerNormFusion and
 SimplifiedLayerNormFusion want Pow(x, 2), ...). An equivalent lowering of another shape exports
-correctly but runs as four to eight separate kernels where torch's exporter's output runs one
-(issue #8). These tests read the graph onnxruntime actually runs (``optimized_model_filepath``),
+correctly but runs as four to eight separate kernels where torch's exporter's output runs one.
+These tests read the graph onnxruntime actually runs (``optimized_model_filepath``),
 so a change of node form or order that breaks a fusion fails.
 """
 

@@ -1,7 +1,7 @@
 """Reliability: random op chains, failures that leave no trace, unchanged models, big files.
 
 The property test runs a bounded number of examples in CI; for a long run:
-    HYPOTHESIS_PROFILE=long bash scripts/test.sh tests/test_reliability.py
+    HYPOTHESIS_PROFILE=long bash scripts/test.sh tests/behaviour/test_reliability.py
 """
 
 from __future__ import annotations

@@ -296,7 +296,7 @@ def test_assertions_and_raises(opset: int) -> None:
 
 
 class MixedTupleBranches(torch.nn.Module):
-    """Item 3: a tuple of mixed dtypes returned from if/else."""
+    """a tuple of mixed dtypes returned from if/else."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if bool(x.sum() > 0):
@@ -307,7 +307,7 @@ class MixedTupleBranches(torch.nn.Module):
 
 
 class ReturnInsideLoop(torch.nn.Module):
-    """Item 3: ``return`` inside a loop (loop-carried flags, prim::Uninitialized)."""
+    """``return`` inside a loop (loop-carried flags, prim::Uninitialized)."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         for i in range(x.size(0)):

@@ -88,7 +88,7 @@ def test_python_number_arithmetic(opset: int) -> None:
 
 
 class ScalarsFromTensors(torch.nn.Module):
-    """Item 1: int()/float()/.item() read inside a loop, used as index, bound and arithmetic."""
+    """int()/float()/.item() read inside a loop, used as index, bound and arithmetic."""
 
     def forward(self, x: torch.Tensor, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         total = torch.zeros(x.size(1))
@@ -113,7 +113,7 @@ def test_scalars_read_from_tensors_in_loops(opset: int) -> None:
 
 
 class MixedNumbers(torch.nn.Module):
-    """Item 2: a Python float chosen at run time times a float32 tensor stays float32."""
+    """a Python float chosen at run time times a float32 tensor stays float32."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.size(0)
@@ -133,7 +133,7 @@ def test_python_float_times_float32_tensor(opset: int) -> None:
 
 
 class FloatAccumulator(torch.nn.Module):
-    """Item 7: a Python float accumulator initialised 0.0 and updated from tensors in a loop."""
+    """a Python float accumulator initialised 0.0 and updated from tensors in a loop."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         acc = 0.0

@@ -1,4 +1,4 @@
-"""A scripted model's list arguments are ONNX sequence inputs, as in torch's exporter (issue #17).
+"""A scripted model's list arguments are ONNX sequence inputs, as in torch's exporter.
 
 torch's TorchScript exporter declares a scripted ``List[int]``/``List[float]``/``List[bool]``
 argument as one ``seq(tensor)`` input and its suite feeds the list as one Python list

@@ -1,7 +1,8 @@
-"""Interface compatibility with torch.onnx.export(dynamo=False) (issue #17 item 2): unknown
-dynamic_axes keys warn, Python numbers in ``args`` (also inside positional tuples, lists and dicts)
-become 0-d graph inputs, unused inputs are
-dropped as torch drops them, scripted models take tuples and lists of tensors and None/bool/int arguments."""
+"""Interface compatibility with torch.onnx.export(dynamo=False): unknown dynamic_axes keys warn,
+Python numbers in ``args`` (also inside positional tuples, lists and dicts) become 0-d graph
+inputs, unused inputs are dropped as torch drops them (and kept where torch keeps them), scripted
+models take tuples and lists of tensors and None/bool/int arguments, and a scripted model's None
+results are empty optional outputs from opset 15, as torch's exporter writes them."""
 
 from __future__ import annotations
 
