@@ -41,7 +41,7 @@ What is left, each restored also on failure:
   (exporter/__init__.py): 0.2-0.35 s less CPU per import (0.24 s against 0.45-0.6 s here),
   removed right after, also on failure; another thread importing sympy meanwhile gets a
   stand-in that imports the real module on first use. Off: import sympy (or onnx_ir) first.
-  Tests: tests/test_import_cost.py.
+  Tests: tests/behaviour/test_import_cost.py.
 - Imports on first use (symbolic families, onnx_ir's passes, torch's Python meta kernels on
   the first meta trace): ordinary imports, kept, under Python's import lock. Off for the meta
   kernels: ``EXPORTER_META_TRACE=real``.

@@ -2,8 +2,8 @@
 
 bench/first_export.py measures the cost; these tests pin down the causes: importing the
 package neither imports onnxruntime nor executes sympy (which onnx_ir imports for symbolic
-dimensions), an export at an opset every known onnxruntime runs does not load onnxruntime,
-and the table that replaces the onnxruntime probe agrees with the probe.
+dimensions), and an export at an opset every known onnxruntime runs does not load onnxruntime
+(tests/test_opsets.py checks the table that replaces the onnxruntime probe).
 """
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-
-import pytest
-
-from exporter import opsets
 
 _HEAVY = ("onnxruntime", "sympy.core", "onnx_ir._symbolic_shapes", "onnx.reference")
 
@@ -52,23 +48,3 @@ def test_symbolic_dimensions_still_work_after_deferring_sympy():
     code = "import exporter, onnx_ir as ir\ndim = ir.SymbolicDim('N + 1')\nassert str(dim + 1) == 'N + 2', dim + 1\n"
     loaded = _loaded_after(code)
     assert loaded["sympy.core"]  # imported on first use, not at import
-
-
-def test_known_opset_table_agrees_with_probe():
-    version = opsets._onnxruntime_version()
-    if version not in opsets.KNOWN_MAX_OPSETS:
-        pytest.skip(f"onnxruntime {version} is not in the table (it is probed)")
-    import onnx
-
-    expected = min(onnx.defs.onnx_opset_version(), opsets.KNOWN_MAX_OPSETS[version])
-    assert opsets.probe_max_opset() == expected
-    assert opsets.max_opset() == expected
-
-
-def test_check_opset_matches_max_opset():
-    newest = opsets.max_opset()
-    for opset in range(opsets.MIN_OPSET, newest + 1):
-        assert opsets.check_opset(opset) == opset
-    for opset in (opsets.MIN_OPSET - 1, newest + 1):
-        with pytest.raises(ValueError, match="is not supported"):
-            opsets.check_opset(opset)
