@@ -14,17 +14,17 @@ import io
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, export_to_bytes, run_model
+from cases import lowering_opsets
+from conftest import assert_matches_torch, export_to_bytes, run_model
 
 import exporter
 from exporter.capture.inputs import flatten_inputs
-from exporter.registry import REGISTRY
 from exporter.tensors import quantized_input_parts, quantized_output_parts
 
 pytestmark = [pytest.mark.filterwarnings("ignore:.*quantize.*deprecated:UserWarning")]
 
 # where the quantized layers' lowering changes (their registrations: 10, 11, 13), and the newest
-OPSETS = sorted({*REGISTRY.builtin_opsets("quantized::linear"), NEWEST})
+OPSETS = lowering_opsets("quantized::linear", min_opset=10)
 
 
 @pytest.fixture(autouse=True)
