@@ -415,3 +415,12 @@ def test_a_custom_symbolic_declares_fold_false() -> None:
     finally:
         exporter.unregister_custom_op_symbolic("aten::add", 9)
     assert seen == [True]
+
+
+@pytest.mark.parametrize("name", ["aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"])
+def test_dropout_is_registered_as_never_folded(name: str) -> None:
+    assert not REGISTRY.facts(name).fold
+
+
+def test_ordinary_ops_are_foldable() -> None:
+    assert REGISTRY.facts("aten::add").fold
