@@ -125,7 +125,7 @@ def _scripted_params() -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize(("name", "opset"), _scripted_params())
-def test_scripted(name: str, opset: int) -> None:
+def test_branches_and_loops_match_torch_on_each_path(name: str, opset: int) -> None:
     cls, examples = SCRIPTED_CASES[name]
     assert_matches_torch(torch.jit.script(cls()), examples[0], opset=opset, other_inputs=examples[1:])
 
