@@ -538,7 +538,7 @@ def _is_default(arg: torch._C.Argument, obj: Any) -> bool:
         obj = obj.item()
     try:
         return bool(obj == default)
-    except Exception:  # noqa: BLE001
+    except (RuntimeError, TypeError, ValueError):  # no truth value (a multi-element tensor): not the default
         return False
 
 

@@ -43,6 +43,7 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
+from exporter.errors import ExporterError
 from exporter.op_facts import OpFacts, SequenceRead
 from exporter.registry import Registry
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
@@ -323,5 +324,5 @@ class TorchRunTimeValues:
 def _safe_lookup(lookup: Callable[[torch._C.Value], Any], ts_value: torch._C.Value) -> Any:
     try:
         return lookup(ts_value)
-    except Exception:  # noqa: BLE001 - a value of a branch not emitted has no object
+    except ExporterError:  # a value of a branch not emitted has no object (the emitter's lookup says so)
         return None

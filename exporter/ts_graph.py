@@ -150,7 +150,7 @@ def _own_location(node: torch._C.Node) -> str:
     """:func:`source_location` of ``node``'s own source range ("" when it has none)."""
     try:
         text = node.sourceRange()
-    except Exception:  # noqa: BLE001 - some nodes have no range
+    except RuntimeError:  # some nodes have no range (torch's C++ error)
         return ""
     frames = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not frames:
@@ -227,7 +227,7 @@ def library_line(node: torch._C.Node) -> tuple[str, str] | None:
     inlined into the user's forward), else None."""
     try:
         text = node.sourceRange()
-    except Exception:  # noqa: BLE001 - some nodes have no range
+    except RuntimeError:  # some nodes have no range (torch's C++ error)
         return None
     scripted = _SCRIPTED_FRAME.search(text)
     if scripted is None or not _inside_torch(scripted.group("path")):
@@ -321,7 +321,7 @@ def static_loop_iterations(
                 raise _NotStatic
             try:
                 result = getattr(packet, schema.overload_name or "default")(*args)
-            except Exception as error:  # noqa: BLE001 - not computable here: the loop stays a Loop
+            except (RuntimeError, TypeError, ValueError, ArithmeticError, IndexError) as error:  # the loop stays a Loop
                 raise _NotStatic from error
             if not isinstance(result, (bool, int, float)):
                 raise _NotStatic

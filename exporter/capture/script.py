@@ -192,8 +192,8 @@ def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
     try:
         with torch.no_grad():
             model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
-    except Exception as error:
-        raise ModelRaisedError(f"the model raised on the example inputs: {_short(error)}") from error
+    except Exception as error:  # noqa: BLE001 - whatever the model raises is reported as the model's error
+        raise ModelRaisedError(f"the model raised on the example inputs: {_script_error_message(error)}") from error
 
 
 def _propagate_shapes(
@@ -250,7 +250,7 @@ def _propagates(graph: torch._C.Graph) -> bool:
     return True
 
 
-def _short(error: BaseException) -> str:
+def _script_error_message(error: BaseException) -> str:
     """A TorchScript error without its embedded interpreter traceback: the last line says it."""
     text = str(error)
     if "Traceback of TorchScript" in text:
