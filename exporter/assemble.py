@@ -245,7 +245,7 @@ def _sequence_input(
     builder: GraphBuilder, name: str, ts_value: torch._C.Value, items: list[torch.Tensor]
 ) -> RuntimeList:
     """A scripted model's list argument as one ``seq(tensor)`` graph input, the interface torch's
-    exporter gives it (capture.sequence_arguments): a list of numbers is a sequence of 0-d
+    exporter gives it (capture.inputs.sequence_arguments): a list of numbers is a sequence of 0-d
     tensors, a list of tensors a sequence of tensors of the example items' dtype and rank (any
     shape and count at run time). Sequences exist from opset 11; below it the export is refused,
     naming what works, rather than writing the model torch's exporter writes there (a sequence

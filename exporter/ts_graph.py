@@ -35,6 +35,8 @@ __all__ = [
     "ASSUMED_ORDER",
     "function_calls",
     "function_bodies",
+    "PACKAGE_DIR",
+    "is_tensor_list_type",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -49,7 +51,8 @@ FUNCTION_BODY = "Subgraph"
 # recorded results in the order forward computed them (the trace does not say which is which).
 ASSUMED_ORDER = "exporter_assumed_order"
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+# This package's own directory: its frames and source ranges are never the user's line.
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @functools.lru_cache(maxsize=4096)
@@ -219,7 +222,7 @@ def _located(locate: Callable[[torch._C.Node, torch._C.Graph], str], graph: torc
 def _inside_torch(path: str) -> bool:
     """Code of torch itself (or of this package): never the line a user wants named."""
     normalized = path.replace("\\", "/")
-    return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+    return "/torch/" in normalized or normalized.startswith(("<", PACKAGE_DIR.replace("\\", "/")))
 
 
 def library_line(node: torch._C.Node) -> tuple[str, str] | None:
@@ -350,3 +353,8 @@ def static_loop_iterations(
             return iteration + 1
         state = following
     return None
+
+
+def is_tensor_list_type(ts_type: torch._C.JitType) -> bool:
+    """Whether a TorchScript type is ``List[Tensor]``."""
+    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)

@@ -17,7 +17,7 @@ import torch
 
 import exporter
 from exporter import runtime_list
-from exporter.capture.inputs import flatten, flatten_inputs, split_args, wrap_numbers
+from exporter.capture.inputs import flatten_inputs, named_tensors, split_args, wrap_numbers
 from exporter.graph_context import OPTIONAL_OPSET
 from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
@@ -118,8 +118,8 @@ def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 
     a Python number is its 0-d tensor (int64, float64, bool), as a scripted model's graph returns it."""
     # a Python number a scripted model returns is a 0-d output, as torch's exporter writes it
     expected = wrap_numbers((expected,))[0]
-    expected_flat = [part for t in flatten(expected, "out")[0] for part in quantized_output_parts(t)]
-    # an empty ONNX optional (None) matches torch's None, which flatten leaves out
+    expected_flat = [part for t in named_tensors(expected, "out")[0] for part in quantized_output_parts(t)]
+    # an empty ONNX optional (None) matches torch's None, which named_tensors leaves out
     actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]
     assert len(actual_flat) == len(expected_flat), f"{len(actual_flat)} outputs, torch returns {len(expected_flat)}"
     for index, (want, got) in enumerate(zip(expected_flat, actual_flat)):

@@ -16,7 +16,7 @@ and :mod:`.equal_weights` (the weight comparisons cleanup's deduplication reads)
 Process-wide effects
 --------------------
 An export changes nothing another thread of the user's can see, during it or after it
-(tests/test_isolation.py runs inference beside exports, meta and real, and checks the module
+(tests/behaviour/test_isolation.py runs inference beside exports, meta and real, and checks the module
 afterwards). What a trace used to set for every thread is now scoped to the tracing thread:
 meta kernels in a dispatch mode (:class:`.fast_meta.MetaKernels`, in place of
 ``torch.library`` registrations; meta capture of BERT 1x16 and encoder12 within 3 % of them),

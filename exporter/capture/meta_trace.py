@@ -115,7 +115,7 @@ def meta_trace(
 
 
 # Ops whose meta kernel gives other outputs than the CPU kernel, so the traced types (or the
-# forward's results) would differ. Found by tests/test_meta_capture.py, which exports every
+# forward's results) would differ. Found by tests/capture/test_meta_trace.py, which exports every
 # op-table case both ways and compares the bytes.
 _DIVERGING_KERNELS = {
     "aten::native_layer_norm": "float32 mean and rstd for half inputs, where the CPU kernel gives half",
