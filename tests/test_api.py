@@ -12,7 +12,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, export_to_bytes, run_model
+from conftest import MIN_OPSET, NEWEST, assert_matches_torch, export_to_bytes, run_model
 
 import exporter
 from exporter import serialization
@@ -82,10 +82,10 @@ def test_path_like_and_file_object(tmp_path) -> None:
     assert onnx.load_from_string(buffer.getvalue()).graph.node
 
 
-@pytest.mark.parametrize("opset", [8, 0, NEWEST + 1])
-def test_opset_out_of_range_is_a_clear_value_error(opset: int) -> None:
-    with pytest.raises(ValueError, match=f"opset_version={opset} is not supported.*9 to {NEWEST}"):
-        exporter.export(TwoInputs(), (torch.randn(2, 4),), io.BytesIO(), opset_version=opset)
+@pytest.mark.parametrize("out_of_range", [MIN_OPSET - 1, 0, NEWEST + 1])
+def test_opset_out_of_range_is_a_clear_value_error(out_of_range: int) -> None:
+    with pytest.raises(ValueError, match=f"opset_version={out_of_range} is not supported.*9 to {NEWEST}"):
+        exporter.export(TwoInputs(), (torch.randn(2, 4),), io.BytesIO(), opset_version=out_of_range)
 
 
 def test_every_opset_from_9_to_newest_is_accepted() -> None:

@@ -10,6 +10,7 @@ import io
 import onnx
 import pytest
 import torch
+from cases import lowering_opsets
 from conftest import assert_matches_torch, assert_outputs_match, run_model
 
 import exporter
@@ -175,7 +176,7 @@ def test_cancelled_comparisons_answer_nothing() -> None:
     assert equal_weights.equal(first, first.clone()) is None
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::batch_norm", "aten::_convolution"))
 def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3),

@@ -25,6 +25,6 @@ def test_check_opset_matches_max_opset():
     newest = opsets.max_opset()
     for opset in range(opsets.MIN_OPSET, newest + 1):
         assert opsets.check_opset(opset) == opset
-    for opset in (opsets.MIN_OPSET - 1, newest + 1):
+    for out_of_range in (opsets.MIN_OPSET - 1, newest + 1):
         with pytest.raises(ValueError, match="is not supported"):
-            opsets.check_opset(opset)
+            opsets.check_opset(out_of_range)

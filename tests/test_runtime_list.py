@@ -17,10 +17,12 @@ from conftest import (
     CONTROL_FLOW_SEQUENCE_OPSET,
     CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
+    SEQUENCE_OPSETS,
     assert_matches_torch,
     assert_matches_torch_from,
     assert_outputs_match,
     dynamic_inputs,
+    opsets_below,
     run_model,
 )
 
@@ -101,20 +103,20 @@ class WhileAppend(torch.nn.Module):
         return torch.stack(steps).sum(0)
 
 
-@pytest.mark.parametrize("opset", [9, 11, 13, 17])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 @pytest.mark.parametrize("cls", [AppendThenStack, AppendThenCat, AppendThenIndex])
 def test_append_once_per_iteration(cls: type, opset: int) -> None:
     model = _check(torch.jit.script(cls()), _rows(4, 2, 7), opset)
     assert "Loop" in _op_types(model)
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_stacked_loop_uses_a_scan_output_not_sequences(opset: int) -> None:
     model = _check(torch.jit.script(AppendThenStack()), _rows(4, 1), opset)
     assert not {op for op in _op_types(model) if op.startswith(("Sequence", "ConcatFromSequence"))}
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_while_loop_appending(opset: int) -> None:
     model = torch.jit.script(WhileAppend())
     inputs = [torch.ones(2, 3), torch.full((2, 3), 0.1), torch.full((2, 3), 7.0)]
@@ -200,7 +202,7 @@ SEQUENCE_CASES = {
 }
 
 
-@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 @pytest.mark.parametrize("name", sorted(SEQUENCE_CASES))
 def test_loop_carried_sequences(name: str, opset: int) -> None:
     cls, inputs = SEQUENCE_CASES[name]
@@ -208,14 +210,14 @@ def test_loop_carried_sequences(name: str, opset: int) -> None:
     assert "Loop" in _op_types(model)
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_append_in_branch_on_a_run_time_condition(opset: int) -> None:
     model = torch.jit.script(AppendInRuntimeBranch())
     onnx_model = _check(model, [torch.ones(2, 3), -torch.ones(2, 3)], opset)
     assert "If" in _op_types(onnx_model)
 
 
-@pytest.mark.parametrize("opset", [9, 11, 12])
+@pytest.mark.parametrize("opset", opsets_below(CONTROL_FLOW_SEQUENCE_OPSET))
 @pytest.mark.parametrize("cls", [ConditionalAppend, ReadsWhileBuilding])
 def test_loop_carried_list_below_opset_13_names_the_opset_and_line(cls: type, opset: int) -> None:
     with pytest.raises(
@@ -246,7 +248,7 @@ class GrowingItemsReadTwice(torch.nn.Module):
         return torch.cat(pieces), torch.cat(pieces, 0).sum(0)
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 12, 13])
+@pytest.mark.parametrize("opset", sorted({*opsets_below(CONTROL_FLOW_SEQUENCE_OPSET), CONTROL_FLOW_SEQUENCE_OPSET}))
 @pytest.mark.parametrize("cls", [VariableLengthItems, GrowingItemsOnNegativeDim, GrowingItemsReadTwice])
 def test_items_of_different_sizes_read_only_by_cat(cls: type, opset: int) -> None:
     """A scan output stacks items of one shape, so below opset 13 (no loop-carried sequences) a
@@ -269,7 +271,7 @@ class LocalListInBody(torch.nn.Module):
         return total
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_list_local_to_the_body_stays_an_export_time_list(opset: int) -> None:
     model = _check(torch.jit.script(LocalListInBody()), _rows(4, 2, 5), opset)
     assert not {op for op in _op_types(model) if "Sequence" in op}
@@ -312,7 +314,7 @@ class ReverseTensors(torch.nn.Module):
         return torch.cat(rows), rows[0], rows[-1]
 
 
-@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_reverse_a_list_of_tensors(opset: int) -> None:
     model = torch.jit.script(ReverseTensors())
     assert "Loop" in _op_types(_check(model, _rows(4, 1, 6), opset))
@@ -347,12 +349,12 @@ class TensorOfBranchyRows(torch.nn.Module):
         return torch.tensor(rows), torch.tensor(first) * 2
 
 
-@pytest.mark.parametrize("opset", [9, 11, 13, 17, 20])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_tensor_of_a_run_time_list_of_lists(opset: int) -> None:
     _check(torch.jit.script(TensorOfRows()), _rows(4, 1, 7), opset)
 
 
-@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_tensor_of_run_time_rows_appended_in_branches(opset: int) -> None:
     _check(torch.jit.script(TensorOfBranchyRows()), _rows(4, 1, 7), opset)
 
@@ -391,7 +393,7 @@ class ListItemAssignedAtRunTimeIndex(torch.nn.Module):
         return torch.stack(rows), rows[1]
 
 
-@pytest.mark.parametrize("opset", [13, 17, 20])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_lists_returned_by_branches(opset: int) -> None:
     inputs = [torch.randn(4, 3) + 3, torch.randn(4, 3) - 3, torch.tensor([[1.0, 2.0, 3.0]]), -torch.ones(2, 3)]
     _check(torch.jit.script(ListFromBranches()), inputs, opset)
@@ -402,7 +404,7 @@ def test_lists_returned_by_branches_below_13_name_the_opset() -> None:
         _export(torch.jit.script(ListFromBranches()), torch.randn(4, 3), 11)
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17, 20])
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_list_item_assigned_at_a_run_time_index(opset: int) -> None:
     inputs = [torch.randn(3, 3) + 3, torch.randn(5, 3) - 3]
     _check(torch.jit.script(ListItemAssignedAtRunTimeIndex()), inputs, opset)
@@ -420,7 +422,7 @@ class OnlyEmptyLists(torch.nn.Module):
         return res, other
 
 
-@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_a_model_returning_only_empty_lists_has_empty_sequence_outputs(opset: int) -> None:
     """With a static trip count both lists are empty Python lists at export time; a graph
     needs an output, so each is an empty sequence (onnxruntime reads back an empty list)."""

@@ -23,14 +23,15 @@ import hypothesis.strategies as st
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import NEWEST, Wrap, assert_matches_torch, import_transformers
+from cases import lowering_opsets
+from conftest import DEFAULT_OPSET, Wrap, assert_matches_torch, import_transformers
 
 hypothesis.settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
 hypothesis.settings.register_profile("long", max_examples=3000, deadline=None)
 hypothesis.settings.register_profile("medium", max_examples=400, deadline=None)
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-OPSETS = sorted({9, 11, 17, 23, NEWEST})
+OPSETS = sorted({*lowering_opsets("aten::scaled_dot_product_attention"), DEFAULT_OPSET})
 FMIN = torch.finfo(torch.float32).min
 
 
@@ -168,7 +169,9 @@ def test_fully_masked_rows_in_onnxruntime_attention_kernel(opset: int) -> None:
     assert ("Attention" in ops) == (opset >= 23)
 
 
-@pytest.mark.parametrize("opset", [17, 23, NEWEST])
+@pytest.mark.parametrize(
+    "opset", sorted({DEFAULT_OPSET, *lowering_opsets("aten::scaled_dot_product_attention", min_opset=DEFAULT_OPSET)})
+)
 @pytest.mark.parametrize("additive", [False, True])
 def test_padding_mask_dynamic_lengths(opset: int, additive: bool) -> None:
     """A [B, 1, 1, S] padding mask with batch and lengths known only at run time."""
@@ -286,7 +289,9 @@ def _left_padded_batch(vocab: int = 64) -> tuple[torch.Tensor, torch.Tensor, tor
     return ids, attention_mask, position_ids
 
 
-@pytest.mark.parametrize("opset", [17, 23])
+@pytest.mark.parametrize(
+    "opset", sorted({DEFAULT_OPSET, *lowering_opsets("aten::scaled_dot_product_attention", min_opset=DEFAULT_OPSET)})
+)
 def test_llama_style_decoder_left_padded(opset: int) -> None:
     model = TinyDecoder().eval()
     args = _left_padded_batch()
@@ -295,7 +300,9 @@ def test_llama_style_decoder_left_padded(opset: int) -> None:
     assert_matches_torch(model, args, opset=opset, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [17, NEWEST])
+@pytest.mark.parametrize(
+    "opset", sorted({DEFAULT_OPSET, *lowering_opsets("aten::scaled_dot_product_attention", min_opset=DEFAULT_OPSET)})
+)
 def test_transformers_llama_left_padded(opset: int) -> None:
     transformers = import_transformers()
     config = transformers.LlamaConfig(

@@ -8,16 +8,9 @@ import copy
 
 import pytest
 import torch
-from conftest import (
-    NEWEST,
-    SEQUENCE_OPSETS,
-    assert_matches_torch,
-    dynamic_inputs,
-)
+from conftest import CONTROL_FLOW_SEQUENCE_OPSETS, SEQUENCE_OPSETS, assert_matches_torch, dynamic_inputs
 
 from exporter.capture.lowering import lower_script_module
-
-OPSETS = [13, 17, NEWEST]
 
 
 class Counter(torch.nn.Module):
@@ -141,37 +134,37 @@ def _check(module: torch.nn.Module, args: tuple, opset: int) -> None:
     assert onnx_model is not None
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_counter(opset: int) -> None:
     _check(Counter(), (torch.randn(2, 3),), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_word_language_model_hidden_state(opset: int) -> None:
     _check(WordLanguageModel().eval(), (torch.randint(0, 20, (5, 2)),), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_lstm_tuple_hidden_state(opset: int) -> None:
     _check(LSTMHidden(), (torch.randn(3, 2, 4),), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_submodule_attributes_in_module_list(opset: int) -> None:
     _check(Steps(), (torch.randn(3, 4),), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_conv_weight_replaced(opset: int) -> None:
     _check(ConvWeightReplaced(), (torch.randn(1, 2, 6, 6),), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_attribute_updated_in_loop(opset: int) -> None:
     _check(BiasInLoop(), (torch.randn(4), 5), opset)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_attribute_written_in_if(opset: int, sign: float) -> None:
     _check(WrittenInIf(), (torch.rand(4) * sign, 3), opset)
@@ -191,7 +184,7 @@ class ScaleWithoutGrad(torch.nn.Module):
         return x * self.scale
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_attribute_written_under_no_grad(opset: int) -> None:
     _check(ScaleWithoutGrad(), (torch.randn(3),), opset)
 
@@ -212,7 +205,7 @@ class NoGradInBranch(torch.nn.Module):
         return x + self.offset
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_attribute_written_in_a_branch_with_no_grad(opset: int, sign: float) -> None:
     _check(NoGradInBranch(), (torch.rand(3) * sign,), opset)

@@ -12,12 +12,10 @@ import io
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
+from conftest import BASE_OPSETS, assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
 
 import exporter
 from exporter.errors import SymbolicError
-
-OPSETS = [9, 17, NEWEST]
 
 
 def _op_types(model: ir.Model) -> list[str]:
@@ -106,13 +104,13 @@ class _Apply(torch.nn.Module):
         return self.fn.apply(self.linear(x), *self.extra)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_symbolic_staticmethod_with_scalar_argument(opset: int) -> None:
     model = assert_matches_torch(_Apply(MyClip, 0.1).eval(), (torch.randn(3, 6),), opset=opset)
     assert "Clip" in _op_types(model) and "Max" not in _op_types(model)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_symbolic_attribute_suffixes_non_tensor_arguments_and_two_outputs(opset: int) -> None:
     class Model(torch.nn.Module):
         def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -128,7 +126,7 @@ def test_symbolic_attribute_suffixes_non_tensor_arguments_and_two_outputs(opset:
     assert pad.attributes["mode"].value == "constant"
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_symbolic_float_list_attribute_and_constant_inputs(opset: int) -> None:
     model = assert_matches_torch(_Apply(ScaleByList, [1.0, 2, 3.0, 4, 5, 6]), (torch.randn(2, 6),), opset=opset)
     if opset >= 12:
@@ -136,7 +134,7 @@ def test_symbolic_float_list_attribute_and_constant_inputs(opset: int) -> None:
         assert constant.attributes["value_floats"].type == ir.AttributeType.FLOATS
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_symbolic_in_a_custom_domain(opset: int) -> None:
     model = _Apply(MyRelu)
     x = torch.randn(3, 6)
@@ -200,7 +198,7 @@ class NewStyleSquarePlus(torch.autograd.Function):
         raise NotImplementedError
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_bloom_gelu_without_symbolic_is_inlined(opset: int) -> None:
     model = assert_matches_torch(_Apply(GeLUFunction), (torch.randn(4, 6),), opset=opset)
     assert "Tanh" in _op_types(model)
@@ -210,7 +208,7 @@ def test_bloom_gelu_without_symbolic_is_inlined(opset: int) -> None:
     torch.testing.assert_close(x.grad, bloom_gelu_back(torch.ones(3), (x.detach(),)))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_nested_and_setup_context_functions_are_inlined(opset: int) -> None:
     model = assert_matches_torch(_Apply(NewStyleSquarePlus, 0.5), (torch.randn(4, 6),), opset=opset)
     assert "Tanh" in _op_types(model)
@@ -233,7 +231,7 @@ def exp_tanh_symbolic(g, x, scale):  # noqa: ANN001, ANN201 - written as for tor
     return g.op("Tanh", g.op("Mul", x, g.op("Constant", value_t=torch.tensor(scale, dtype=torch.float))))
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 @pytest.mark.parametrize("name", [f"prim::PythonOp.{__name__}.ExpTanh", "prim::PythonOp.ExpTanh"])
 def test_register_custom_op_symbolic_by_qualified_name(opset: int, name: str) -> None:
     exporter.register_custom_op_symbolic(name, exp_tanh_symbolic, 9)
@@ -247,7 +245,7 @@ def test_register_custom_op_symbolic_by_qualified_name(opset: int, name: str) ->
     assert "Exp" in _op_types(model)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_register_custom_op_symbolic_for_every_python_op_as_torch_does(opset: int) -> None:
     seen = []
 
@@ -288,7 +286,7 @@ class BadSymbolic(torch.autograd.Function):
         return g.op("LeakyRelu", x, alpha=0.1)  # no type suffix
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_failing_symbolic_names_the_function_and_the_source_line(opset: int) -> None:
     class Model(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -323,7 +321,7 @@ class ReturnsTwoOfOneType(torch.autograd.Function):
         return q.sin() * 2, k.cos() + 1
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_outputs_are_matched_to_what_forward_returns(opset: int) -> None:
     class Model(torch.nn.Module):
         def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -351,7 +349,7 @@ class Aliases(torch.autograd.Function):
         return torch.clip(torch.absolute(x), 0.1, 0.9) + torch.negative(1 - x)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_op_aliases_in_a_forward_export(opset: int) -> None:
     model = assert_matches_torch(_Apply(Aliases), (torch.randn(4, 6),), opset=opset)
     assert "Abs" in _op_types(model)
@@ -393,7 +391,7 @@ class OuterWithClip(torch.autograd.Function):
         return MyClip.apply(x * 3, 0.5) - 1
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_a_function_called_by_a_function_keeps_its_symbolic(opset: int) -> None:
     model = assert_matches_torch(_Apply(OuterWithClip), (torch.randn(4, 6),), opset=opset)
     assert "Clip" in _op_types(model)
@@ -505,7 +503,7 @@ class MaskedAttention(torch.nn.Module):
         return TorchStyleMaskedSoftmax.apply(scores, mask, -1) * 2
 
 
-@pytest.mark.parametrize("opset", [9, 13, NEWEST])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_torch_style_function_symbolic_falls_back_to_its_forward(opset: int) -> None:
     scores = torch.randn(2, 3, 4, 4)
     mask = torch.ones(2, 1, 1, 4, dtype=torch.long)

@@ -16,7 +16,16 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
+from cases import lowering_opsets
+from conftest import (
+    BASE_OPSETS,
+    FEATURE_OPSETS,
+    SEQUENCE_OPSETS,
+    assert_matches_torch,
+    assert_outputs_match,
+    export_to_bytes,
+    run_model,
+)
 
 import exporter
 
@@ -60,7 +69,7 @@ def _run(model: torch.nn.Module, opset: int, shapes: list[tuple[int, ...]], **kw
 SHAPES = [(2, 5, 8), (3, 7, 8), (1, 2, 8)]
 
 
-@pytest.mark.parametrize("opset", [9, 11, 13, 17, 20])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_shape_arithmetic_stays_dynamic(opset: int) -> None:
     onnx_model = _run(ShapeReader(causal=False).eval(), opset, SHAPES)
     (inp,) = onnx_model.graph.inputs
@@ -68,7 +77,7 @@ def test_shape_arithmetic_stays_dynamic(opset: int) -> None:
     assert str(onnx_model.graph.outputs[0].shape[0]) == "batch"
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17, 20])
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_causal_mask_from_sequence_length(opset: int) -> None:
     _run(ShapeReader(causal=True).eval(), opset, SHAPES)
 
@@ -123,7 +132,7 @@ class SliceToEnd(torch.nn.Module):
         return x[:, 1:, x.size(2) - 3], x[:, 2:, 1]
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_dynamic_axes_beyond_an_outputs_rank_are_skipped(opset: int) -> None:
     """One dynamic_axes entry names axis 2 of a rank-2 output: torch's exporter names only the
     axes the output has; we warn and skip the rest instead of failing."""
@@ -147,7 +156,7 @@ class ReshapeBySizesThenTranspose(torch.nn.Module):
         return y.reshape(shape).transpose(1, 2)
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_reshape_to_a_run_time_shape_keeps_its_rank(opset: int) -> None:
     """The rank of a reshape to a shape computed at run time is the shape's length, which a
     following transpose needs for its perm (scripted, all axes dynamic)."""
@@ -183,7 +192,7 @@ class ReshapeMixed(torch.nn.Module):
 DYNAMIC_BATCH = {"input_names": ["x"], "dynamic_axes": {"x": {0: "batch"}}}
 
 
-@pytest.mark.parametrize("opset", [9, 13, 17, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::col2im", helpers=True))
 def test_fold_after_a_reshape_with_a_dynamic_batch(opset: int) -> None:
     assert_matches_torch(
         FoldAfterReshape(),
@@ -194,7 +203,7 @@ def test_fold_after_a_reshape_with_a_dynamic_batch(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_reshape_output_keeps_the_sizes_known_at_export(opset: int) -> None:
     x = torch.randn(2, 4, 9, 30)
     assert_matches_torch(ReshapeMixed(), (x,), opset=opset, other_inputs=[(torch.randn(5, 4, 9, 30),)], **DYNAMIC_BATCH)

@@ -15,6 +15,7 @@ import collections
 import pytest
 import torch
 from conftest import (
+    BASE_OPSETS,
     CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
     SEQUENCE_OPSETS,
@@ -110,7 +111,7 @@ class _SetOnly(torch.nn.Module):
         return x
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 @pytest.mark.parametrize("mode", ["trace", "script"])
 @pytest.mark.filterwarnings("ignore:the model writes in place")
 def test_set_makes_the_target_read_the_source(mode: str, opset: int) -> None:
@@ -135,7 +136,7 @@ class _BroadcastWrite(torch.nn.Module):
         return x
 
 
-@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 @pytest.mark.parametrize("mode", ["trace", "script"])
 @pytest.mark.filterwarnings("ignore:the model writes in place")
 def test_broadcast_write_with_dynamic_sizes(mode: str, opset: int) -> None:

@@ -6,7 +6,7 @@ import collections
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch
+from conftest import FEATURE_OPSETS, assert_matches_torch
 
 
 class SmallCNN(torch.nn.Module):
@@ -55,17 +55,17 @@ def _with_stats(model: torch.nn.Module) -> torch.nn.Module:
     return model.eval()
 
 
-@pytest.mark.parametrize("opset", [9, 13, 17, 20, NEWEST])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_small_cnn(opset: int) -> None:
     assert_matches_torch(_with_stats(SmallCNN()), (torch.randn(2, 3, 32, 32),), opset=opset, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 17, 20, NEWEST])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_mlp_with_inplace_ops(opset: int) -> None:
     assert_matches_torch(InplaceMLP().eval(), (torch.randn(4, 16),), opset=opset, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 17, 20, NEWEST])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_transformer_encoder_layer(opset: int, batch_first: bool) -> None:
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, batch_first=batch_first).eval()

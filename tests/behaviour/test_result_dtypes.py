@@ -11,16 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from cases import lowering_opsets
-from conftest import (
-    NEWEST,
-    Wrap,
-    assert_matches_torch,
-    export_to_bytes,
-    run_model,
-    run_reference,
-)
+from conftest import BASE_OPSETS, Wrap, assert_matches_torch, export_to_bytes, run_model, run_reference
 
-OPSETS = [9, 10, 17, NEWEST]  # fmod lowers to Mod from 10
+OPSETS = lowering_opsets("aten::fmod", "aten::remainder", helpers=True)  # fmod lowers to Mod from 10
 
 
 class _IntByNumbers(torch.nn.Module):
@@ -86,7 +79,7 @@ class _InPlace(torch.nn.Module):
         return a, b, c, d, x.add_(y)  # the last writes the input itself
 
 
-@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 @pytest.mark.parametrize("mode", ["trace", "script"])
 @torch.no_grad()
 def test_half_in_place_arithmetic_rounds_once(mode: str, opset: int) -> None:
@@ -123,7 +116,7 @@ class _PropagationGuesses(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 @pytest.mark.parametrize("mode", ["trace", "script"])
 def test_dtypes_shape_propagation_guesses_wrongly(mode: str, opset: int) -> None:
     model = torch.jit.script(_PropagationGuesses()) if mode == "script" else _PropagationGuesses()
@@ -169,7 +162,7 @@ class _NumberArithmetic(torch.nn.Module):
         return x + (n * 2 + 1)  # a Python int: int64
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_scripted_arithmetic_on_python_numbers(opset: int) -> None:
     model = torch.jit.script(_NumberArithmetic())
     assert_matches_torch(model, (torch.randn(2, 3), 2.5, 3), opset=opset, other_inputs=[(torch.randn(2, 3), 0.1, 7)])

@@ -12,16 +12,11 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import (
-    NEWEST,
-    SEQUENCE_OPSETS,
-    assert_matches_torch,
-    export_to_bytes,
-)
+from cases import lowering_opsets
+from conftest import FEATURE_OPSETS, SEQUENCE_OPSETS, assert_matches_torch, export_to_bytes
 
 import exporter
 
-OPSETS = [9, 11, 13, 17, NEWEST]
 DYNAMIC_ROWS = {"input_names": ["x", "n"], "dynamic_axes": {"x": {0: "rows"}}}
 
 
@@ -66,7 +61,7 @@ class Baddbmm(torch.nn.Module):
         return torch.baddbmm(i, a, b, beta=beta, alpha=alpha)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_chunk_runtime_chunks(opset: int) -> None:
     x = torch.randn(6, 4)
     assert_matches_torch(
@@ -74,7 +69,7 @@ def test_chunk_runtime_chunks(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_split_runtime_size(opset: int) -> None:
     m = torch.jit.script(Split())
     assert_matches_torch(m, (torch.randn(6, 4), 2), opset=opset, other_inputs=[(torch.randn(8, 4), 3)], **DYNAMIC_ROWS)
@@ -91,13 +86,13 @@ def test_split_runtime_size_pieces_not_unpacked_are_a_sequence() -> None:
     assert_matches_torch(m, (torch.randn(6, 4), 2), opset=13, other_inputs=[(torch.randn(7, 4), 3)], **DYNAMIC_ROWS)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_one_hot_runtime_num_classes(opset: int) -> None:
     i = torch.tensor([0, 2, 1])
     assert_matches_torch(torch.jit.script(OneHot()), (i, 4), opset=opset, other_inputs=[(i, 3), (i, -1)])
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::pad", "aten::constant_pad_nd", helpers=True, min_opset=11))
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate"])
 def test_pad_runtime_amounts(opset: int, mode: str) -> None:
     x = torch.randn(1, 5, 6)
@@ -109,14 +104,14 @@ def test_pad_runtime_amounts_need_opset_11() -> None:
         export_to_bytes(torch.jit.script(Pad()), (torch.randn(5, 6), 2), opset_version=9)
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 13, 17, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::slice", helpers=True))
 def test_slice_runtime_step(opset: int) -> None:
     """Slice-1 takes no step: below opset 10 a Gather of the computed positions."""
     x = torch.randn(7, 3)
     assert_matches_torch(torch.jit.script(SliceStep()), (x, 2), opset=opset, other_inputs=[(x, 3), (x, 9)])
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_baddbmm_runtime_beta_alpha(opset: int) -> None:
     args = (torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5))
     assert_matches_torch(torch.jit.script(Baddbmm()), (*args, 0.5, 2.0), opset=opset, other_inputs=[(*args, 0.0, -1.0)])
@@ -134,7 +129,7 @@ class RunTimeDims(torch.nn.Module):
         return up * 2, up.squeeze(d) + 1, x.unsqueeze(picked).squeeze(picked - 1)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_squeeze_and_unsqueeze_at_run_time_dims(opset: int) -> None:
     others = [(torch.randn(1, 3) - 5, 0), (torch.randn(5, 3) + 5, -1), (torch.randn(2, 3), -3)]
     assert_matches_torch(
@@ -151,7 +146,7 @@ class RunTimeSplitSizes(torch.nn.Module):
         return a * 1, b * 2, c * 3
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_split_with_run_time_sizes(opset: int) -> None:
     others = [(torch.randn(2, 3), 0), (torch.randn(9, 3), 3)]
     assert_matches_torch(
@@ -172,7 +167,7 @@ class RunTimeSliceScatter(torch.nn.Module):
         return tail, column, strided, last
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_slice_scatter_with_run_time_bounds_and_step(opset: int) -> None:
     others = [(torch.randn(2, 3), 1), (torch.randn(9, 3), 3)]
     assert_matches_torch(
@@ -233,7 +228,7 @@ class RollByArgument(torch.nn.Module):
         return torch.roll(x, shifts=shift, dims=1), torch.roll(x, shifts=[shift, 1], dims=[0, 1])
 
 
-@pytest.mark.parametrize("opset", (9, 10, 11))
+@pytest.mark.parametrize("opset", lowering_opsets("aten::roll", helpers=True))
 def test_roll_by_a_run_time_shift(opset: int) -> None:
     """The Gather form (opset 9) and the Mod + Slice form (10) take a shift computed at run
     time, on dims of static and of run-time size."""
@@ -269,7 +264,7 @@ class DynamicIndexing(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", (9, 10, *SEQUENCE_OPSETS))
+@pytest.mark.parametrize("opset", lowering_opsets("aten::slice", "aten::select", "aten::index", helpers=True))
 def test_negative_and_run_time_indices_on_a_dynamic_dim(opset: int) -> None:
     model = torch.jit.script(DynamicIndexing())
     dynamic = {"input_names": ["x", "k"], "dynamic_axes": {"x": {0: "n"}}}

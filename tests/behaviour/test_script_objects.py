@@ -13,11 +13,7 @@ from typing import List, Optional  # noqa: UP035 - for TorchScript's class annot
 
 import pytest
 import torch
-from conftest import (
-    NEWEST,
-    SEQUENCE_OPSETS,
-    assert_matches_torch,
-)
+from conftest import BASE_OPSETS, FEATURE_OPSETS, SEQUENCE_OPSETS, assert_matches_torch
 
 import exporter
 
@@ -87,7 +83,7 @@ class _Detector(torch.nn.Module):
         return features * scales[0] * count, torch.tensor(first)
 
 
-@pytest.mark.parametrize("opset", [11, NEWEST])
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_image_list_object_and_box_coder(opset: int) -> None:
     model = torch.jit.script(_Detector().eval())
     images = [torch.randn(3, 10, 13)]
@@ -102,7 +98,7 @@ class _SetItemOnRunTimeShape(torch.nn.Module):
         return x.new_zeros(size)
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 def test_item_written_into_run_time_int_list(opset: int) -> None:
     model = torch.jit.script(_SetItemOnRunTimeShape())
     assert_matches_torch(
@@ -151,7 +147,7 @@ class _LazyCache(torch.nn.Module):
         return mapper(x) * scales[0]
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_lazily_cached_object(opset: int) -> None:
     model = torch.jit.script(_LazyCache())
     x = torch.randn(2, 7) * 10
@@ -173,7 +169,7 @@ class _RepeatedList(torch.nn.Module):
         return left.sum(-1) + right.sum(0)
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_list_repetition(opset: int) -> None:
     assert_matches_torch(torch.jit.script(_RepeatedList()), (torch.randn(4),), opset=opset)
 

@@ -19,6 +19,7 @@ import pytest
 import torch
 from cases import graph_kinds, opsets_for_kinds
 from conftest import (
+    BASE_OPSETS,
     CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
     SEQUENCE_OPSETS,
@@ -130,7 +131,7 @@ def test_branches_and_loops_match_torch_on_each_path(name: str, opset: int) -> N
     assert_matches_torch(torch.jit.script(cls()), examples[0], opset=opset, other_inputs=examples[1:])
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_loop_with_dynamic_trip_count(opset: int) -> None:
     model = torch.jit.script(ForOverDim())
     buffer = io.BytesIO()
@@ -140,7 +141,7 @@ def test_loop_with_dynamic_trip_count(opset: int) -> None:
         assert_outputs_match(run_model(buffer.getvalue(), [x]), model(x))
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_mutation_in_blocks_with_dynamic_trip_count(opset: int) -> None:
     model = torch.jit.script(MutationInBlocks())
     buffer = io.BytesIO()
@@ -184,7 +185,7 @@ class LogSoftmaxDouble(torch.nn.Module):
         return torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_scripted_if_output_dtype_comes_from_the_taken_branch(opset: int) -> None:
     """functional.log_softmax(dtype=float64) scripted is an If on `dtype is None`; shape
     propagation types its output Float (the other branch), but the branch taken is double."""

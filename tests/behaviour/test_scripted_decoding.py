@@ -545,10 +545,15 @@ class GreedyDecoder(torch.nn.Module):
         return torch.tensor(tokens), torch.tensor(score)
 
 
+def _eos_biased(eos_bias: float, vocab: int, eos: int, hidden: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """An initial hidden state, and logit biases that make EOS likely, unlikely or neither."""
+    bias = torch.zeros(vocab)
+    bias[eos] = eos_bias
+    return torch.randn(1, hidden), bias
+
+
 def _decoder_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
-    bias = torch.zeros(12)
-    bias[1] = eos_bias
-    return torch.randn(1, 16), bias
+    return _eos_biased(eos_bias, vocab=12, eos=1, hidden=16)
 
 
 @pytest.mark.parametrize("opset", FEATURE_OPSETS)
@@ -598,9 +603,7 @@ class BeamSearch(torch.nn.Module):
 
 
 def _beam_inputs(eos_bias: float) -> tuple[torch.Tensor, torch.Tensor]:
-    bias = torch.zeros(10)
-    bias[2] = eos_bias
-    return torch.randn(1, 8), bias
+    return _eos_biased(eos_bias, vocab=10, eos=2, hidden=8)
 
 
 @pytest.mark.parametrize("opset", FEATURE_OPSETS)

@@ -14,6 +14,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from cases import lowering_opsets
 from conftest import (
     CONTROL_FLOW_SEQUENCE_OPSET,
     FEATURE_OPSETS,
@@ -416,7 +417,7 @@ def _proposal_inputs(side: int) -> tuple:
     return [torch.randn(3, 4 * side, 5 * side)], maps, torch.randn(1, anchors * 2)
 
 
-@pytest.mark.parametrize("opset", (10, *SEQUENCE_OPSETS))
+@pytest.mark.parametrize("opset", sorted({*lowering_opsets("aten::topk", min_opset=10), *SEQUENCE_OPSETS}))
 def test_rpn_proposal_filter_keeps_the_number_of_images(opset: int) -> None:
     model = torch.jit.script(ProposalFilter())
     names = ["image", "map0", "map1", "deltas"]

@@ -14,9 +14,11 @@ import torch
 import torch.nn.functional as F
 from cases import lowering_opsets
 from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSET,
     CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
     OPTIONAL_OPSET,
+    OPTIONAL_OPSETS,
     SEQUENCE_OPSET,
     SEQUENCE_OPSETS,
     assert_matches_torch,
@@ -57,7 +59,7 @@ class SortedPair(torch.nn.Module):
         return torch.tensor(values) + torch.tensor(counts)
 
 
-@pytest.mark.parametrize("opset", (9, 10, *SEQUENCE_OPSETS))
+@pytest.mark.parametrize("opset", sorted({*lowering_opsets("aten::sort"), *FEATURE_OPSETS}))
 def test_sorted_export_time_list(opset: int) -> None:
     others = [(torch.randn(2, 3) + 1,), (torch.randn(2, 3) - 1,)]
     assert_matches_torch(torch.jit.script(SortedPair()), (torch.randn(2, 3),), opset=opset, other_inputs=others)
@@ -180,7 +182,7 @@ class Annotated(torch.nn.Module):
 
 # onnxruntime 1.32 has no kernel for Optional-28 (onnx's reference evaluator cannot run the
 # optional carried through a Loop either): the newest opset it runs here is 27
-@pytest.mark.parametrize("opset", (11, 13, 16, 17, 27))
+@pytest.mark.parametrize("opset", sorted({SEQUENCE_OPSET, CONTROL_FLOW_SEQUENCE_OPSET, *OPTIONAL_OPSETS}))
 def test_jit_annotate_containers(opset: int) -> None:
     """The Optional ``best``, carried through the run-time loop from None, is an ONNX optional
     loop-carried value: Loop carries them from opset 16, and the export below it says so."""

@@ -13,12 +13,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import (
-    NEWEST,
-    SEQUENCE_OPSETS,
-    assert_matches_torch,
-    export_to_bytes,
-)
+from conftest import BASE_OPSETS, OPTIONAL_OPSETS, SEQUENCE_OPSETS, assert_matches_torch, export_to_bytes
 
 import exporter
 
@@ -33,7 +28,7 @@ class OptionalIsInstance(torch.nn.Module):
 def test_isinstance_of_an_optional_argument() -> None:
     """prim::isinstance is decided at export time from what the argument is."""
     model = torch.jit.script(OptionalIsInstance())
-    for opset in (9, NEWEST):
+    for opset in BASE_OPSETS:
         assert_matches_torch(model, (torch.randn(3), torch.randn(3)), opset=opset)
         assert_matches_torch(model, (torch.randn(3),), opset=opset)
 
@@ -84,9 +79,6 @@ def test_optional_argument_present_and_absent() -> None:
     model = torch.jit.script(OptionalArg())
     assert_matches_torch(model, (torch.randn(3), torch.randn(3)), opset=13)
     assert_matches_torch(model, (torch.randn(3),), opset=13)
-
-
-OPTIONAL_OPSETS = [16, 17, 20]
 
 
 DYNAMIC_ROWS = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from cases import lowering_opsets
 from conftest import (
-    NEWEST,
     OPTIONAL_OPSET,
     SEQUENCE_OPSETS,
     assert_matches_torch,
@@ -224,7 +224,7 @@ class DecoderWithMask(torch.nn.Module):
         return self.decoder(tgt, memory, tgt_mask=mask)
 
 
-@pytest.mark.parametrize("opset", (17, NEWEST))
+@pytest.mark.parametrize("opset", lowering_opsets("aten::layer_norm", min_opset=17))
 def test_scripted_transformer_decoder_with_a_causal_mask(opset: int) -> None:
     """TransformerDecoder compares the mask with a causal one of the run-time length: its
     is_causal is a run-time bool (an If over both attention forms) and the attention mask an
@@ -243,7 +243,7 @@ def test_scripted_transformer_decoder_with_a_causal_mask(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::layer_norm"))
 def test_scripted_transformer_encoder_layer(opset: int) -> None:
     """Scripted library code asks about devices, autocast and grad mode before choosing a
     fused path; those are export-time constants, so the composite path is exported."""

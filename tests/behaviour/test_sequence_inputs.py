@@ -17,13 +17,21 @@ from typing import Any
 import onnx
 import pytest
 import torch
-from conftest import assert_outputs_match, export_to_bytes, run_model
+from conftest import (
+    FEATURE_OPSETS,
+    SEQUENCE_OPSET,
+    SEQUENCE_OPSETS,
+    assert_outputs_match,
+    assert_runs_match_torch,
+    comparable_with_torch,
+    export_to_bytes,
+    opsets_below,
+    run_model,
+)
 
 import exporter
-from exporter.capture.inputs import flatten_inputs, split_args
 
 # Pad-11 takes amounts as an input, Pad-13 bool data, Pad-18 axes, Pad-19 wrap mode; sequences from 11
-OPSETS = [11, 13, 18, 20]
 
 
 def _inputs(data: bytes) -> list[tuple[str, str]]:
@@ -48,22 +56,12 @@ def _torch_inputs(model: Any, args: Any, opset: int) -> list[str]:
     return [kind for _, kind in _inputs(buffer.getvalue())]
 
 
-def _check_runs(data: bytes, model: Any, examples: list[Any]) -> None:
-    """Feed each example as the exported model takes it (a scripted list as one list) and
-    compare with eager torch."""
-    for example in examples:
-        positional, kwargs = split_args(example)
-        with torch.no_grad():
-            expected = model(*positional, **kwargs)
-        assert_outputs_match(run_model(data, flatten_inputs(example, model)), expected)
-
-
 class Pad(torch.nn.Module):
     def forward(self, x: torch.Tensor, pad: list[int]) -> torch.Tensor:
         return torch.nn.functional.pad(x, pad)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", comparable_with_torch(SEQUENCE_OPSETS))
 @torch.no_grad()
 def test_list_of_ints_pads_with_any_length_at_run_time(opset: int) -> None:
     """torch's test_pad_types (scalar_list): one int64 sequence input; at run time the pads may
@@ -74,7 +72,7 @@ def test_list_of_ints_pads_with_any_length_at_run_time(opset: int) -> None:
     assert _inputs(data) == [("x", "FLOAT"), ("pad", "seq(INT64)")]
     assert [kind for _, kind in _inputs(data)] == _torch_inputs(model, (x, [2, 4]), opset)
     others = [[0, 1], [1, 2, 0, 3], [1, 0, 2, 1, 0, 1, 1, 0], [-1, 2], [torch.tensor(3), torch.tensor(1)]]
-    _check_runs(data, model, [(x, [2, 4])] + [(x, pad) for pad in others])
+    assert_runs_match_torch(data, model, [(x, [2, 4])] + [(x, pad) for pad in others])
 
 
 @torch.no_grad()
@@ -86,7 +84,9 @@ def test_list_of_int_tensors_is_the_same_interface() -> None:
     args = (x, [torch.tensor(2), torch.tensor(4)])
     data, _ = export_to_bytes(model, args, opset_version=17)
     assert _inputs(data) == [("x", "FLOAT"), ("pad", "seq(INT64)")]
-    _check_runs(data, model, [args, (x, [1, 1, 1, 1]), (x, [torch.tensor(0, dtype=torch.int32), torch.tensor(2)])])
+    assert_runs_match_torch(
+        data, model, [args, (x, [1, 1, 1, 1]), (x, [torch.tensor(0, dtype=torch.int32), torch.tensor(2)])]
+    )
 
 
 class Scale(torch.nn.Module):
@@ -94,7 +94,7 @@ class Scale(torch.nn.Module):
         return x * s[0] + s[-1] * len(s)
 
 
-@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("opset", comparable_with_torch(SEQUENCE_OPSETS))
 @torch.no_grad()
 def test_list_of_floats_is_a_sequence_of_doubles(opset: int) -> None:
     """A deviation in the item type: torch declares seq(FLOAT) and indexes it with Gather, a model
@@ -105,7 +105,7 @@ def test_list_of_floats_is_a_sequence_of_doubles(opset: int) -> None:
     data, _ = export_to_bytes(model, (x, [2.0, 0.5]), opset_version=opset)
     assert _inputs(data) == [("x", "FLOAT"), ("s", "seq(DOUBLE)")]
     assert _torch_inputs(model, (x, [2.0, 0.5]), opset)[1] == "seq(FLOAT)"
-    _check_runs(data, model, [(x, [2.0, 0.5]), (x, [-1.5]), (x, [3.0, 1.0, 0.25])])
+    assert_runs_match_torch(data, model, [(x, [2.0, 0.5]), (x, [-1.5]), (x, [3.0, 1.0, 0.25])])
 
 
 class Tensors(torch.nn.Module):
@@ -116,7 +116,7 @@ class Tensors(torch.nn.Module):
         return torch.cat(ts, 0) * x[0], ts[-1] + ts[0][0], total
 
 
-@pytest.mark.parametrize("opset", [9, 13, 20])
+@pytest.mark.parametrize("opset", FEATURE_OPSETS)
 @torch.no_grad()
 def test_list_of_tensors_is_one_input_per_tensor(opset: int) -> None:
     """A List[Tensor] is one input per tensor at any opset, so indexing, cat and a for loop
@@ -126,7 +126,7 @@ def test_list_of_tensors_is_one_input_per_tensor(opset: int) -> None:
     args = (x, [torch.randn(1, 3), torch.randn(2, 3)])
     data, _ = export_to_bytes(model, args, opset_version=opset, dynamic_axes={"ts_0": [0], "ts_1": [0]})
     assert _inputs(data) == [("x", "FLOAT"), ("ts_0", "FLOAT"), ("ts_1", "FLOAT")]
-    _check_runs(data, model, [args, (x, [torch.randn(4, 3), torch.randn(3, 3)])])
+    assert_runs_match_torch(data, model, [args, (x, [torch.randn(4, 3), torch.randn(3, 3)])])
 
 
 class Pick(torch.nn.Module):
@@ -143,13 +143,13 @@ def test_list_of_tensors_interface_is_the_traces() -> None:
     model = torch.jit.script(Pick().eval())
     data, _ = export_to_bytes(model, args, opset_version=17)
     assert [kind for _, kind in _inputs(data)] == ["FLOAT"] * 3
-    _check_runs(data, model, [args])
+    assert_runs_match_torch(data, model, [args])
     traced, _ = export_to_bytes(Pick().eval(), args, opset_version=17)
     assert [kind for _, kind in _inputs(traced)] == _torch_inputs(Pick().eval(), args, 17) == ["FLOAT"] * 3
-    _check_runs(traced, Pick().eval(), [args])
+    assert_runs_match_torch(traced, Pick().eval(), [args])
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", opsets_below(SEQUENCE_OPSET))
 def test_below_opset_11_a_scripted_list_is_refused_by_name(opset: int) -> None:
     """ONNX has no sequences below opset 11 (torch's exporter writes a sequence input there
     anyway, a model no runtime loads): refused, naming the argument and what works."""
@@ -194,7 +194,7 @@ def test_list_of_bools_decides_a_branch_at_run_time() -> None:
     x = torch.randn(2, 3)
     data, _ = export_to_bytes(model, (x, [True, False]), opset_version=17)
     assert _inputs(data) == [("x", "FLOAT"), ("flags", "seq(BOOL)")]
-    _check_runs(data, model, [(x, [True, False]), (x, [False]), (x, [True, True, True])])
+    assert_runs_match_torch(data, model, [(x, [True, False]), (x, [False]), (x, [True, True, True])])
 
 
 @pytest.mark.parametrize("axes", [{0: "n"}, [0]])

@@ -13,7 +13,20 @@ from typing import Any, Optional
 import onnx
 import pytest
 import torch
-from conftest import assert_outputs_match, export_to_bytes, run_model
+from cases import lowering_opsets
+from conftest import (
+    CONTROL_FLOW_SEQUENCE_OPSETS,
+    NONE_OUTPUT_OPSET,
+    OPTIONAL_INPUT_OPSET,
+    ORT_COMPLETE_OPSET,
+    TORCH_EXPORTER_NEWEST,
+    around,
+    assert_outputs_match,
+    assert_runs_match_torch,
+    comparable_with_torch,
+    export_to_bytes,
+    run_model,
+)
 
 import exporter
 from exporter.capture.inputs import flatten_inputs, split_args
@@ -47,15 +60,6 @@ def _torch_export(model: Any, args: Any, **kwargs: Any) -> tuple[bytes, list[str
     return buffer.getvalue(), [str(w.message) for w in caught]
 
 
-def _check_runs(data: bytes, model: Any, examples: list[Any]) -> None:
-    """Feed each example (Python numbers as their 0-d tensors) and compare with eager torch."""
-    for example in examples:
-        positional, kwargs = split_args(example)
-        with torch.no_grad():
-            expected = model(*positional, **kwargs)
-        assert_outputs_match(run_model(data, flatten_inputs(example, model)), expected)
-
-
 class Numbers(torch.nn.Module):
     def forward(self, x: torch.Tensor, a: int, b: float, c: bool) -> torch.Tensor:
         return torch.where(torch.as_tensor(c), x * a + b, -x)
@@ -77,7 +81,7 @@ def test_unknown_dynamic_axes_key_warns_and_exports() -> None:
             model, (x,), opset_version=OPSET, input_names=["x"], dynamic_axes={"nope": [0], "x": [0]}
         )
     assert str(onnx_model.graph.inputs[0].shape[0]) == "x_dynamic_axes_1"
-    _check_runs(data, model, [(x,), (torch.randn(5, 4),)])
+    assert_runs_match_torch(data, model, [(x,), (torch.randn(5, 4),)])
     _, torch_warnings = _torch_export(model, (x,), input_names=["x"], dynamic_axes={"nope": [0], "x": [0]})
     assert any("Provided key nope for dynamic axes is not a valid input/output name" in w for w in torch_warnings)
 
@@ -93,7 +97,7 @@ def test_traced_python_numbers_become_inputs_like_torch() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "a", "b", "c"]
     torch_data, _ = _torch_export(model, args)
     assert _signature(data) == _signature(torch_data) == [("FLOAT", 2), ("INT64", 0), ("DOUBLE", 0), ("BOOL", 0)]
-    _check_runs(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
+    assert_runs_match_torch(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
 
 
 @torch.no_grad()
@@ -105,7 +109,7 @@ def test_scripted_python_numbers_become_inputs_like_torch() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "a", "b", "c"]
     torch_data, _ = _torch_export(model, args)
     assert _signature(data) == _signature(torch_data) == [("FLOAT", 2), ("INT64", 0), ("DOUBLE", 0), ("BOOL", 0)]
-    _check_runs(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
+    assert_runs_match_torch(data, model, [args, (x, -2, 0.25, False), (x, 7, -1.5, True)])
 
 
 class WithScriptedChild(torch.nn.Module):
@@ -123,7 +127,7 @@ def test_python_number_input_with_a_scripted_child() -> None:
     x = torch.randn(2, 3)
     data, onnx_model = export_to_bytes(model, (x, 3), opset_version=OPSET)
     assert _signature(data) == [("FLOAT", 2), ("INT64", 0)]
-    _check_runs(data, model, [(x, 3), (x, -4)])
+    assert_runs_match_torch(data, model, [(x, 3), (x, -4)])
 
 
 @torch.no_grad()
@@ -159,7 +163,7 @@ def test_unused_inputs_are_dropped_like_torch() -> None:
     torch_inputs = [i.name for i in onnx.load_from_string(torch_data).graph.input]
     assert [v.name for v in onnx_model.graph.inputs] == torch_inputs == ["a"]
     assert onnx_model.metadata_props[INPUT_POSITIONS_KEY] == "0"
-    _check_runs(data, model, [args, (torch.randn(2, 3), torch.randn(4), True)])
+    assert_runs_match_torch(data, model, [args, (torch.randn(2, 3), torch.randn(4), True)])
     assert_outputs_match(run_model(data, [x]), x + 1)  # only the kept inputs, as torch's tests feed
     for exported in (data, onnx_model):
         assert exporter.verify(model, args, exported).passed
@@ -181,7 +185,7 @@ def test_inputs_used_only_in_a_subgraph_or_as_outputs_stay() -> None:
     torch_inputs = [i.name for i in onnx.load_from_string(torch_data).graph.input]
     assert [v.name for v in onnx_model.graph.inputs] == torch_inputs == ["x", "y", "z"]
     assert onnx_model.metadata_props[INPUT_POSITIONS_KEY] == "0,1,2"
-    _check_runs(data, model, [args, (-torch.ones(3), torch.randn(3), torch.randn(2), torch.randn(1))])
+    assert_runs_match_torch(data, model, [args, (-torch.ones(3), torch.randn(3), torch.randn(2), torch.randn(1))])
 
 
 # Inputs read only for their shape, each with what torch's exporter keeps (static shapes): it
@@ -259,7 +263,7 @@ def test_unused_weights_and_inputs_match_torch(options: dict[str, bool]) -> None
     assert [v.name for v in onnx_model.graph.inputs] == [i.name for i in torch_proto.graph.input]
     assert sorted(onnx_model.graph.initializers) == sorted(i.name for i in torch_proto.graph.initializer)
     if options.get("export_params", True):
-        _check_runs(data, model, [args])
+        assert_runs_match_torch(data, model, [args])
 
 
 class Recurrent(torch.nn.Module):
@@ -287,7 +291,7 @@ def test_scripted_tuple_initial_state() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "state_0", "state_1"]
     torch_data, _ = _torch_export(model, (x, state))
     assert _signature(data) == _signature(torch_data)  # torch flattens the tuple too
-    _check_runs(data, model, [(x, state), (torch.randn(5, 2, 4), (torch.randn(2, 3), torch.zeros(2, 3)))])
+    assert_runs_match_torch(data, model, [(x, state), (torch.randn(5, 2, 4), (torch.randn(2, 3), torch.zeros(2, 3)))])
 
 
 class Mixed(torch.nn.Module):
@@ -320,7 +324,7 @@ def test_scripted_list_of_tensors_none_bool_int() -> None:
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "pads_0", "pads_1", "negate", "repeat"]
     assert _signature(data)[3:] == [("BOOL", 0), ("INT64", 0)]
-    _check_runs(data, model, [args, (x, pads, None, False, 0), (x, pads, None, True, 5)])
+    assert_runs_match_torch(data, model, [args, (x, pads, None, False, 0), (x, pads, None, True, 5)])
     with pytest.raises(ValueError, match="no args may be None"):
         _torch_export(model, args)
 
@@ -381,7 +385,7 @@ def test_traced_nested_numbers_become_inputs_like_torch() -> None:
     assert _signature(data) == _signature(torch_data) == expected
     assert [t.shape for t in flatten_inputs(args)] == [(2, 3), (), (4,), (), (), (), ()]
     # the numbers are read at run time: other values give torch's results
-    _check_runs(data, model, [args, (x, (-2, y), [0, 3], {"scale": 1.5, "shift": -1}, {})])
+    assert_runs_match_torch(data, model, [args, (x, (-2, y), [0, 3], {"scale": 1.5, "shift": -1}, {})])
 
 
 @torch.no_grad()
@@ -397,7 +401,7 @@ def test_tensor_dict_keys_are_inputs_like_torch() -> None:
     data, _ = export_to_bytes(KeyPlusValue(), args, opset_version=OPSET)
     torch_data, _ = _torch_export(KeyPlusValue(), args)
     assert _signature(data) == _signature(torch_data) == [("FLOAT", 0), ("FLOAT", 2)]
-    _check_runs(data, KeyPlusValue(), [args, ({torch.tensor(-4.0): torch.randn(2, 3)}, {})])
+    assert_runs_match_torch(data, KeyPlusValue(), [args, ({torch.tensor(-4.0): torch.randn(2, 3)}, {})])
 
 
 class ScriptedTuple(torch.nn.Module):
@@ -415,7 +419,7 @@ def test_scripted_tuple_numbers_become_inputs_like_torch() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["a_0", "a_1", "b"]
     torch_data, _ = _torch_export(model, args)
     assert _signature(data) == _signature(torch_data) == [("INT64", 0), ("FLOAT", 2), ("FLOAT", 2)]
-    _check_runs(data, model, [args, ((-5, x), y)])
+    assert_runs_match_torch(data, model, [args, ((-5, x), y)])
 
 
 class ScriptedPad(torch.nn.Module):
@@ -435,11 +439,11 @@ def test_scripted_list_of_numbers_is_one_sequence_input_like_torch() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "pad"]
     torch_data, _ = _torch_export(model, (x, [2, 4]))
     assert _signature(data) == _signature(torch_data) == [("FLOAT", 4), ("seq(INT64)", -1)]
-    _check_runs(data, model, [(x, [2, 4]), (x, [0, 1]), (x, [1, 0, 2, 3]), (x, [1, 1, 0, 2, 3, 0, 1, 2])])
+    assert_runs_match_torch(data, model, [(x, [2, 4]), (x, [0, 1]), (x, [1, 0, 2, 3]), (x, [1, 1, 0, 2, 3, 0, 1, 2])])
     traced, traced_model = export_to_bytes(ScriptedPad().eval(), (x, [2, 4]), opset_version=OPSET)
     assert [v.name for v in traced_model.graph.inputs] == ["x", "pad_0", "pad_1"]
     assert _signature(traced) == [("FLOAT", 4), ("INT64", 0), ("INT64", 0)]
-    _check_runs(traced, ScriptedPad().eval(), [(x, [2, 4]), (x, [0, 1])])
+    assert_runs_match_torch(traced, ScriptedPad().eval(), [(x, [2, 4]), (x, [0, 1])])
 
 
 @torch.no_grad()
@@ -474,7 +478,7 @@ def test_scripted_dict_numbers_become_inputs_as_traced() -> None:
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "d_scale", "d_shift"]
     assert _signature(data) == [("FLOAT", 2), ("DOUBLE", 0), ("DOUBLE", 0)]
     assert len(flatten_inputs(args)) == 3
-    _check_runs(data, model, [args, (x, {"scale": -3.0, "shift": 0.25}, {})])
+    assert_runs_match_torch(data, model, [args, (x, {"scale": -3.0, "shift": 0.25}, {})])
     with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
         _torch_export(model, args[:-1])
 
@@ -486,7 +490,7 @@ def test_scripted_dict_of_tensors_is_one_input_per_value() -> None:
     args = (x, {"scale": torch.randn(3), "shift": torch.randn(2, 1)}, {})
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
     assert [v.name for v in onnx_model.graph.inputs] == ["x", "d_scale", "d_shift"]
-    _check_runs(data, model, [args, (x, {"scale": torch.randn(3), "shift": torch.randn(2, 1)}, {})])
+    assert_runs_match_torch(data, model, [args, (x, {"scale": torch.randn(3), "shift": torch.randn(2, 1)}, {})])
 
 
 @torch.no_grad()
@@ -499,7 +503,7 @@ def test_scripted_keyword_dict_numbers_stay_constants() -> None:
     data, onnx_model = export_to_bytes(model, args, opset_version=OPSET)
     assert [v.name for v in onnx_model.graph.inputs] == ["x"]
     assert len(flatten_inputs(args)) == 1
-    _check_runs(data, model, [args])
+    assert_runs_match_torch(data, model, [args])
 
 
 class AffineGrid(torch.nn.Module):
@@ -511,7 +515,7 @@ class AffineGrid(torch.nn.Module):
         return torch.nn.functional.affine_grid(theta, size, self.align_corners)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 20])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::affine_grid_generator", before_changes=True))
 @pytest.mark.parametrize("align_corners", [True, False])
 @pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
 @torch.no_grad()
@@ -535,7 +539,7 @@ def test_affine_grid_sizes_at_run_time(opset: int, align_corners: bool, script: 
             continue
         data, onnx_model = export_to_bytes(model, (theta, sizes[0]), opset_version=opset)
         assert len(onnx_model.graph.inputs) == (2 if script else 1 + len(sizes[0]))
-        _check_runs(data, model, [(theta, size) for size in sizes])
+        assert_runs_match_torch(data, model, [(theta, size) for size in sizes])
 
 
 # Inputs torch's exporter reads where this exporter knows the value at export time: each case
@@ -566,7 +570,12 @@ class _SplitByTensors(torch.nn.Module):
         return torch.cat(list(x.split(sizes)), dim=0) * 2  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets(
+        "aten::split", "aten::split_with_sizes", helpers=True, min_opset=13, max_opset=TORCH_EXPORTER_NEWEST
+    ),
+)
 @pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
 @torch.no_grad()
 def test_an_implied_last_split_size_keeps_the_input_it_reads(opset: int, script: bool) -> None:
@@ -587,7 +596,12 @@ def test_an_implied_last_split_size_keeps_the_input_it_reads(opset: int, script:
     assert_outputs_match(run_model(static, [args[2]]), model(*args))
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets(
+        "aten::split", "aten::split_with_sizes", helpers=True, min_opset=13, max_opset=TORCH_EXPORTER_NEWEST
+    ),
+)
 @torch.no_grad()
 def test_traced_split_sizes_given_as_tensors_are_all_inputs(opset: int) -> None:
     model = _SplitByTensors()
@@ -653,7 +667,7 @@ _SCRIPTED_LISTS: dict[str, tuple[type, bool, torch.Tensor, list[str]]] = {
 }
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("opset", comparable_with_torch(CONTROL_FLOW_SEQUENCE_OPSETS))
 @pytest.mark.parametrize("case", sorted(_SCRIPTED_LISTS))
 @torch.no_grad()
 def test_scripted_lists_keep_the_inputs_torch_reads_through_sequences(case: str, opset: int) -> None:
@@ -690,7 +704,7 @@ class _DimArange(torch.nn.Module):
         return torch._dim_arange(x, 1)
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 13])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_dim_arange", helpers=True, max_opset=TORCH_EXPORTER_NEWEST))
 @torch.no_grad()
 def test_dim_arange_keeps_its_input_where_torch_cannot_fold_it(opset: int) -> None:
     """Below opset 11 torch's arange is NonZero(ConstantOfShape(n)), which its constant
@@ -718,7 +732,7 @@ class _DefaultTensors(torch.nn.Module):
         return x
 
 
-@pytest.mark.parametrize("opset", [13, 15, 17])
+@pytest.mark.parametrize("opset", around(OPTIONAL_INPUT_OPSET, TORCH_EXPORTER_NEWEST))
 @torch.no_grad()
 def test_scripted_optional_parameters_are_optional_inputs_like_torch(opset: int) -> None:
     """From opset 15 torch's exporter declares a scripted ``Optional[Tensor]`` parameter an
@@ -782,7 +796,7 @@ class NestedNones(torch.nn.Module):
         return x, (x + 1, None, (x * 2, None))
 
 
-@pytest.mark.parametrize("opset", [13, 15, 17])
+@pytest.mark.parametrize("opset", around(NONE_OUTPUT_OPSET, ORT_COMPLETE_OPSET))
 def test_scripted_none_results_are_empty_optional_outputs(opset: int) -> None:
     """torch's exporter keeps a scripted model's None results as outputs from opset 15 (empty
     optionals, which onnxruntime returns as None) and drops them below, as traces always do."""

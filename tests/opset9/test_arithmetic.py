@@ -22,12 +22,13 @@ from cases import (
     helper_params,
     int_pair,
     ints,
+    lowering_opsets,
     op_params,
     pair,
     positive,
     run_case,
 )
-from conftest import NEWEST, assert_matches_torch
+from conftest import assert_matches_torch
 
 
 def unit(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -258,7 +259,7 @@ class _ScriptedNumbers(torch.nn.Module):
         return x[:n] * (m + 1), torch.tensor(not flag)
 
 
-@pytest.mark.parametrize("opset", [10, 13, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::floordiv", "aten::__not__", helpers=True, min_opset=10))
 def test_floordiv_and_not_on_runtime_numbers(opset: int) -> None:
     """aten::floordiv.int and aten::__not__ on values known only at run time (sizes, bools)."""
     assert_matches_torch(

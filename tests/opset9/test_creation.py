@@ -125,7 +125,7 @@ class ArangeFromSizes(torch.nn.Module):
         return torch.arange(0, (2 * (rows - 1) + cols) // x.size(0))
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::arange", helpers=True))
 @pytest.mark.parametrize("script", [False, True])
 def test_arange_with_an_int_start_and_run_time_end_is_int64(opset: int, script: bool) -> None:
     """arange.start(Scalar, Scalar): the int literal start must stay an int (a `float | int`

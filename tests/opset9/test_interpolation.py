@@ -18,6 +18,8 @@ from cases import (
     HALF,
     Case,
     helper_params,
+    lowering_opsets,
+    lowering_opsets_below,
     one_torch_thread,
     op_params,
     op_types,
@@ -25,7 +27,6 @@ from cases import (
     run_case,
 )
 from conftest import (
-    NEWEST,
     Wrap,
     assert_matches_torch,
     export_to_bytes,
@@ -258,7 +259,7 @@ SCRIPTED = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::__interpolate", "aten::upsample_bilinear2d", helpers=True))
 @pytest.mark.parametrize(("fn", "inputs", "min_opset"), [s[1:] for s in SCRIPTED], ids=[s[0] for s in SCRIPTED])
 def test_scripted(
     fn: torch.jit.ScriptFunction, inputs: Callable[[], tuple[torch.Tensor, ...]], min_opset: int, opset: int
@@ -275,7 +276,9 @@ DYNAMIC = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 18, NEWEST])
+@pytest.mark.parametrize(
+    "opset", lowering_opsets("aten::upsample_nearest2d", "aten::upsample_bilinear2d", helpers=True)
+)
 @pytest.mark.parametrize(("fn", "min_opset"), [d[1:] for d in DYNAMIC], ids=[d[0] for d in DYNAMIC])
 def test_dynamic_shapes(fn: Callable[..., object], min_opset: int, opset: int) -> None:
     if opset < min_opset:
@@ -300,7 +303,7 @@ def test_interpolation_ops_per_opset() -> None:
     assert "AffineGrid" not in op_types(affine, (torch.randn(2, 2, 3),), 19)
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::upsample_bilinear2d"))
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 def test_linear_and_cubic_below_11_use_torch_coordinates(mode: str, opset: int) -> None:
     """Before Resize-11 there are no half-pixel coordinates: constant indices and weights."""
@@ -336,7 +339,10 @@ class _ResizeByTensorScale(torch.nn.Module):
         return F.interpolate(x, scale_factor=scale, mode=self.mode, recompute_scale_factor=True, align_corners=align)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("opset", [11, NEWEST])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets("aten::upsample_nearest2d", "aten::upsample_bilinear2d", "aten::upsample_bicubic2d", min_opset=11),
+)
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 def test_output_size_computed_at_run_time(mode: str, opset: int) -> None:
     """upsample_*.vec with an output size the trace computes from a tensor: Resize's sizes
@@ -358,7 +364,7 @@ def test_output_size_computed_at_run_time(mode: str, opset: int) -> None:
 # to the input's patch grid (timm's NaFlexViT): two MatMuls by constant resampling matrices at
 # every opset; Resize-18's antialias where the sizes are known only at run time.
 
-ANTIALIAS_OPSETS = [9, 11, 13, 17, 18]
+ANTIALIAS_OPSETS = lowering_opsets("aten::_upsample_bilinear2d_aa", "aten::_upsample_bicubic2d_aa", helpers=True)
 
 
 def _aa(**kwargs: object) -> Wrap:
@@ -405,12 +411,12 @@ class PosEmbedResize(torch.nn.Module):
         return tokens + pos.permute(0, 2, 3, 1)
 
 
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_upsample_bicubic2d_aa"))
 def test_position_embedding_resized_to_the_patch_grid(opset: int) -> None:
     assert_matches_torch(PosEmbedResize().eval(), (torch.randn(2, 10, 12, 8),), opset=opset)
 
 
-@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_upsample_bicubic2d_aa", helpers=True))
 def test_antialias_with_a_dynamic_batch(opset: int) -> None:
     model, _ = ANTIALIAS_CASES["bicubic_down"]
     assert_matches_torch(
@@ -428,7 +434,7 @@ class ScriptedAntialiasedResize(torch.nn.Module):
         return F.interpolate(x, size=[6, 7], mode="bilinear", antialias=True)
 
 
-@pytest.mark.parametrize("opset", [9, 11, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_upsample_bilinear2d_aa", helpers=True))
 def test_scripted_antialias_interpolate(opset: int) -> None:
     assert_matches_torch(torch.jit.script(ScriptedAntialiasedResize()), (torch.randn(1, 2, 13, 11),), opset=opset)
 
@@ -448,7 +454,7 @@ class ResizeByInputSize(torch.nn.Module):
 DYNAMIC_SPATIAL = {"input_names": ["x"], "dynamic_axes": {"x": {0: "batch", 2: "height", 3: "width"}}}
 
 
-@pytest.mark.parametrize("opset", [17, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_upsample_bilinear2d_aa", before_changes=True, min_opset=17))
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 def test_antialias_with_dynamic_spatial_sizes(mode: str, opset: int, tmp_path: Path) -> None:
     """Resize-18's antialias samples as torch's antialiased kernels (half-pixel); below opset 18
@@ -523,7 +529,7 @@ def test_antialias_to_a_size_read_from_a_static_tensor() -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::upsample_bilinear2d"))
 def test_bilinear_with_dynamic_sizes_below_11_names_opset_11(opset: int) -> None:
     model = Wrap(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"))
     with pytest.raises(ExporterError, match="opset 11"):
@@ -542,7 +548,7 @@ class ScriptedBilinear(torch.nn.Module):
         return F.interpolate(x, size=[5, 7], mode="bilinear", align_corners=False)
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::upsample_bilinear2d"))
 def test_scripted_bilinear_below_11_matches_torch(opset: int) -> None:
     assert_matches_torch(torch.jit.script(ScriptedBilinear()), (torch.randn(1, 2, 3, 4),), opset=opset)
 
@@ -554,7 +560,7 @@ class InterpolateToRunTimeSize(torch.nn.Module):
         return near, linear
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::__interpolate", helpers=True, min_opset=11))
 def test_scripted_interpolate_to_a_run_time_size(opset: int) -> None:
     """A scripted F.interpolate whose size is computed from another input's shape: Resize's
     sizes input at run time, with N and C of the input."""
@@ -576,7 +582,10 @@ class ScriptedNearestThenBilinear(torch.nn.Module):
         return torch.nn.functional.interpolate(up, size=[5, 7], mode="bilinear", align_corners=False)
 
 
-@pytest.mark.parametrize("opset", [11, 18])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets("aten::__interpolate", "aten::upsample_nearest2d", "aten::upsample_bilinear2d", min_opset=11),
+)
 def test_scripted_interpolate_becomes_resize(opset: int) -> None:
     onnx_model = assert_matches_torch(
         torch.jit.script(ScriptedNearestThenBilinear()), (torch.randn(1, 2, 3, 4),), opset=opset
@@ -584,7 +593,7 @@ def test_scripted_interpolate_becomes_resize(opset: int) -> None:
     assert "Resize" in {node.op_type for node in onnx_model.graph}
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::upsample_bilinear2d"))
 def test_scripted_bilinear_interpolate_below_11_computes_torch_coordinates(opset: int) -> None:
     """No Resize with half-pixel coordinates before 11: constant Gather indices and weights."""
     onnx_model = assert_matches_torch(

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, Case, f32, helper_params, op_params, pair, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import INF, Case, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, pair, run_case
+from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError, UnsupportedOperatorError
 
@@ -240,7 +240,7 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET: dict[str, int] = {}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::matmul", "aten::einsum", helpers=True))
 @pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
@@ -273,7 +273,7 @@ def test_unsupported_below_first_opset(
         assert_matches_torch(Wrap(fn), inputs, opset=first_opset - 1)
 
 
-@pytest.mark.parametrize("opset", [9, 11])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::einsum"))
 def test_einsum_diagonal_below_opset_12_names_it(opset: int) -> None:
     with pytest.raises(SymbolicError, match="opset 12"):
         assert_matches_torch(Wrap(lambda a: torch.einsum("ii->i", a)), (torch.randn(3, 3),), opset=opset)

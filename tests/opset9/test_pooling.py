@@ -12,8 +12,18 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, f32, helper_params, one_torch_thread, op_params, rand, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+from cases import (
+    Case,
+    f32,
+    helper_params,
+    lowering_opsets,
+    one_torch_thread,
+    op_params,
+    rand,
+    run_case,
+    signature_opsets,
+)
+from conftest import Wrap, assert_matches_torch, export_to_bytes
 
 import exporter
 from exporter.errors import ExporterError
@@ -183,7 +193,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [10, 11, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::max_pool2d", "aten::avg_pool2d", helpers=True, min_opset=10))
 def test_pooling_ceil_mode_and_dilation(opset: int) -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True).sum() + F.max_pool2d(x, 2, dilation=2).sum())
     assert_matches_torch(model, (torch.randn(1, 2, 9, 9),), opset=opset)
@@ -215,7 +225,7 @@ ADAPTIVE_AVG = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::adaptive_avg_pool2d", helpers=True))
 @pytest.mark.parametrize(("fn", "inputs"), [a[1:] for a in ADAPTIVE_AVG], ids=[a[0] for a in ADAPTIVE_AVG])
 def test_adaptive_avg_pool_general(
     fn: Callable[..., object], inputs: Callable[[], tuple[torch.Tensor, ...]], opset: int
@@ -247,7 +257,7 @@ DYNAMIC = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::max_pool2d", "aten::avg_pool2d", helpers=True))
 @pytest.mark.parametrize(("fn", "min_opset"), [d[1:] for d in DYNAMIC], ids=[d[0] for d in DYNAMIC])
 def test_dynamic_shapes(fn: Callable[..., object], min_opset: int, opset: int) -> None:
     if opset < min_opset:
@@ -284,7 +294,10 @@ def test_ceil_mode_with_static_sizes_works_at_opset_9() -> None:
     assert_matches_torch(model, distinct_inputs(1, 2, 6, 8)(), opset=9)
 
 
-@pytest.mark.parametrize("opset", [9, 12, NEWEST])
+@pytest.mark.parametrize(
+    "opset",
+    sorted({*lowering_opsets("aten::max_pool2d_with_indices", helpers=True), *signature_opsets("max_pool_dtype")}),
+)
 def test_max_pool_indices_int64_dynamic(opset: int) -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 2, return_indices=True))
     assert_matches_torch(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from cases import Case, emit_ir, f32, lowering_opsets, op_params, run_case, typed
-from conftest import NEWEST, assert_matches_torch
+from cases import Case, emit_ir, f32, lowering_opsets, op_params, run_case, signature_opsets, typed
+from conftest import assert_matches_torch
 
 
 @torch.jit.script
@@ -73,7 +73,9 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 12, 13, NEWEST])
+@pytest.mark.parametrize(
+    "opset", sorted({*lowering_opsets("prim::max", "prim::min", helpers=True), *signature_opsets("max_min")})
+)
 def test_script_max_min_tensor_dynamic(opset: int) -> None:
     """prim::max/min and aten::tensor over sizes known only at run time."""
     model = _script_sizes_dynamic
@@ -95,7 +97,7 @@ def _script_sizes_dynamic(x: torch.Tensor) -> torch.Tensor:
     return torch.tensor([n, m, x.dim()]) * 2
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("prim::shape", "prim::dtype"))
 def test_prim_queries(opset: int) -> None:
     """prim::shape/dtype/layout/device/data feeding aten::zeros, prim::tolist, prim::min of
     a list and prim::convert_element_type."""
@@ -132,7 +134,7 @@ class FloatOfOneElement(torch.nn.Module):
         return torch.tensor([float(x)]), torch.tensor([x.shape[0], int(x)]), torch.tensor([bool(x > 0)])
 
 
-@pytest.mark.parametrize("opset", [9, 13])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::Float", "aten::Int", "aten::Bool", helpers=True))
 def test_scripted_number_of_a_one_element_tensor_is_0d(opset: int) -> None:
     """float(x)/int(x)/bool(x) of a [1] tensor is a Python number: torch.tensor([float(x)]) has
     shape [1], so the aten::Float/Int/Bool value must be 0-d before the list stacks it."""
@@ -181,7 +183,7 @@ class Prints(torch.nn.Module):
         return y + 1
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("prim::Print"))
 def test_print_is_dropped(opset: int) -> None:
     onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
     assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]

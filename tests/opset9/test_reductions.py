@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, NAN, Case, f32, f32s, helper_params, ints, op_params, run_case, ties
+from cases import INF, NAN, Case, f32, f32s, helper_params, ints, lowering_opsets, op_params, run_case, ties
 from conftest import NEWEST, Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError
@@ -338,7 +338,7 @@ class Dynamic(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sum", "aten::mean", helpers=True))
 def test_dynamic_batch(opset: int) -> None:
     def make(n: int) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.randn(n, 3, 4), torch.randint(0, 3, (n,))
@@ -353,7 +353,7 @@ def test_dynamic_batch(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::cumsum", before_changes=True))
 def test_cumsum_dynamic_dim(opset: int) -> None:
     """CumSum handles a run-time length from opset 11; the opset-9 scan needs it static."""
     model = Wrap(lambda x: torch.cumsum(x, 0))
@@ -394,7 +394,7 @@ class Scripted(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sum", "aten::mean", helpers=True))
 def test_scripted_overloads(opset: int) -> None:
     assert_matches_torch(torch.jit.script(Scripted()), (torch.randn(3, 4),), opset=opset)
 
@@ -417,7 +417,7 @@ class _ScriptedNorms(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::norm", "aten::linalg_vector_norm", helpers=True))
 def test_scripted_torch_norm(opset: int) -> None:
     """torch.norm's scripted body holds nuclear_norm (no ONNX lowering) in branches for other
     arguments; export decides them, so the norms asked for export."""

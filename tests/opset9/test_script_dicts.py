@@ -24,9 +24,9 @@ from typing import Dict, List  # noqa: UP035 - TorchScript reads these annotatio
 
 import pytest
 import torch
+from cases import lowering_opsets
 from conftest import (
     FEATURE_OPSETS,
-    NEWEST,
     SEQUENCE_OPSETS,
     assert_matches_torch,
     dynamic_inputs,
@@ -113,25 +113,25 @@ class _ListCopy(torch.nn.Module):
         return torch.roll(x, shifts=(shift[0], shift[1]), dims=(-2, -1)) + self.shift[1]
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_set_item"))
 def test_layer_getter_dict_output(opset: int) -> None:
     model = torch.jit.script(_LayerGetter())
     onnx_model = assert_matches_torch(model, (torch.randn(1, 3, 8, 8),), opset=opset)
     assert [v.name for v in onnx_model.graph.outputs] == ["low", "out"]
 
 
-@pytest.mark.parametrize("opset", [11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::upsample_bilinear2d", min_opset=11))
 def test_segmentation_result_dict(opset: int) -> None:
     model = torch.jit.script(_SegmentationHead())
     assert_matches_torch(model, (torch.randn(1, 3, 16, 12),), opset=opset, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_set_item"))
 def test_dict_builtins(opset: int) -> None:
     assert_matches_torch(torch.jit.script(_DictBuiltins()), (torch.randn(2, 3),), opset=opset)
 
 
-@pytest.mark.parametrize("opset", [10, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::slice", min_opset=10))
 def test_list_copy(opset: int) -> None:
     assert_matches_torch(torch.jit.script(_ListCopy()), (torch.randn(1, 5, 6),), opset=opset)
 
@@ -144,7 +144,7 @@ class _NamedFeatures(torch.nn.Module):
         return OrderedDict([(str(i), v) for i, v in enumerate(output)])
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_set_item"))
 def test_dict_keyed_by_str_of_loop_index(opset: int) -> None:
     model = torch.jit.script(_NamedFeatures())
     onnx_model = assert_matches_torch(model, (torch.randn(2, 3),), opset=opset)

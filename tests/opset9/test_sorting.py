@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, distinct, helper_params, op_params, run_case
+from cases import Case, distinct, helper_params, lowering_opsets, op_params, run_case
 from conftest import (
-    NEWEST,
     SEQUENCE_OPSETS,
     Wrap,
     assert_matches_torch,
@@ -145,7 +144,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 11])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_unique2", before_changes=True))
 def test_unique_before_opset_11_names_opset_11(opset: int) -> None:
     model = Wrap(lambda x: torch.unique(x))
     if opset >= 11:
@@ -173,7 +172,7 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET = {"sort_dyn": 10, "topk_dyn_nan": 11}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sort", "aten::topk"))
 @pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):

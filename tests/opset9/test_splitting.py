@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from cases import Case, arange, emit_ir, f32, helper_params, op_params, pair, run_case, typed
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+from cases import Case, arange, emit_ir, f32, helper_params, lowering_opsets, op_params, pair, run_case, typed
+from conftest import SEQUENCE_OPSET, Wrap, assert_matches_torch, export_to_bytes
 
 from exporter.errors import SymbolicError
 
@@ -127,7 +127,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 10, 13])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::chunk", helpers=True))
 def test_chunk_dynamic_other_input(opset: int) -> None:
     """The run-time chunk follows the input size (not the example's), short last piece too."""
     assert_matches_torch(
@@ -140,7 +140,7 @@ def test_chunk_dynamic_other_input(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("prim::ConstantChunk", "prim::ConstantSplit", helpers=True))
 def test_prim_constant_split_and_chunk(opset: int) -> None:
     src = """
     graph(%x : Float(7, 4)):
@@ -181,7 +181,7 @@ class ChunkIterated(torch.nn.Module):
         return total
 
 
-@pytest.mark.parametrize("opset", [11, 13, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::chunk", "aten::split", helpers=True, min_opset=SEQUENCE_OPSET))
 @pytest.mark.parametrize("module", [ChunkReturned, ChunkByRunTimeCount, SplitReturned, ChunkIterated])
 def test_pieces_of_a_run_time_count_are_a_sequence(opset: int, module: type[torch.nn.Module]) -> None:
     """chunk/split pieces that are returned or iterated, not unpacked, of a dim known only at
@@ -214,7 +214,7 @@ class ChunkLastDim(torch.nn.Module):
         return torch.chunk(x, 3, dim=self.dim)
 
 
-@pytest.mark.parametrize("opset", [11, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::chunk", min_opset=SEQUENCE_OPSET))
 def test_scripted_chunk_of_a_negative_dim_does_not_crash_shape_propagation(opset: int) -> None:
     """torch's shape propagation aborts the process on aten::chunk with a negative constant
     dim; such a graph is captured with its input types only, and still exports."""
