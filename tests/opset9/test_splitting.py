@@ -214,7 +214,7 @@ class ChunkLastDim(torch.nn.Module):
         return torch.chunk(x, 3, dim=self.dim)
 
 
-@pytest.mark.parametrize("opset", lowering_opsets("aten::chunk", min_opset=SEQUENCE_OPSET))
+@pytest.mark.parametrize("opset", lowering_opsets("aten::chunk", helpers=True, min_opset=SEQUENCE_OPSET))
 def test_scripted_chunk_of_a_negative_dim_does_not_crash_shape_propagation(opset: int) -> None:
     """torch's shape propagation aborts the process on aten::chunk with a negative constant
     dim; such a graph is captured with its input types only, and still exports."""
