@@ -19,7 +19,14 @@ from exporter.registry import Registry
 from exporter.runtime_list import RuntimeList
 from exporter.tensors import quantized_input_parts
 
-__all__ = ["assemble", "normalize_dynamic_axes", "ir_version_for", "FLAT_INPUTS_META"]
+__all__ = [
+    "assemble",
+    "normalize_dynamic_axes",
+    "ir_version_for",
+    "FLAT_INPUTS_META",
+    "NONE_OUTPUT_OPSET",
+    "OPTIONAL_INPUT_OPSET",
+]
 
 # model.meta key: the graph input made for each flattened model input, in order (cleanup drops
 # the ones the graph does not use, as torch does, and records which positions remain).
@@ -85,10 +92,10 @@ def _flatten_outputs(obj: Any, *, keep_none: bool = False) -> list[Any]:
 
 
 # ONNX's Optional op, which makes an empty optional output
-_NONE_OUTPUT_OPSET = 15
+NONE_OUTPUT_OPSET = 15
 # Optional graph inputs (OptionalHasElement, OptionalGetElement; torch's exporter declares a
 # scripted Optional[Tensor] parameter one)
-_OPTIONAL_INPUT_OPSET = 15
+OPTIONAL_INPUT_OPSET = 15
 
 
 def assemble(
@@ -122,7 +129,7 @@ def assemble(
     )
     # a scripted model's None results stay outputs (empty optionals) where ONNX has them, as in
     # torch's exporter; a trace has no None in its graph, and torch's drops them
-    keep_none = captured.method == "script" and opset >= _NONE_OUTPUT_OPSET
+    keep_none = captured.method == "script" and opset >= NONE_OUTPUT_OPSET
     outputs = _output_values(builder, results, keep_none=keep_none)
     _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
     _mark_dynamic_outputs(graph, dynamic_axes)
@@ -144,7 +151,7 @@ def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int,
     tensor input."""
     return (
         captured.method == "script"
-        and opset >= _OPTIONAL_INPUT_OPSET
+        and opset >= OPTIONAL_INPUT_OPSET
         and isinstance(ts_value.type(), torch._C.OptionalType)
         and bool(ts_value.uses())
         and all(registry.node_facts(use.user).checks_optional for use in ts_value.uses())
@@ -245,7 +252,7 @@ def _sequence_input(
     builder: GraphBuilder, name: str, ts_value: torch._C.Value, items: list[torch.Tensor]
 ) -> RuntimeList:
     """A scripted model's list argument as one ``seq(tensor)`` graph input, the interface torch's
-    exporter gives it (capture.sequence_arguments): a list of numbers is a sequence of 0-d
+    exporter gives it (capture.inputs.sequence_arguments): a list of numbers is a sequence of 0-d
     tensors, a list of tensors a sequence of tensors of the example items' dtype and rank (any
     shape and count at run time). Sequences exist from opset 11; below it the export is refused,
     naming what works, rather than writing the model torch's exporter writes there (a sequence

@@ -23,6 +23,9 @@ __all__ = ["folded", "corrected_dtypes"]
 
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
+# What torch raises for an op it cannot run on given arguments: its C++ checks (RuntimeError,
+# NotImplementedError for a missing kernel), bad argument types or values, a dim out of range.
+_TORCH_REFUSALS = (RuntimeError, TypeError, ValueError, IndexError)
 
 
 def folded(node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[Any] | None:
@@ -33,7 +36,7 @@ def folded(node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequenc
         return None
     try:
         result = _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
-    except Exception:  # noqa: BLE001 - the symbolic handles what torch cannot fold
+    except _TORCH_REFUSALS:  # the symbolic handles what torch cannot fold
         return None
     results = list(result) if isinstance(result, tuple) else [result]
     if len(results) != node.outputsSize():
@@ -100,7 +103,7 @@ def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list
 
     try:
         out = _run_aten(schema, [_to_eager(arg, meta(obj)) for arg, obj in zip(schema.arguments, inputs)])
-    except Exception:  # noqa: BLE001 - no verdict: the recorded dtype stands
+    except _TORCH_REFUSALS:  # no verdict: the recorded dtype stands
         return None
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]

@@ -30,6 +30,7 @@ from exporter.runtime_list import RuntimeList, ScanItem
 from exporter.ts_graph import (
     ASSUMED_ORDER,
     FUNCTION_BODY,
+    PACKAGE_DIR,
     all_nodes,
     has_blocks,
     overload_name,
@@ -142,8 +143,8 @@ class _Emitter:
         )
         self.env: dict[int, Any] = {}
         # values torch's exporter computes at run time though they are known here (scripted lists)
-        self.torch_run_time = (
-            parent.torch_run_time
+        self.torch_run_time_values = (
+            parent.torch_run_time_values
             if parent is not None
             else TorchRunTimeValues(builder.options.opset, registry, scripted=scripted)
         )
@@ -254,9 +255,9 @@ class _Emitter:
         schema = schema_of(node)
         overload = schema.overload_name if schema is not None else ""
         facts = self.registry.facts(kind, overload)
-        torch_reads = self.torch_run_time.reads_of(node, inputs, facts)
+        torch_reads = self.torch_run_time_values.reads_of(node, inputs, facts)
         if schema is not None and self._try_fold(node, schema, inputs, facts):
-            self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
+            self.torch_run_time_values.mark(node, facts, torch_reads, self.lookup)
             return
         if schema is not None and facts.promotion is not None:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
@@ -288,7 +289,7 @@ class _Emitter:
                 location=self.locate(node),
                 arguments=_describe_inputs(schema, inputs),
             ) from error
-        self.torch_run_time.mark(node, facts, torch_reads, self.lookup)
+        self.torch_run_time_values.mark(node, facts, torch_reads, self.lookup)
 
     def _emit_function(self, node: torch._C.Node) -> None:
         """A custom autograd Function (prim::PythonOp): through a symbolic written for torch's
@@ -494,10 +495,7 @@ def _torch_only_symbolic(function: Any, cls: type, error: BaseException) -> bool
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR)
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    return tb is not None and not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(PACKAGE_DIR)
 
 
 def _complete(ts_value: torch._C.Value) -> bool:
@@ -538,7 +536,7 @@ def _is_default(arg: torch._C.Argument, obj: Any) -> bool:
         obj = obj.item()
     try:
         return bool(obj == default)
-    except Exception:  # noqa: BLE001
+    except (RuntimeError, TypeError, ValueError):  # no truth value (a multi-element tensor): not the default
         return False
 
 
@@ -582,6 +580,6 @@ def emit_graph(
     emitter.emit_block(ts_graph)
     results = [emitter.lookup(v) for v in ts_graph.outputs()]
     # outputs torch's exporter computes at run time from scripted lists keep what it reads
-    for value in emitter.torch_run_time.output_reads(list(ts_graph.outputs()), results):
+    for value in emitter.torch_run_time_values.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results

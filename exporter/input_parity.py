@@ -43,10 +43,11 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
+from exporter.errors import ExporterError
 from exporter.op_facts import OpFacts, SequenceRead
 from exporter.registry import Registry
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
-from exporter.ts_graph import has_blocks
+from exporter.ts_graph import has_blocks, is_tensor_list_type
 
 __all__ = ["READS_INPUTS", "KEPT_INPUTS", "TorchRunTimeValues", "note_inputs_read", "keep_inputs_of"]
 
@@ -123,11 +124,6 @@ def keep_inputs_of(graph: ir.Graph, value: ir.Value) -> None:
             pending.extend(v for v in current.producer().inputs if v is not None)
 
 
-def _is_tensor_list(value: torch._C.Value) -> bool:
-    ts_type = value.type()
-    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
-
-
 def _read_at_run_time(obj: Any) -> Iterable[ir.Value]:
     """The values torch reads at run time in ``obj``: neither constants nor initializers, and
     the sequence of a run-time list."""
@@ -177,7 +173,7 @@ class TorchRunTimeValues:
         count, which TorchScript's optimizations unroll (not in a trace calling a scripted
         function), and with them the changes they make to a list."""
         value = node.inputsAt(0)
-        if not _is_tensor_list(value):
+        if not is_tensor_list_type(value.type()):
             return False
         if value.node().kind() != "prim::ListConstruct":
             return True
@@ -278,7 +274,7 @@ class TorchRunTimeValues:
         for ts_value in node.outputs():
             self.values.setdefault(ts_value.unique(), {}).update(reads)
             self._mark_list(_safe_lookup(lookup, ts_value), reads)
-        if facts.mutates_list and node.inputsSize() and _is_tensor_list(node.inputsAt(0)):
+        if facts.mutates_list and node.inputsSize() and is_tensor_list_type(node.inputsAt(0).type()):
             self._mark_list(_safe_lookup(lookup, node.inputsAt(0)), reads)
 
     def _read_by_branches(
@@ -290,7 +286,7 @@ class TorchRunTimeValues:
             inner.update(v.unique() for v in node.outputs())
             for block in node.blocks():
                 inner.update(v.unique() for v in block.inputs())
-            if node.inputsSize() and _is_tensor_list(node.inputsAt(0)) and self._mutates_list(node):
+            if node.inputsSize() and is_tensor_list_type(node.inputsAt(0).type()) and self._mutates_list(node):
                 changed.append(node.inputsAt(0))
             for ts_value in node.inputs():
                 if ts_value.unique() in inner:
@@ -323,5 +319,5 @@ class TorchRunTimeValues:
 def _safe_lookup(lookup: Callable[[torch._C.Value], Any], ts_value: torch._C.Value) -> Any:
     try:
         return lookup(ts_value)
-    except Exception:  # noqa: BLE001 - a value of a branch not emitted has no object
+    except ExporterError:  # a value of a branch not emitted has no object (the emitter's lookup says so)
         return None

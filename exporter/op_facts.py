@@ -21,6 +21,7 @@ __all__ = [
     "Quantized",
     "FixedQParams",
     "SequenceRead",
+    "DictMutation",
     "QPARAMS_0_TO_1",
     "QPARAMS_NEG1_TO_1",
     "OpFacts",
@@ -99,6 +100,19 @@ class SequenceRead(enum.Enum):
     REMOVED_ITEM = "removed item"
 
 
+class DictMutation(enum.Enum):
+    """How an op changes the dict that is its first input. A TorchScript dict is a Python dict
+    at export time (opset9/script_dicts.py), so a change inside run-time control flow must be
+    threaded through the If or Loop (control_flow/outer_state.py)."""
+
+    # writes the value of one key, its argument 1 (``d[k] = v``, setdefault): the key's value
+    # is threaded through the If or Loop as a variable would be
+    WRITES_KEY = "writes key"
+    # removes keys or merges in another dict (pop, del, clear, update): which keys the dict
+    # holds would depend on run-time values, which ONNX cannot hold
+    CHANGES_KEYS = "changes keys"
+
+
 @dataclasses.dataclass(frozen=True)
 class OpFacts:
     """Everything declared about one op, with the defaults of an op that declares nothing."""
@@ -112,6 +126,8 @@ class OpFacts:
     quantized: Quantized | FixedQParams = Quantized.DEQUANTIZE
     # it changes the list that is its first input in place (append, pop, _set_item)
     mutates_list: bool = False
+    # it changes the dict that is its first input in place, and how (None: it changes no dict)
+    mutates_dict: DictMutation | None = None
     # it only checks or refines an Optional value (``is None``, ``is not None``, Optional[T] ->
     # T), never computes with it: a scripted Optional[Tensor] input nothing else uses becomes an
     # ONNX optional input (opset 15), as in torch's exporter

@@ -20,7 +20,7 @@ _FALLBACK_MAX_OPSET = 26
 
 # onnxruntime (major, minor) -> the newest opset it runs, as the probe below finds it
 # (capped at the newest opset onnx defines, which the probe cannot go beyond: min() with
-# the installed onnx's newest is taken on use). tests/test_import_cost.py checks the entry
+# the installed onnx's newest is taken on use). tests/test_opsets.py checks the entry
 # of the installed release against the probe. Releases not listed are probed.
 KNOWN_MAX_OPSETS: dict[tuple[int, int], int] = {
     (1, 31): 26,
@@ -95,7 +95,7 @@ def probe_max_opset() -> int:
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 4
             onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        except Exception:  # noqa: BLE001 - an unsupported opset is the answer we probe for
+        except Exception:  # noqa: BLE001 - onnxruntime's errors (Fail, InvalidGraph...) share no narrower base: any means no
             continue
         best = opset
         break

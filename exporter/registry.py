@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import torch
 
 from exporter import arguments, symbolic_index
-from exporter.op_facts import FACT_NAMES, FixedQParams, OpFacts, Promotion, Quantized, SequenceRead
+from exporter.op_facts import FACT_NAMES, DictMutation, FixedQParams, OpFacts, Promotion, Quantized, SequenceRead
 from exporter.opsets import MIN_OPSET
 from exporter.ts_graph import overload_name
 
@@ -63,7 +63,8 @@ def pick(target: int, available: Sequence[int]) -> int | None:
 
 class SymbolicFunction:
     """A registered symbolic. Its argument spec and its beartype-checked wrapper are built on
-    first use: reading annotations and wrapping ~460 functions at import cost a second.
+    first use: reading the annotations of every built-in symbolic and wrapping each at import
+    cost a second.
 
     ``module`` is the module whose code registered it (the symbolic index is built from it);
     ``facts`` the op facts this registration declared (OpFacts field -> value).
@@ -167,6 +168,7 @@ _FACT_TYPES: dict[str, tuple[type, ...]] = {
     "promotion": (Promotion,),
     "quantized": (Quantized, FixedQParams),
     "mutates_list": (bool,),
+    "mutates_dict": (DictMutation,),
     "checks_optional": (bool,),
     "torch_sequence_read": (SequenceRead,),
     "torch_shape_read_below": (int,),
@@ -520,6 +522,7 @@ def onnx_symbolic(
     promotion: Promotion | None = None,
     quantized: Quantized | FixedQParams | None = None,
     mutates_list: bool | None = None,
+    mutates_dict: DictMutation | None = None,
     checks_optional: bool | None = None,
     torch_sequence_read: SequenceRead | None = None,
     torch_shape_read_below: int | None = None,
@@ -535,6 +538,7 @@ def onnx_symbolic(
         "promotion": promotion,
         "quantized": quantized,
         "mutates_list": mutates_list,
+        "mutates_dict": mutates_dict,
         "checks_optional": checks_optional,
         "torch_sequence_read": torch_sequence_read,
         "torch_shape_read_below": torch_shape_read_below,

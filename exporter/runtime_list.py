@@ -358,7 +358,7 @@ def insert(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -
     items.set_sequence(g.op("SequenceInsert", sequence, value, _index_value(g, index)))
 
 
-def _position(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
+def _non_negative_position(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
     """A non-negative position: erasing then inserting at ``-1`` would land one place early."""
     if isinstance(index, int) and index >= 0:
         return g.constant(index)
@@ -381,7 +381,7 @@ def pop(g: GraphContext, items: RuntimeList, index: int | Value = -1) -> Value:
 def set_item(g: GraphContext, items: RuntimeList, index: int | Value, item: Any) -> None:
     """``items[index] = item``: erase, then insert at the same position."""
     sequence = sequence_of(g, items)
-    position = _position(g, items, index)
+    position = _non_negative_position(g, items, index)
     value = item_value(g, item, items.item_dtype)
     erased = g.op("SequenceErase", sequence, position)
     items.set_sequence(g.op("SequenceInsert", erased, value, position))
@@ -439,7 +439,7 @@ def _item_at(g: GraphContext, items: RuntimeList, index: int | Value) -> Value:
         if items.stacked.shape is not None:
             item.shape = ir.Shape(list(items.stacked.shape)[1:])
     else:  # onnxruntime refuses some negative SequenceAt positions ("Invalid sequence index"): count from the end
-        item = g.op("SequenceAt", items.sequence, _position(g, items, index))
+        item = g.op("SequenceAt", items.sequence, _non_negative_position(g, items, index))
     return items._typed(item, 0)
 
 

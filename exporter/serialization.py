@@ -81,6 +81,7 @@ def _save_to_path(model: ir.Model, path: str, large: bool, progress: Progress | 
     data_name = os.path.basename(path) + ".data"
     data_path = os.path.join(directory, data_name)
     data_existed = os.path.exists(data_path)
+    replaced = False
     try:
         if large:
             total = _initializer_bytes(model)
@@ -101,12 +102,13 @@ def _save_to_path(model: ir.Model, path: str, large: bool, progress: Progress | 
                 write_model(model, stream, progress)
         _copy_mode(path, temporary)
         os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        if large and not data_existed and os.path.exists(data_path):
-            os.remove(data_path)
-        raise
+        replaced = True
+    finally:
+        if not replaced:  # whatever stopped the write (KeyboardInterrupt too): nothing left behind
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            if large and not data_existed and os.path.exists(data_path):
+                os.remove(data_path)
 
 
 def _varint(value: int) -> bytes:

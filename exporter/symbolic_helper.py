@@ -2,7 +2,7 @@
 
 Only the helpers in ``SIGNATURE_HELPERS`` compare ``g.opset``, each where an ONNX operator's
 signature changed (an attribute became an input, an op was renamed or appeared, a kernel took
-more dtypes); a symbolic never does (tests/test_opset_registrations.py checks it). Where an
+more dtypes); a symbolic never does (tests/behaviour/test_opset_changes.py checks it). Where an
 op's own lowering changes at opset N, ``symbolic_opsetN.py`` (or a decorator stacked on the
 same function, when only a helper's ONNX op changes) registers it at N, so the registry and
 the support matrix show it.

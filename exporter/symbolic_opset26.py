@@ -2,7 +2,7 @@
 
 ONNX changes at opset 26 that this module reacts to: none so far. Every symbolic used at
 opset 26 is the one registered at the highest earlier opset (the floor rule), and the op
-table in tests/symbolics runs at the newest opset so a change that breaks one shows up there.
+tables in tests/opset9/ run at the newest opset so a change that breaks one shows up there.
 """
 
 from __future__ import annotations

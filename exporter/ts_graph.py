@@ -35,6 +35,8 @@ __all__ = [
     "ASSUMED_ORDER",
     "function_calls",
     "function_bodies",
+    "PACKAGE_DIR",
+    "is_tensor_list_type",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -49,7 +51,8 @@ FUNCTION_BODY = "Subgraph"
 # recorded results in the order forward computed them (the trace does not say which is which).
 ASSUMED_ORDER = "exporter_assumed_order"
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+# This package's own directory: its frames and source ranges are never the user's line.
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @functools.lru_cache(maxsize=4096)
@@ -150,7 +153,7 @@ def _own_location(node: torch._C.Node) -> str:
     """:func:`source_location` of ``node``'s own source range ("" when it has none)."""
     try:
         text = node.sourceRange()
-    except Exception:  # noqa: BLE001 - some nodes have no range
+    except RuntimeError:  # some nodes have no range (torch's C++ error)
         return ""
     frames = [line.rstrip() for line in text.splitlines() if line.strip()]
     if not frames:
@@ -219,7 +222,7 @@ def _located(locate: Callable[[torch._C.Node, torch._C.Graph], str], graph: torc
 def _inside_torch(path: str) -> bool:
     """Code of torch itself (or of this package): never the line a user wants named."""
     normalized = path.replace("\\", "/")
-    return "/torch/" in normalized or normalized.startswith(("<", _PACKAGE_DIR))
+    return "/torch/" in normalized or normalized.startswith(("<", PACKAGE_DIR.replace("\\", "/")))
 
 
 def library_line(node: torch._C.Node) -> tuple[str, str] | None:
@@ -227,7 +230,7 @@ def library_line(node: torch._C.Node) -> tuple[str, str] | None:
     inlined into the user's forward), else None."""
     try:
         text = node.sourceRange()
-    except Exception:  # noqa: BLE001 - some nodes have no range
+    except RuntimeError:  # some nodes have no range (torch's C++ error)
         return None
     scripted = _SCRIPTED_FRAME.search(text)
     if scripted is None or not _inside_torch(scripted.group("path")):
@@ -321,7 +324,7 @@ def static_loop_iterations(
                 raise _NotStatic
             try:
                 result = getattr(packet, schema.overload_name or "default")(*args)
-            except Exception as error:  # noqa: BLE001 - not computable here: the loop stays a Loop
+            except (RuntimeError, TypeError, ValueError, ArithmeticError, IndexError) as error:  # the loop stays a Loop
                 raise _NotStatic from error
             if not isinstance(result, (bool, int, float)):
                 raise _NotStatic
@@ -350,3 +353,8 @@ def static_loop_iterations(
             return iteration + 1
         state = following
     return None
+
+
+def is_tensor_list_type(ts_type: torch._C.JitType) -> bool:
+    """Whether a TorchScript type is ``List[Tensor]``."""
+    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)

@@ -273,7 +273,7 @@ def infer_with_onnx(node: ir.Node, opset: int, cache: InferenceCache | None = No
     if cache is not None:
         try:
             key = _inference_key(node, opset)
-        except Exception:  # noqa: BLE001 - a tensor without bytes (strings): not cached
+        except ValueError:  # a string constant has no bytes (onnx_ir's StringTensor.tobytes): not cached
             key = None
     if key is not None and key in cache:
         results = cache[key]
@@ -327,8 +327,8 @@ def _onnx_inference(
             data,
             opset_imports=[onnx.helper.make_opsetid(node.domain, opset)],
         )
-    except Exception:  # noqa: BLE001 - inference is best effort
-        return None
+    except (onnx.defs.SchemaError, onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+        return None  # no schema at this opset, or a node onnx cannot infer: best effort, left untyped
     results: list[tuple[ir.DataType | None, list[Any] | None]] = []
     for output in node.outputs:
         type_proto = result.get(output.name)

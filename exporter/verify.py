@@ -11,7 +11,7 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from exporter.capture.inputs import flatten, flatten_inputs, split_args
+from exporter.capture.inputs import flatten_inputs, named_tensors, split_args
 from exporter.cleanup.unused_inputs import INPUT_POSITIONS_KEY
 from exporter.tensors import quantized_output_parts
 
@@ -76,7 +76,7 @@ def kept_inputs(metadata: Mapping[str, str], inputs: Sequence[T]) -> list[T]:
 
 def _feed(value: torch.Tensor | Sequence[torch.Tensor]) -> np.ndarray | list[np.ndarray]:
     """One model input as onnxruntime takes it: an array, or for a sequence input (a scripted
-    model's list argument, capture.sequence_arguments) a list of arrays."""
+    model's list argument, capture.inputs.sequence_arguments) a list of arrays."""
     if isinstance(value, (list, tuple)):
         return [_to_numpy(item) for item in value]
     return _to_numpy(value)
@@ -188,7 +188,7 @@ def _compare(
         positional, kwargs = split_args(example)
         with torch.no_grad():
             expected = model(*positional, **kwargs)
-        expected_flat = [part for t in flatten(expected, "output")[0] for part in quantized_output_parts(t)]
+        expected_flat = [part for t in named_tensors(expected, "output")[0] for part in quantized_output_parts(t)]
         # a sequence output (a list of run-time length) is a list of arrays, flattened like torch's
         outputs = run_onnxruntime(onnx_model, flatten_inputs(example, model), optimize=optimize)
         actual = [leaf for out in outputs for leaf in (out if isinstance(out, list) else [out])]

@@ -12,6 +12,7 @@ list to edit. Helpers in ``exporter.symbolic_helper`` also branch where ONNX cha
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -19,14 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from conftest import HELPER_OPSETS, MIN_OPSET, NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 from exporter.registry import REGISTRY
+from exporter.symbolic_helper import SIGNATURE_HELPERS
 
 Inputs = Callable[[], tuple[Any, ...]]
-
-# Where a helper of exporter.symbolic_helper changes the ONNX signature it emits.
-HELPER_OPSETS = (10, 11, 13, 18)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -93,12 +92,50 @@ def graph_kinds(fn_or_module: Any, inputs: tuple[Any, ...]) -> set[str]:
 
 
 def opsets_for_kinds(kinds: Iterable[str], min_opset: int = 9) -> list[int]:
-    opsets = {9, NEWEST}
-    names = set(REGISTRY.names())
+    opsets = {MIN_OPSET, NEWEST}
+    names = REGISTRY.names()
     for kind in kinds:
-        if kind in names:
-            opsets.update(REGISTRY.builtin_opsets(kind))
+        # the op's own registrations and its overloads' (aten::lstm registers per overload)
+        for name in names:
+            if name == kind or name.startswith(f"{kind}."):
+                opsets.update(REGISTRY.builtin_opsets(name))
     return sorted(o for o in opsets if o >= min_opset and o <= NEWEST)
+
+
+def lowering_opsets(
+    *kinds: str,
+    helpers: bool = False,
+    before_changes: bool = False,
+    min_opset: int = MIN_OPSET,
+    max_opset: int = NEWEST,
+) -> list[int]:
+    """The opsets of a test of ``kinds``' lowering that is no table case: 9, the newest and
+    every opset where one of them has a registered symbolic, from ``min_opset`` to ``max_opset``; with
+    ``helpers``, HELPER_OPSETS too, where the signature helpers a lowering uses change what
+    they emit; with ``before_changes``, the opset before each registered change too."""
+    opsets = set(opsets_for_kinds(kinds, min_opset))
+    if helpers:
+        opsets.update(HELPER_OPSETS)
+    if before_changes:
+        opsets.update(opset - 1 for kind in kinds for opset in REGISTRY.builtin_opsets(kind) if opset > MIN_OPSET)
+    return sorted(o for o in opsets if min_opset <= o <= max_opset)
+
+
+def last_before_change(kind: str) -> int:
+    """The last opset before ``kind``'s lowering first changes (its first registration after 9)."""
+    return [opset for opset in REGISTRY.builtin_opsets(kind) if opset > MIN_OPSET][0] - 1
+
+
+def lowering_opsets_below(kind: str) -> list[int]:
+    """Every opset from ``kind``'s first registered one below its first change: where the
+    lowering the change replaces runs (or the export is refused naming the change)."""
+    first, change = REGISTRY.builtin_opsets(kind)[:2]
+    return list(range(first, change))
+
+
+def signature_opsets(*helpers: str) -> list[int]:
+    """The opsets ``exporter.symbolic_helper.SIGNATURE_HELPERS`` says the named helpers change at."""
+    return sorted({int(n) for name in helpers for n in re.findall(r"\b(\d+)\b", SIGNATURE_HELPERS[name])})
 
 
 _OPSETS_CACHE: dict[int, tuple[int, ...]] = {}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import pathlib
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,11 +17,78 @@ import pytest
 import torch
 
 import exporter
-from exporter.capture.inputs import flatten, flatten_inputs, split_args, wrap_numbers
+from exporter import assemble, runtime_list
+from exporter.capture.inputs import flatten_inputs, named_tensors, split_args, wrap_numbers
+from exporter.graph_context import OPTIONAL_OPSET
 from exporter.tensors import quantized_output_parts
 from exporter.verify import kept_inputs, run_onnxruntime
 
+# -- opsets -----------------------------------------------------------------------------------------
+# A test of an op's lowering takes its opsets from the registry (tests/cases.py: where the op's
+# symbolic is registered, 9 and the newest). A test of a behaviour takes one of the lists below,
+# built from the exporter's own constants: the first opset the behaviour needs, the opsets where
+# what it may need appears, the default and the newest. No test module writes its own list
+# (tests/test_layout.py checks it).
+
+MIN_OPSET = exporter.MIN_OPSET
 NEWEST = exporter.max_opset()
+DEFAULT_OPSET = exporter.DEFAULT_OPSET
+# ONNX sequences (lists whose length is known only at run time) from 11; If and Loop carry them from 13
+SEQUENCE_OPSET = runtime_list.SEQUENCE_OPSET
+CONTROL_FLOW_SEQUENCE_OPSET = runtime_list.CONTROL_FLOW_SEQUENCE_OPSET
+
+# a scripted model's None results are empty optional outputs, and its Optional[Tensor]
+# parameters optional inputs, from 15 (as torch's exporter writes them)
+NONE_OUTPUT_OPSET = assemble.NONE_OUTPUT_OPSET
+OPTIONAL_INPUT_OPSET = assemble.OPTIONAL_INPUT_OPSET
+# the newest opset at which onnxruntime has every kernel the tests run (from 22 it lacks
+# Random* and MaxRoiPool, at 28 If and Loop on optionals; run_model checks such models in onnx's
+# reference evaluator, which has no optionals)
+ORT_COMPLETE_OPSET = 21
+# the newest opset torch's TorchScript exporter writes: tests that compare with it stop there
+TORCH_EXPORTER_NEWEST = importlib.import_module("torch.onnx._constants").ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET
+
+# a behaviour no opset enables: the base, the default, the newest
+BASE_OPSETS = (MIN_OPSET, DEFAULT_OPSET, NEWEST)
+# the base and every opset where what a scripted program may need appears (sequences at 11,
+# sequences through If and Loop at 13), the default and the newest: below what a program
+# needs, its export must name the opset
+FEATURE_OPSETS = (MIN_OPSET, SEQUENCE_OPSET, CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+SEQUENCE_OPSETS = (SEQUENCE_OPSET, CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+CONTROL_FLOW_SEQUENCE_OPSETS = (CONTROL_FLOW_SEQUENCE_OPSET, DEFAULT_OPSET, NEWEST)
+# ONNX optionals (None on one run-time path of an If or Loop) from 16; onnxruntime runs them
+# to ORT_COMPLETE_OPSET
+OPTIONAL_OPSETS = (OPTIONAL_OPSET, DEFAULT_OPSET, ORT_COMPLETE_OPSET)
+# where exporter.symbolic_helper's signature helpers change the ONNX they emit (Slice takes
+# inputs at 10; Clip, Pad and the sequence ops at 11; Squeeze/Unsqueeze/ReduceSum axes at 13;
+# the other Reduce* axes at 18): op tables run representative cases there too
+HELPER_OPSETS = (10, 11, 13, 18)
+
+
+def opsets_below(opset: int) -> tuple[int, ...]:
+    """Every opset from the base below ``opset``: where a behaviour that needs it is refused."""
+    return tuple(range(MIN_OPSET, opset))
+
+
+def opsets_from(opset: int) -> tuple[int, ...]:
+    """Every opset from ``opset`` to the newest."""
+    return tuple(range(opset, NEWEST + 1))
+
+
+def around(opset: int, newest: int = NEWEST) -> tuple[int, ...]:
+    """The opset before ``opset``, ``opset`` itself and ``newest``: where a behaviour starts."""
+    return (opset - 1, opset, newest)
+
+
+def comparable_with_torch(opsets: Iterable[int]) -> tuple[int, ...]:
+    """Those of ``opsets`` torch's TorchScript exporter writes too: for tests comparing with it."""
+    return tuple(opset for opset in opsets if opset <= TORCH_EXPORTER_NEWEST)
+
+
+def dynamic_inputs(**axes: dict[int, str]) -> dict[str, Any]:
+    """The ``input_names`` and ``dynamic_axes`` export options for the inputs named in ``axes``,
+    in that order (an empty dict names an input without dynamic axes)."""
+    return {"input_names": list(axes), "dynamic_axes": {name: dims for name, dims in axes.items() if dims}}
 
 
 class Wrap(torch.nn.Module):
@@ -80,8 +148,8 @@ def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 
     a Python number is its 0-d tensor (int64, float64, bool), as a scripted model's graph returns it."""
     # a Python number a scripted model returns is a 0-d output, as torch's exporter writes it
     expected = wrap_numbers((expected,))[0]
-    expected_flat = [part for t in flatten(expected, "out")[0] for part in quantized_output_parts(t)]
-    # an empty ONNX optional (None) matches torch's None, which flatten leaves out
+    expected_flat = [part for t in named_tensors(expected, "out")[0] for part in quantized_output_parts(t)]
+    # an empty ONNX optional (None) matches torch's None, which named_tensors leaves out
     actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]
     assert len(actual_flat) == len(expected_flat), f"{len(actual_flat)} outputs, torch returns {len(expected_flat)}"
     for index, (want, got) in enumerate(zip(expected_flat, actual_flat)):
@@ -121,6 +189,17 @@ def assert_matches_torch(
         actual = run_reference(data, flat_inputs) if reference_evaluator else run_model(data, flat_inputs)
         assert_outputs_match(actual, expected, rtol=rtol, atol=atol)
     return onnx_model
+
+
+def assert_runs_match_torch(data: bytes, model: Any, examples: Sequence[Any]) -> None:
+    """Run the exported ``data`` on each example as the exported model takes it (a Python number
+    as its 0-d tensor, a scripted list argument as one list: capture.inputs.flatten_inputs)
+    and compare with eager torch."""
+    for example in examples:
+        positional, kwargs = split_args(example)
+        with torch.no_grad():
+            expected = model(*positional, **kwargs)
+        assert_outputs_match(run_model(data, flatten_inputs(example, model)), expected)
 
 
 def assert_matches_torch_from(needs: int, model: Any, args: Any, *, opset: int, **kwargs: Any) -> None:

@@ -1,3 +1,7 @@
+"""Annotation-driven conversion of graph values into a symbolic's arguments (exporter/arguments.py):
+specs read from annotations, conversions by annotation, errors naming the argument, and binding
+by schema name (scalar overloads take the tensor overload's names)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,6 +10,7 @@ import onnx_ir as ir
 import pytest
 import torch
 
+from exporter import arguments
 from exporter.arguments import ArgumentError, Kind, convert, read_param_specs
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
 
@@ -91,3 +96,15 @@ def test_union_keeps_the_python_type_of_constants() -> None:
     assert convert(g, 2.5, spec) == 2.5
     assert convert(g, True, spec) is True
     assert convert(g, 1, spec) == 1 and type(convert(g, 1, spec)) is int
+
+
+def test_bind_by_name_gives_scalar_operands_the_tensor_names() -> None:
+    schema = torch._C.parse_schema("aten::add.int(int a, int b) -> int")
+    bound = arguments.bind_by_name(schema, [1, 2], ["self", "other"])
+    assert {name: obj for name, (_, obj) in bound.items()} == {"self": 1, "other": 2}
+
+
+def test_bind_by_name_keeps_names_a_symbolic_asks_for() -> None:
+    schema = torch._C.parse_schema("aten::add.int(int a, int b) -> int")
+    bound = arguments.bind_by_name(schema, [1, 2], ["a", "b"])
+    assert set(bound) == {"a", "b"}

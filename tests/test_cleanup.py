@@ -1,4 +1,6 @@
-"""Cleanup after emission: equal-valued initializers written once, as torch's exporter does."""
+"""Cleanup after emission (exporter/cleanup/): equal-valued initializers written once, as torch's
+exporter does, from the answers capture.equal_weights.EqualWeights computed in the background;
+eval BatchNorm folded into the Conv before it under do_constant_folding."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import io
 import onnx
 import pytest
 import torch
-from conftest import assert_outputs_match, run_model
+from cases import lowering_opsets
+from conftest import assert_matches_torch, assert_outputs_match, run_model
 
 import exporter
 from exporter.capture.equal_weights import EqualWeights
@@ -171,3 +174,35 @@ def test_cancelled_comparisons_answer_nothing() -> None:
     equal_weights = EqualWeights([first, first.clone()])
     equal_weights.cancel()
     assert equal_weights.equal(first, first.clone()) is None
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::batch_norm", "aten::_convolution"))
+def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, bias=False),
+        torch.nn.BatchNorm2d(4),
+    ).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.normal_()
+                module.running_var.uniform_(0.5, 2)
+                module.weight.normal_()
+                module.bias.normal_()
+    x = torch.randn(2, 3, 10, 10)
+
+    folded = assert_matches_torch(model, (x,), opset=opset, atol=1e-5)
+    assert [n.op_type for n in folded.graph] == ["Conv", "Relu", "Conv"]
+    assert sorted(folded.graph.initializers) == ["0.bias", "0.weight", "3.weight", "4.bias"]
+    kept = assert_matches_torch(model, (x,), opset=opset, atol=1e-5, do_constant_folding=False)
+    assert [n.op_type for n in kept.graph].count("BatchNormalization") == 2
+    # folded weights are computed while the file is written, one at a time, not held by the
+    # model from folding on (for a ResNet-50, as many bytes as its weights)
+    weight = folded.graph.initializers["0.weight"].const_value
+    assert isinstance(weight, exporter.tensors.DeferredTorchTensor)
+    bn = model[1]
+    expected = model[0].weight * (bn.weight / torch.sqrt(bn.running_var + bn.eps)).reshape(-1, 1, 1, 1)
+    torch.testing.assert_close(torch.from_numpy(weight.numpy()), expected.detach(), atol=1e-6, rtol=0)

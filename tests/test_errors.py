@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import re
 
 import onnx_ir as ir
 import pytest
 import torch
 
 import exporter
+from exporter.errors import SymbolicError, TracingError
 from exporter.graph_context import GraphContext
 from exporter.registry import REGISTRY
 
@@ -370,3 +372,94 @@ def test_remove_inplace_warning_names_the_write_by_the_users_call_chain() -> Non
     (message,) = [str(w.message) for w in record if "writes in place" in str(w.message)]
     assert f"'x' at {__file__}:{_line('# line hardtanh')} (" in message
     assert "-> torch/nn/functional.py:" in message and "(in hardtanh)" in message
+
+
+class DiffersWhenTraced(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        heads = 2 if torch.jit.is_tracing() else 4
+        return x.view(x.shape[0], 4, -1) + torch.ones(heads, 1)  # the line the error names
+
+
+class AlwaysFails(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ torch.ones(5, 2)
+
+
+def test_forward_failing_only_while_traced_names_the_line_and_the_cause() -> None:
+    model, x = DiffersWhenTraced(), torch.randn(3, 8)
+    model(x)  # runs eagerly
+    with pytest.raises(TracingError) as info:
+        exporter.export(model, (x,), io.BytesIO())
+    message = str(info.value)
+    line = DiffersWhenTraced.forward.__code__.co_firstlineno + 2
+    assert re.search(rf"test_errors\.py:{line} \(in forward\): RuntimeError: The size of tensor", message)
+    assert "run eagerly" in message and "torch.jit.is_tracing()" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_forward_failing_eagerly_says_so() -> None:
+    with pytest.raises(TracingError, match=r"(?s)test_errors\.py:\d+ \(in forward\).*when run eagerly"):
+        exporter.export(AlwaysFails(), (torch.randn(3, 4),), io.BytesIO())
+
+
+def test_run_time_value_for_a_constant_argument_says_what_would_work() -> None:
+    @torch.jit.script
+    def swapped(x: torch.Tensor, n: int) -> torch.Tensor:
+        return x.transpose(n, 0)  # ONNX Transpose takes its permutation as an attribute
+
+    with pytest.raises(SymbolicError) as info:
+        exporter.export(swapped, (torch.randn(4, 3), 1), io.BytesIO(), opset_version=17)
+    message = str(info.value)
+    assert "aten::transpose" in message and "argument 'dim0'" in message
+    assert "test_errors.py:" in info.value.location
+    assert "make it a Python constant in the model" in message
+
+
+class NestedToList(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows: list[list[list[float]]] = x.tolist()
+        return torch.tensor(rows[0])
+
+
+def test_a_node_without_a_source_range_is_located_by_its_user() -> None:
+    """prim::tolist carries no source range of its own; the error names the line using it
+    (tolist of a 3-d tensor is not supported)."""
+    with pytest.raises(exporter.ExporterError, match=r"prim::tolist .*test_errors.py:\d+ \(return"):
+        exporter.export(
+            torch.jit.script(NestedToList()),
+            (torch.randn(2, 3, 2),),
+            io.BytesIO(),
+            input_names=["x"],
+            dynamic_axes={"x": {0: "n"}},
+        )
+
+
+class StringOps(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        name = "value_" + str(x.dim())
+        if name.startswith("value_2"):
+            return x * 2
+        return x
+
+
+def test_string_ops_fail_naming_the_construct_and_line() -> None:
+    with pytest.raises(exporter.ExporterError) as info:
+        exporter.export(torch.jit.script(StringOps()), (torch.randn(2, 2, 2),), io.BytesIO())
+    message = str(info.value)
+    assert "aten::str" in message or "aten::add.str" in message or "startswith" in message
+    assert "test_errors.py" in message
+
+
+@torch.jit.ignore
+def python_helper(x):  # noqa: ANN001, ANN201 - TorchScript reads unannotated as Tensor
+    return x * 3
+
+
+class CallsPython(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return python_helper(x) + 1
+
+
+def test_call_to_python_function_fails_naming_it() -> None:
+    with pytest.raises(exporter.UnsupportedOperatorError, match=r"prim::PythonOp.*test_errors.py"):
+        exporter.export(torch.jit.script(CallsPython()), (torch.randn(2),), io.BytesIO())

@@ -1,7 +1,7 @@
 """Op facts (op_facts.py): declared where an op is registered, held by the registry per op name.
 
-The facts replaced tables of aten names that promotion.py, quantization.py, torch_run_time.py,
-ts_graph.py and assemble.py applied to every node. The frozen copies below are those tables as they were;
+The facts replaced tables of aten names that promotion.py, quantization.py, torch_run_time.py
+(now input_parity.py), ts_graph.py, assemble.py and control_flow/outer_state.py applied to every node. The frozen copies below are those tables as they were;
 every entry must be declared now, for every overload of the op it applied to.
 """
 
@@ -17,6 +17,7 @@ from exporter.graph_context import GraphContext
 from exporter.op_facts import (
     QPARAMS_0_TO_1,
     QPARAMS_NEG1_TO_1,
+    DictMutation,
     FixedQParams,
     OpFacts,
     Promotion,
@@ -134,6 +135,10 @@ _UNTRACKED_BELOW = {"aten::_dim_arange": 11}
 _INT_ARITHMETIC = frozenset({"prim::min", "prim::max", "aten::add", "aten::sub", "aten::mul", "aten::floordiv"})
 _OPTIONAL_USES = frozenset({"aten::__is__", "aten::__isnot__", "prim::unchecked_cast"})
 _FOLD_FALSE = frozenset({"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::dict"})
+_DICT_MUTATIONS = frozenset(
+    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
+)
+_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
 
 # Entries for ops without a symbolic: nothing can declare them (a declaration is made where a
 # symbolic is registered); they changed nothing an export could see. If one gets a symbolic,
@@ -165,6 +170,11 @@ def _promoted_overloads(kind: str, names: tuple[str, ...]) -> list[str]:
         ):
             found.append(schema.overload_name)
     return found
+
+
+def _dict_overloads(kind: str) -> list[str]:
+    """The overloads of ``kind`` taking a dict first: those the dict tables were about."""
+    return [s.overload_name for s in _schemas(kind) if s.arguments and isinstance(s.arguments[0].type, torch.DictType)]
 
 
 def _list_overloads(kind: str) -> list[str]:
@@ -223,6 +233,23 @@ def test_every_former_list_and_torch_entry_is_declared() -> None:
     for kind in _OPTIONAL_USES:
         for overload in ["", *(s.overload_name for s in _schemas(kind))]:
             assert REGISTRY.facts(kind, overload).checks_optional, (kind, overload)
+
+
+def test_every_former_dict_entry_is_declared_for_the_dict_overloads_it_has_symbolics_for() -> None:
+    """The old table applied to every overload of its kinds; a dict overload without a symbolic
+    (a dict with float or bool keys, which script_dicts does not take) fails as unsupported
+    before the engine could ask."""
+    declared = 0
+    for kind in _DICT_MUTATIONS:
+        expected = DictMutation.WRITES_KEY if kind in _DICT_KEY_WRITES else DictMutation.CHANGES_KEYS
+        for overload in _dict_overloads(kind):
+            if REGISTRY.opsets(f"{kind}.{overload}"):
+                assert REGISTRY.facts(kind, overload).mutates_dict is expected, (kind, overload)
+                declared += 1
+        for overload in _list_overloads(kind):
+            assert REGISTRY.facts(kind, overload).mutates_dict is None, (kind, overload)
+    assert declared == 14
+    assert REGISTRY.kinds_where(lambda facts: facts.mutates_dict is not None) == _DICT_MUTATIONS
 
 
 @pytest.mark.parametrize("kind", sorted(_WITHOUT_SYMBOLIC))
@@ -289,6 +316,7 @@ def test_facts_hold_at_every_opset() -> None:
         ({"torch_shape_read_below": True}, "takes int"),
         ({"promotion": ("self", "other")}, "takes Promotion"),
         ({"quantized": "integers"}, "takes Quantized or FixedQParams"),
+        ({"mutates_dict": True}, "mutates_dict= takes DictMutation"),
     ],
 )
 def test_a_misspelled_or_mistyped_fact_is_refused(facts: dict, message: str) -> None:
@@ -387,3 +415,12 @@ def test_a_custom_symbolic_declares_fold_false() -> None:
     finally:
         exporter.unregister_custom_op_symbolic("aten::add", 9)
     assert seen == [True]
+
+
+@pytest.mark.parametrize("name", ["aten::dropout", "aten::feature_dropout", "aten::alpha_dropout"])
+def test_dropout_is_registered_as_never_folded(name: str) -> None:
+    assert not REGISTRY.facts(name).fold
+
+
+def test_ordinary_ops_are_foldable() -> None:
+    assert REGISTRY.facts("aten::add").fold

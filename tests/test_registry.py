@@ -1,3 +1,8 @@
+"""The registry (exporter/registry.py): the floor rule, registrations refused at import
+(duplicates, bad names, opsets below 9, unannotated parameters), lookup by overload then bare
+name, custom symbolics that win from their opset up and can be removed, and every built-in's
+argument spec."""
+
 from __future__ import annotations
 
 import onnx_ir as ir

@@ -16,7 +16,7 @@ and :mod:`.equal_weights` (the weight comparisons cleanup's deduplication reads)
 Process-wide effects
 --------------------
 An export changes nothing another thread of the user's can see, during it or after it
-(tests/test_isolation.py runs inference beside exports, meta and real, and checks the module
+(tests/behaviour/test_isolation.py runs inference beside exports, meta and real, and checks the module
 afterwards). What a trace used to set for every thread is now scoped to the tracing thread:
 meta kernels in a dispatch mode (:class:`.fast_meta.MetaKernels`, in place of
 ``torch.library`` registrations; meta capture of BERT 1x16 and encoder12 within 3 % of them),
@@ -41,7 +41,7 @@ What is left, each restored also on failure:
   (exporter/__init__.py): 0.2-0.35 s less CPU per import (0.24 s against 0.45-0.6 s here),
   removed right after, also on failure; another thread importing sympy meanwhile gets a
   stand-in that imports the real module on first use. Off: import sympy (or onnx_ir) first.
-  Tests: tests/test_import_cost.py.
+  Tests: tests/behaviour/test_import_cost.py.
 - Imports on first use (symbolic families, onnx_ir's passes, torch's Python meta kernels on
   the first meta trace): ordinary imports, kept, under Python's import lock. Off for the meta
   kernels: ``EXPORTER_META_TRACE=real``.

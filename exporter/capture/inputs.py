@@ -16,7 +16,7 @@ from exporter.tensors import quantized_input_parts
 
 __all__ = [
     "split_args",
-    "flatten",
+    "named_tensors",
     "is_number",
     "number_tensor",
     "wrap_numbers",
@@ -42,7 +42,7 @@ def split_args(args: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return args, {}
 
 
-def flatten(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
+def named_tensors(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
     """Tensors of a nested structure in order (tuples, lists, dicts), with leaf names. A dict
     gives each key then its value, as ``torch.jit._flatten`` does: a tensor key is an input too."""
     if isinstance(obj, torch.Tensor):
@@ -60,7 +60,7 @@ def flatten(obj: Any, name: str) -> tuple[list[torch.Tensor], list[str]]:
     else:
         return [], []
     for sub_name, value in items:
-        t, n = flatten(value, sub_name)
+        t, n = named_tensors(value, sub_name)
         tensors_.extend(t)
         names.extend(n)
     return tensors_, names
@@ -116,7 +116,7 @@ def flatten_inputs(args: Any, model: Any = None) -> list[ModelInput]:
         if index in sequences:
             flat.append(sequences[index])
             continue
-        for tensor in flatten(value, "")[0]:
+        for tensor in named_tensors(value, "")[0]:
             flat.extend(quantized_input_parts(tensor))  # a quantized tensor is three inputs
     return flat
 

@@ -115,7 +115,7 @@ def meta_trace(
 
 
 # Ops whose meta kernel gives other outputs than the CPU kernel, so the traced types (or the
-# forward's results) would differ. Found by tests/test_meta_capture.py, which exports every
+# forward's results) would differ. Found by tests/capture/test_meta_trace.py, which exports every
 # op-table case both ways and compares the bytes.
 _DIVERGING_KERNELS = {
     "aten::native_layer_norm": "float32 mean and rstd for half inputs, where the CPU kernel gives half",
@@ -141,8 +141,8 @@ def _trace_once(
             return trace(module, fn, tensors)
         except Unfit:
             raise
-        except Exception as error:
-            raise Unfit(_short(error)) from error
+        except Exception as error:  # noqa: BLE001 - whatever a forward on meta tensors raises, the real trace runs
+            raise Unfit(_first_line(error)) from error
 
 
 def _in_own_thread(run: Callable[[], torch._C.Graph]) -> torch._C.Graph:
@@ -160,7 +160,7 @@ def _in_own_thread(run: Callable[[], torch._C.Graph]) -> torch._C.Graph:
     def target() -> None:
         try:
             result.append(run())
-        except BaseException as error:  # re-raised in the caller's thread
+        except BaseException as error:  # noqa: BLE001 - anything, even KeyboardInterrupt: re-raised in the caller's thread
             failure.append(error)
 
     worker = threading.Thread(target=target, name="exporter-meta-trace")
@@ -292,6 +292,6 @@ def _retyped(ts_type: torch._C.JitType, device: torch.device) -> torch._C.JitTyp
     return ts_type
 
 
-def _short(error: BaseException) -> str:
+def _first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"[:300]

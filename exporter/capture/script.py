@@ -12,7 +12,14 @@ import torch
 
 from exporter.capture.call_sites import CallSites
 from exporter.capture.captured import Captured, ModelInput
-from exporter.capture.inputs import flatten, is_number, number_tensor, schema_params, sequence_arguments, wrap_nested
+from exporter.capture.inputs import (
+    is_number,
+    named_tensors,
+    number_tensor,
+    schema_params,
+    sequence_arguments,
+    wrap_nested,
+)
 from exporter.capture.lowering import (
     inline_calls,
     inline_everything,
@@ -23,7 +30,7 @@ from exporter.capture.lowering import (
 from exporter.capture.module_attributes import has_attribute_writes
 from exporter.capture.script_arguments import bind_arguments
 from exporter.errors import ExporterError, ModelRaisedError
-from exporter.ts_graph import all_nodes, register_locator
+from exporter.ts_graph import all_nodes, is_tensor_list_type, register_locator
 
 __all__ = ["capture_scripted", "fix_index_dtypes"]
 
@@ -91,7 +98,7 @@ def _script_optimizing(
             value = number_tensor(value)
         elif index < len(args) and isinstance(value, (tuple, list, dict)):
             value = wrap_nested(value)  # numbers in positional containers are inputs (_construct)
-        leaves, names = flatten(value, param.name)
+        leaves, names = named_tensors(value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
     if example_run:
@@ -192,8 +199,8 @@ def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
     try:
         with torch.no_grad():
             model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
-    except Exception as error:
-        raise ModelRaisedError(f"the model raised on the example inputs: {_short(error)}") from error
+    except Exception as error:  # noqa: BLE001 - whatever the model raises is reported as the model's error
+        raise ModelRaisedError(f"the model raised on the example inputs: {_script_error_message(error)}") from error
 
 
 def _propagate_shapes(
@@ -216,7 +223,7 @@ def _propagate_shapes(
     tensor_lists = [
         index
         for index, (value, ts_input) in enumerate(zip(flat_inputs, graph.inputs()))
-        if isinstance(value, list) and _is_tensor_list(ts_input.type())
+        if isinstance(value, list) and is_tensor_list_type(ts_input.type())
     ]
     inputs = tuple(stack) + tuple(params)
     propagate = _propagates(graph) and not tensor_lists
@@ -234,10 +241,6 @@ def _propagate_shapes(
     return propagated
 
 
-def _is_tensor_list(ts_type: torch._C.JitType) -> bool:
-    return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
-
-
 def _propagates(graph: torch._C.Graph) -> bool:
     """Whether torch's shape propagation can run on ``graph``: it aborts the whole process
     (munmap_chunk: invalid pointer) on aten::chunk with a negative constant dim. Such a graph
@@ -250,7 +253,7 @@ def _propagates(graph: torch._C.Graph) -> bool:
     return True
 
 
-def _short(error: BaseException) -> str:
+def _script_error_message(error: BaseException) -> str:
     """A TorchScript error without its embedded interpreter traceback: the last line says it."""
     text = str(error)
     if "Traceback of TorchScript" in text:

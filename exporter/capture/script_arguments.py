@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from exporter.capture.inputs import flatten, is_number, wrap_nested
+from exporter.capture.inputs import is_number, named_tensors, wrap_nested
 
 __all__ = ["bind_arguments"]
 
@@ -37,7 +37,10 @@ def bind_arguments(
         leaves: list[torch._C.Value] = []
         numbers_live = index < positional
         with graph.insert_point_guard(_first_node(graph)):
-            if isinstance(value, (list, tuple, dict)) and flatten(wrap_nested(value) if numbers_live else value, "")[0]:
+            if (
+                isinstance(value, (list, tuple, dict))
+                and named_tensors(wrap_nested(value) if numbers_live else value, "")[0]
+            ):
                 replacement = _construct(graph, value, graph_inputs[index].type(), leaves, numbers_live)
             else:
                 replacement = graph.insertConstant(value)

@@ -16,9 +16,10 @@ from torch.overrides import TorchFunctionMode
 
 from exporter.capture import meta_trace
 from exporter.capture.captured import Captured
-from exporter.capture.inputs import flatten, rebuild
+from exporter.capture.inputs import named_tensors, rebuild
 from exporter.capture.lowering import inline_calls
 from exporter.errors import ExporterError, TracingError
+from exporter.ts_graph import PACKAGE_DIR
 
 __all__ = ["capture_traced", "tracing_errors", "no_attention_fastpath", "has_scripted_parts"]
 
@@ -127,7 +128,7 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
     flat_inputs: list[torch.Tensor] = []
     input_names: list[str] = []
     for name, value in zip(top_names, list(args) + list(kwargs.values())):
-        t, n = flatten(value, name)
+        t, n = named_tensors(value, name)
         flat_inputs.extend(t)
         input_names.extend(n)
     # Tracing runs the model: a model that writes into its inputs must not change the caller's.
@@ -142,7 +143,7 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
             user = iter(tensors_[: len(flat_inputs)])
             call_args = tuple(rebuild(a, user) for a in args)
             call_kwargs = {k: rebuild(v, user) for k, v in kwargs.items()}
-            flat_out, _ = flatten(callee(*call_args, **call_kwargs), "output")
+            flat_out, _ = named_tensors(callee(*call_args, **call_kwargs), "output")
             return tuple(flat_out)
 
         return traced
@@ -189,7 +190,6 @@ def tracing_errors(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # exporter/
 
 
 def _raising_line(error: BaseException) -> str:
@@ -197,7 +197,7 @@ def _raising_line(error: BaseException) -> str:
     found = "unknown location"
     for frame, line in traceback.walk_tb(error.__traceback__):
         path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith((_TORCH_DIR, _PACKAGE_DIR)) and not path.startswith("<"):
+        if not path.startswith((_TORCH_DIR, PACKAGE_DIR)) and not path.startswith("<"):
             found = f"{path}:{line} (in {frame.f_code.co_name})"
     return found
 

@@ -26,7 +26,7 @@ from exporter.control_flow.branch_types import (
 from exporter.control_flow.flatten import flatten, regroup
 from exporter.control_flow.outer_state import as_runtime_list, outer_dicts, outer_lists, require_sequences
 from exporter.control_flow.results import as_bool_condition, as_list, node_result, typed_like
-from exporter.control_flow.slots import Slots
+from exporter.control_flow.slots import OUTER_LISTS, Slots, outer_dict_items
 from exporter.errors import SymbolicError
 from exporter.graph_context import GraphContext
 
@@ -37,12 +37,7 @@ Value = ir.Value
 # The groups of an ONNX If's outputs (slots.py): the If's own (flattened), then the lists and
 # dicts of enclosing code the branches change.
 _OUTPUTS = "outputs"
-_LISTS = "lists"
 _WHERE = "an `if` on a value computed at run time"
-
-
-def _dict_items(index: int) -> str:
-    return f"dict {index} items"
 
 
 class ExampleRaises(ValueError):
@@ -87,9 +82,9 @@ def _onnx_if(
     output_types = [v.type() for v in g.node.outputs()]
     _, flat_types = flatten([None] * len(output_types), output_types)
     slots = Slots(_OUTPUTS, len(flat_types))
-    slots.add(_LISTS, len(lists), lambda: [items.sequence for items in lists])
+    slots.add(OUTER_LISTS, len(lists), lambda: [items.sequence for items in lists])
     for index, entry in enumerate(dicts):
-        slots.add(_dict_items(index), len(entry.keys), functools.partial(entry.written, _WHERE))
+        slots.add(outer_dict_items(index), len(entry.keys), functools.partial(entry.written, _WHERE))
 
     def start_from_before() -> None:  # each branch starts from the state before the If
         for items, value in zip(lists, before):
@@ -109,7 +104,7 @@ def _onnx_if(
             result = g.inline_block(else_block if block is then_block else then_block)
             g.keep_inputs_of(condition)  # torch keeps the check (an If), so its inputs stay
             return node_result(result, count)
-    learned_sequence_types(branches, [(items, slots.index(_LISTS, i)) for i, items in enumerate(lists)])
+    learned_sequence_types(branches, [(items, slots.index(OUTER_LISTS, i)) for i, items in enumerate(lists)])
     shaped_placeholders(g, branches)
     typed_sequence_placeholders(branches)
     optional_shapes = optionals.optional_branches(g, branches, flat_types, optionals.absent_in_branch(condition))
@@ -127,9 +122,9 @@ def _onnx_if(
     typed_like(values, type_sources(branches))
     for position, shape in optional_shapes.items():
         values[position].shape = shape
-    for items, value in zip(lists, slots.read(_LISTS, values)):
+    for items, value in zip(lists, slots.read(OUTER_LISTS, values)):
         items.set_sequence(value)
     for index, entry in enumerate(dicts):
-        entry.update(slots.read(_dict_items(index), values))
+        entry.update(slots.read(outer_dict_items(index), values))
     grouped = [as_list(v) for v in regroup(slots.read(_OUTPUTS, values), output_types)]
     return node_result(grouped, count)

@@ -25,7 +25,7 @@ from exporter.control_flow.flatten import flatten, regroup
 from exporter.control_flow.list_forms import list_forms
 from exporter.control_flow.outer_state import RUN_TIME_LOOP, OuterDict, OuterList, as_runtime_list, require_sequences
 from exporter.control_flow.results import as_bool_condition, as_list, node_result, typed_like
-from exporter.control_flow.slots import LoopSlots
+from exporter.control_flow.slots import OUTER_LISTS, LoopSlots, outer_dict_items
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
@@ -36,13 +36,8 @@ Value = ir.Value
 
 # The groups of the Loop's carried values and scan outputs (slots.py).
 _CARRIED = "carried"
-_LISTS = "lists"
 _DUMMY = "dummy"
 _SCANS = "scans"
-
-
-def _dict_items(index: int) -> str:
-    return f"dict {index} items"
 
 
 def _concat_buffer(index: int) -> str:
@@ -83,7 +78,7 @@ def onnx_loop(
     carried_in = [body_input(g, v, "loop_carried") for v in own.initial]
     slots = LoopSlots(_CARRIED, own.initial, carried_in)
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
-    slots.carry(_LISTS, lists_in, lambda: [items.sequence for items in lists], initial_lists)
+    slots.carry(OUTER_LISTS, lists_in, lambda: [items.sequence for items in lists], initial_lists)
     _carry_dicts(g, slots, dicts)
     for items, value in zip(lists, lists_in):
         items.sequence = value
@@ -129,10 +124,10 @@ def onnx_loop(
     values = g.op("Loop", trip, cond, *slots.loop_inputs(), body=body_graph, num_outputs=slots.output_count())
     values = values if isinstance(values, tuple) else (values,)
     typed_like(slots.carried_outputs(values), slots.carried_body_outputs(body_graph))
-    for items, value in zip(lists, slots.read(_LISTS, values)):
+    for items, value in zip(lists, slots.read(OUTER_LISTS, values)):
         items.set_sequence(value)
     for index, entry in enumerate(dicts):
-        entry.update(slots.read(_dict_items(index), values))
+        entry.update(slots.read(outer_dict_items(index), values))
     for index, buffer in enumerate(buffers):
         grown, sizes = slots.read(_concat_buffer(index), values)
         g.replace(buffer, runtime_list.concatenated(g, buffer, grown, sizes))
@@ -185,7 +180,7 @@ def _carry_dicts(g: GraphContext, slots: LoopSlots, dicts: Sequence[OuterDict]) 
     ]
     for index, (entry, start) in enumerate(zip(dicts, initial)):
         inputs = [body_input(g, v, "loop_dict_item", tensors_only=True) for v in start]
-        slots.carry(_dict_items(index), inputs, functools.partial(entry.written, RUN_TIME_LOOP), start)
+        slots.carry(outer_dict_items(index), inputs, functools.partial(entry.written, RUN_TIME_LOOP), start)
         entry.update(inputs)
 
 

@@ -15,6 +15,7 @@ import torch
 from exporter import runtime_list
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import DictMutation
 from exporter.registry import REGISTRY
 from exporter.runtime_list import RuntimeList
 from exporter.ts_graph import all_nodes, inside
@@ -103,13 +104,6 @@ def remember_run_time_lists(entries: Sequence[OuterList]) -> Callable[[], None]:
     return restore
 
 
-# Ops that change a dict in place, and those among them that write one (constant) key.
-_DICT_MUTATIONS = frozenset(
-    {"aten::_set_item", "aten::setdefault", "aten::pop", "aten::Delete", "aten::clear", "aten::update"}
-)
-_DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
-
-
 class OuterDict:
     """A dict from enclosing code that a control-flow node's blocks write: its keys are fixed
     at export time (script_dicts.py), so each key written becomes one value threaded through
@@ -151,11 +145,15 @@ def outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
     Removing keys (pop, del, clear), merging dicts or writing a computed key inside run-time
     control flow would make the set of keys depend on run-time values, which ONNX cannot
     hold: such a dict carries its refusal, raised if it must be threaded (not unrolled)."""
-    if not any(block.findAllNodes(kind, True) for kind in _DICT_MUTATIONS for block in blocks):
+    mutations = REGISTRY.kinds_where(lambda facts: facts.mutates_dict is not None)
+    if not any(block.findAllNodes(kind, True) for kind in mutations for block in blocks):
         return []
     found: dict[int, OuterDict] = {}
     for node in all_nodes(blocks):
-        if node.kind() not in _DICT_MUTATIONS or node.inputsSize() == 0:
+        if node.kind() not in mutations or node.inputsSize() == 0:
+            continue
+        mutation = REGISTRY.node_facts(node).mutates_dict
+        if mutation is None:  # another overload of the op: a list's pop, clear or _set_item
             continue
         target = node.inputsAt(0)
         if not isinstance(target.type(), torch._C.DictType) or any(inside(b, target.node()) for b in blocks):
@@ -164,7 +162,7 @@ def outer_dicts(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
         if not isinstance(obj, dict):
             continue
         entry = found.setdefault(id(obj), OuterDict(obj))
-        if node.kind() not in _DICT_KEY_WRITES:
+        if mutation is not DictMutation.WRITES_KEY:
             entry.refusal = entry.refusal or (
                 f"{node.kind()} on a dict inside {{where}} is not supported: which keys the dict holds would "
                 "depend on run-time values, and ONNX has no map type a graph computes"

@@ -19,9 +19,17 @@ from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 
-__all__ = ["Slots", "LoopSlots", "SlotsError"]
+__all__ = ["Slots", "LoopSlots", "SlotsError", "OUTER_LISTS", "outer_dict_items"]
 
 Value = ir.Value
+
+# The groups an If and a Loop both carry: the lists, and the written items of each dict, of
+# enclosing code their blocks change (outer_state.py).
+OUTER_LISTS = "lists"
+
+
+def outer_dict_items(index: int) -> str:
+    return f"dict {index} items"
 
 
 class SlotsError(RuntimeError):

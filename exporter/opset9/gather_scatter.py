@@ -63,7 +63,7 @@ def _combine(g: GraphContext, reduction: str, a: Value, b: Value) -> Value:
 _REDUCE_OP = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin"}
 
 
-def _pad_to(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fill: float | int) -> Value:
+def _pad_to_static(g: GraphContext, x: Value, target: Sequence[int], skip_axis: int, fill: float | int) -> Value:
     """Extend ``x`` (static shape) with ``fill`` up to ``target`` on every axis but ``skip_axis``."""
     shape = h.static_shape(x)
     assert shape is not None
@@ -131,8 +131,8 @@ def _scatter_reduce_onehot(
         and index_shape is not None
         and any(a != dim and i != s for a, (i, s) in enumerate(zip(index_shape, self_shape)))
     ):
-        index = _pad_to(g, index, self_shape, dim, -1)
-        src = _pad_to(g, src, self_shape, dim, 0)
+        index = _pad_to_static(g, index, self_shape, dim, -1)
+        src = _pad_to_static(g, src, self_shape, dim, 0)
     elif not covers and not _covers(index, self, dim):
         index, src = _pad_to_run_time(g, index, src, self, dim, rank, reduction)
     acc = _accumulator(self.dtype)

@@ -356,7 +356,7 @@ def _list_operand(g: GraphContext, value: object, what: str) -> list | RuntimeLi
     return value
 
 
-def _empty(value: object) -> bool:
+def _is_empty_list(value: object) -> bool:
     return isinstance(value, (list, tuple)) and not value
 
 
@@ -364,7 +364,7 @@ def _empty(value: object) -> bool:
 def aten_add_t(g: GraphContext, a: object, b: object) -> object:
     """add.t(t[] a, t[] b) -> t[]: list concatenation, a new list (`[] + l` copies `l`)."""
     if isinstance(a, Value) or isinstance(b, Value):  # a run-time shape and ints: one 1-d int64 value
-        parts = [v if isinstance(v, Value) else g.list_to_value(list(v)) for v in (a, b) if not _empty(v)]
+        parts = [v if isinstance(v, Value) else g.list_to_value(list(v)) for v in (a, b) if not _is_empty_list(v)]
         return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
     first, second = _list_operand(g, a, "list +"), _list_operand(g, b, "list +")
     if isinstance(first, list) and isinstance(second, list):

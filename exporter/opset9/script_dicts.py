@@ -21,6 +21,7 @@ import onnx_ir as ir
 from exporter import runtime_list
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import DictMutation
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 from exporter.script_object import ScriptObject
@@ -48,8 +49,8 @@ def _missing(key: object) -> KeyError:
     return KeyError(f"key {key!r} is not in the dict at export time")
 
 
-@onnx_symbolic("aten::_set_item.str")
-@onnx_symbolic("aten::_set_item.int")
+@onnx_symbolic("aten::_set_item.str", mutates_dict=DictMutation.WRITES_KEY)
+@onnx_symbolic("aten::_set_item.int", mutates_dict=DictMutation.WRITES_KEY)
 def aten__set_item_dict(g: GraphContext, l: object, idx: object, v: object) -> None:  # noqa: E741 - schema name
     """_set_item.str(Dict(str, t)(a!) l, str(b -> *) idx, t(c -> *) v) -> (): `d[k] = v`"""
     _dict(l, "item assignment")[_key(idx, "item assignment")] = v
@@ -81,15 +82,15 @@ def aten_get_default_dict(g: GraphContext, self: object, key: object, default_va
     return _dict(self, "get").get(_key(key, "get"), default_value)
 
 
-@onnx_symbolic("aten::setdefault.str")
-@onnx_symbolic("aten::setdefault.int")
+@onnx_symbolic("aten::setdefault.str", mutates_dict=DictMutation.WRITES_KEY)
+@onnx_symbolic("aten::setdefault.int", mutates_dict=DictMutation.WRITES_KEY)
 def aten_setdefault_dict(g: GraphContext, self: object, key: object, default_value: object) -> object:
     """setdefault.str(Dict(str, t)(a!) self, str(b -> *) key, t(c -> *) default_value) -> t(*)"""
     return _dict(self, "setdefault").setdefault(_key(key, "setdefault"), default_value)
 
 
-@onnx_symbolic("aten::pop.Dict_str")
-@onnx_symbolic("aten::pop.Dict_int")
+@onnx_symbolic("aten::pop.Dict_str", mutates_dict=DictMutation.CHANGES_KEYS)
+@onnx_symbolic("aten::pop.Dict_int", mutates_dict=DictMutation.CHANGES_KEYS)
 def aten_pop_dict(g: GraphContext, self: object, key: object) -> object:
     """pop.Dict_str(Dict(str, t)(a!) self, str key) -> t(*)"""
     items = _dict(self, "pop")
@@ -98,15 +99,15 @@ def aten_pop_dict(g: GraphContext, self: object, key: object) -> object:
     return items.pop(key)
 
 
-@onnx_symbolic("aten::pop.Dict_default_str")
-@onnx_symbolic("aten::pop.Dict_default_int")
+@onnx_symbolic("aten::pop.Dict_default_str", mutates_dict=DictMutation.CHANGES_KEYS)
+@onnx_symbolic("aten::pop.Dict_default_int", mutates_dict=DictMutation.CHANGES_KEYS)
 def aten_pop_default_dict(g: GraphContext, self: object, key: object, default_value: object) -> object:
     """pop.Dict_default_str(Dict(str, t)(a!) self, str key, t default_value) -> t(*)"""
     return _dict(self, "pop").pop(_key(key, "pop"), default_value)
 
 
-@onnx_symbolic("aten::Delete.Dict_str")
-@onnx_symbolic("aten::Delete.Dict_int")
+@onnx_symbolic("aten::Delete.Dict_str", mutates_dict=DictMutation.CHANGES_KEYS)
+@onnx_symbolic("aten::Delete.Dict_int", mutates_dict=DictMutation.CHANGES_KEYS)
 def aten_delete_dict(g: GraphContext, self: object, key: object) -> None:
     """Delete.Dict_str(Dict(str, t)(a!) self, str key) -> (): `del d[k]`"""
     items = _dict(self, "del")
@@ -115,15 +116,15 @@ def aten_delete_dict(g: GraphContext, self: object, key: object) -> None:
     del items[key]
 
 
-@onnx_symbolic("aten::clear.str")
-@onnx_symbolic("aten::clear.int")
+@onnx_symbolic("aten::clear.str", mutates_dict=DictMutation.CHANGES_KEYS)
+@onnx_symbolic("aten::clear.int", mutates_dict=DictMutation.CHANGES_KEYS)
 def aten_clear_dict(g: GraphContext, self: object) -> None:
     """clear.str(Dict(str, t)(a!) self) -> ()"""
     _dict(self, "clear").clear()
 
 
-@onnx_symbolic("aten::update.str")
-@onnx_symbolic("aten::update.int")
+@onnx_symbolic("aten::update.str", mutates_dict=DictMutation.CHANGES_KEYS)
+@onnx_symbolic("aten::update.int", mutates_dict=DictMutation.CHANGES_KEYS)
 def aten_update_dict(g: GraphContext, self: object, to_add: object) -> None:
     """update.str(Dict(str, t)(a!) self, Dict(str, t)(a!) to_add) -> ()"""
     _dict(self, "update").update(_dict(to_add, "update"))

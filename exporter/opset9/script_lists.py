@@ -77,10 +77,14 @@ def _item_at_run_time_index(g: GraphContext, items: Sequence[object], index: Val
     """
     if not items:
         raise IndexError("list index out of range (the list is empty)")
-    return _pick(g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)), pick_tensor)
+    return _item_at_non_negative_index(
+        g, items, h.normalize_index(g, h.cast(g, index, ir.DataType.INT64), len(items)), pick_tensor
+    )
 
 
-def _pick(g: GraphContext, items: Sequence[object], index: Value, pick_tensor: PickTensor) -> object:
+def _item_at_non_negative_index(
+    g: GraphContext, items: Sequence[object], index: Value, pick_tensor: PickTensor
+) -> object:
     """:func:`_item_at_run_time_index` at an index already made non-negative.
 
     Tuples (``List[Tuple[int, int]]`` of image sizes, ``List[Tuple[Tensor, Tensor]]``) are
@@ -92,7 +96,7 @@ def _pick(g: GraphContext, items: Sequence[object], index: Value, pick_tensor: P
         type(v) is type(first) and len(v) == len(first)
         for v in items  # type: ignore[arg-type]
     ):
-        fields = [_pick(g, [v[j] for v in items], index, pick_tensor) for j in range(len(first))]  # type: ignore[index]
+        fields = [_item_at_non_negative_index(g, [v[j] for v in items], index, pick_tensor) for j in range(len(first))]  # type: ignore[index]
         return tuple(fields) if isinstance(first, tuple) else fields
     if all(isinstance(v, (bool, int, float)) or (isinstance(v, Value) and h.rank_of(v) == 0) for v in items):
         values = [v if isinstance(v, Value) else None for v in items]

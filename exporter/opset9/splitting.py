@@ -499,7 +499,7 @@ def aten_vstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F8
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
 
 
-def _pad_to(g: GraphContext, x: Value, longest: Value, padding_value: float, left: bool) -> Value:
+def _pad_to_longest(g: GraphContext, x: Value, longest: Value, padding_value: float, left: bool) -> Value:
     """``x`` padded along dim 0 to ``longest`` (0-d int64) items with ``padding_value``."""
     rank = h.known_rank(x, "pad_sequence")
     extra = h.unsqueeze(g, g.op("Sub", longest, _dim_size_value(g, x, 0)), [0])
@@ -538,7 +538,7 @@ def _pad_run_time_list(g: GraphContext, items: RuntimeList, padding_value: float
     lengths = loop("pad_lengths", lambda sub, item: _dim_size_value(sub, item, 0))
     lengths.dtype, lengths.shape = ir.DataType.INT64, ir.Shape([None])
     longest = h.reduce(g, "ReduceMax", lengths, [0], False)
-    stacked = loop("pad_items", lambda sub, item: _pad_to(sub, item, longest, padding_value, left))
+    stacked = loop("pad_items", lambda sub, item: _pad_to_longest(sub, item, longest, padding_value, left))
     stacked.dtype = items.item_dtype
     if items.item_rank is not None:
         stacked.shape = ir.Shape([None] * (items.item_rank + 1))
@@ -570,7 +570,7 @@ def aten_pad_sequence(
         longest = _dim_size_value(g, items[0], 0)
         for item in items[1:]:
             longest = h.max_min(g, longest, _dim_size_value(g, item, 0), larger=True)
-        padded = [h.unsqueeze(g, _pad_to(g, v, longest, padding_value, left), [0]) for v in items]
+        padded = [h.unsqueeze(g, _pad_to_longest(g, v, longest, padding_value, left), [0]) for v in items]
         stacked = padded[0] if len(padded) == 1 else g.op("Concat", *padded, axis=0)
     rank = h.rank_of(stacked)
     if batch_first or rank is None:

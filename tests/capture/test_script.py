@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 import torch
-from conftest import assert_matches_torch
+from conftest import BASE_OPSETS, assert_matches_torch
 
 import exporter
 from exporter.capture import Captured, capture
@@ -62,7 +62,7 @@ class _ConvNoBiasNorm(torch.nn.Module):
 
 
 @pytest.mark.parametrize("training", [False, True], ids=["eval", "training"])
-@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("opset", BASE_OPSETS)
 def test_scripted_module_with_none_parameter_and_training_flag(opset: int, training: bool) -> None:
     """A frozen scripted module keeps a None parameter (Conv2d(bias=False)) and, in training
     mode, its bool ``training`` as attributes; both are read as constants, not graph inputs."""

@@ -13,15 +13,13 @@ from __future__ import annotations
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch
+from conftest import CONTROL_FLOW_SEQUENCE_OPSETS, assert_matches_torch, opsets_below
 
 import exporter
 from exporter.runtime_list import CONTROL_FLOW_SEQUENCE_OPSET
 
 ROWS = {"input_names": ["x"], "dynamic_axes": {"x": {0: "n"}}}
 # the sequence form and the newest opset; below the sequence opset, the first and the last
-SEQUENCE_OPSETS = [CONTROL_FLOW_SEQUENCE_OPSET, NEWEST]
-BUFFER_OPSETS = [exporter.MIN_OPSET, CONTROL_FLOW_SEQUENCE_OPSET - 1]
 
 
 class EveryLoopGroup(torch.nn.Module):
@@ -52,7 +50,7 @@ def _export_every_loop_group(opset: int) -> ir.Model:
     )
 
 
-@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_one_loop_carries_a_value_a_list_a_dict_item_and_a_scan_output(opset: int) -> None:
     (loop,) = _loops(_export_every_loop_group(opset))
     # trip count, condition, then the total, the list (a sequence) and the dict item
@@ -62,7 +60,7 @@ def test_one_loop_carries_a_value_a_list_a_dict_item_and_a_scan_output(opset: in
     assert len(loop.outputs) == len(carried) + 1  # and the stacked sums, a scan output
 
 
-@pytest.mark.parametrize("opset", BUFFER_OPSETS)
+@pytest.mark.parametrize("opset", opsets_below(CONTROL_FLOW_SEQUENCE_OPSET))
 def test_below_the_sequence_opset_the_list_is_a_concat_buffer(opset: int) -> None:
     (loop,) = _loops(_export_every_loop_group(opset))
     # the total, the dict item, then the buffer and the sizes of its items
@@ -99,7 +97,7 @@ def _export_every_branch_group(opset: int) -> ir.Model:
     )
 
 
-@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+@pytest.mark.parametrize("opset", CONTROL_FLOW_SEQUENCE_OPSETS)
 def test_one_if_returns_a_tuple_a_list_and_a_dict_item(opset: int) -> None:
     (branch,) = [node for node in _export_every_branch_group(opset).graph if node.op_type == "If"]
     # the tuple's two items, the list (a sequence), the dict item
@@ -122,7 +120,7 @@ class CatAfterPrefix(torch.nn.Module):
         return torch.cat(pieces, 0)
 
 
-@pytest.mark.parametrize("opset", [*BUFFER_OPSETS, *SEQUENCE_OPSETS])
+@pytest.mark.parametrize("opset", sorted({*opsets_below(CONTROL_FLOW_SEQUENCE_OPSET), *CONTROL_FLOW_SEQUENCE_OPSETS}))
 def test_items_a_list_held_before_the_loop_stay_in_front(opset: int) -> None:
     """Below opset 13 such a list is a scan output with the earlier items stacked in front (a
     concat buffer, which starts empty, lost them)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, NAN, Case, const, f32, helper_params, ints, op_params, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes, run_model
+from cases import INF, NAN, Case, const, f32, helper_params, ints, lowering_opsets, op_params, run_case
+from conftest import ORT_COMPLETE_OPSET, Wrap, assert_matches_torch, export_to_bytes, run_model
 
 CASES = [
     # activations
@@ -90,7 +90,7 @@ class _GluDynamic(torch.nn.Module):
         return F.glu(x, 0)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::glu", helpers=True))
 def test_glu_dynamic_axis(opset: int) -> None:
     """Splitting an axis known only at run time: from opset 18 Split needs num_outputs."""
     assert_matches_torch(
@@ -103,7 +103,9 @@ def test_glu_dynamic_axis(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 21, NEWEST])  # from 22 in onnx's reference evaluator (see run_model)
+@pytest.mark.parametrize(
+    "opset", sorted({*lowering_opsets("aten::rrelu"), ORT_COMPLETE_OPSET})
+)  # from 22 in onnx's reference evaluator (see run_model)
 def test_rrelu_training_statistics(opset: int) -> None:
     """Training-mode rrelu draws a slope in [lower, upper] per negative element."""
     from exporter import TrainingMode

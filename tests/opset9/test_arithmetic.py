@@ -22,12 +22,13 @@ from cases import (
     helper_params,
     int_pair,
     ints,
+    lowering_opsets,
     op_params,
     pair,
     positive,
     run_case,
 )
-from conftest import NEWEST, assert_matches_torch
+from conftest import assert_matches_torch
 
 
 def unit(*shape: int, dtype: torch.dtype = torch.float32) -> Callable[[], tuple[torch.Tensor, ...]]:
@@ -207,12 +208,32 @@ CASES = [
     # conjugation
     Case("conj_physical", lambda a: torch.conj_physical(a) + 1, f32(4)),
     Case("resolve", lambda a: torch.resolve_neg(torch.resolve_conj(a)) * 2, f32(4)),
+    # diff (Whisper)
+    # Whisper
+    Case("diff", lambda x: torch.diff(x), f32(3, 5)),
+    Case("diff_n2_dim0", lambda x: torch.diff(x, n=2, dim=0), f32(5, 4)),
+    Case("diff_n0", lambda x: torch.diff(x, n=0), f32(3, 4)),
+    Case(
+        "diff_prepend_append",
+        lambda x, p, a: torch.diff(x, dim=1, prepend=p, append=a),
+        lambda: (torch.randn(3, 4), torch.randn(3, 1), torch.randn(3, 2)),
+    ),
+    Case("diff_bool", lambda x: torch.diff(x > 0), f32(3, 6)),
+    Case("diff_int", lambda x: torch.diff(x, n=3), lambda: (torch.randint(-9, 9, (2, 7)),)),
+    Case(
+        "diff_dynamic_length",
+        lambda x: torch.diff(x, n=2),
+        f32(2, 6),
+        dynamic={"x0": {1: "n"}},
+        others=lambda: [(torch.randn(2, 9),)],
+        min_opset=10,
+    ),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper, and
 # narrow integer arithmetic below and above its opset-14 change
-HELPER_CASES = ["logit_eps", "arithmetic_int8", "arithmetic_uint8"]
+HELPER_CASES = ["logit_eps", "arithmetic_int8", "arithmetic_uint8", "diff_prepend_append"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -238,7 +259,7 @@ class _ScriptedNumbers(torch.nn.Module):
         return x[:n] * (m + 1), torch.tensor(not flag)
 
 
-@pytest.mark.parametrize("opset", [10, 13, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::floordiv", "aten::__not__", helpers=True, min_opset=10))
 def test_floordiv_and_not_on_runtime_numbers(opset: int) -> None:
     """aten::floordiv.int and aten::__not__ on values known only at run time (sizes, bools)."""
     assert_matches_torch(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, op_params, run_case
+from cases import Case, lowering_opsets, op_params, run_case
 from conftest import Wrap, assert_matches_torch
 
 
@@ -236,7 +236,7 @@ def _scripted_attention(
     return torch._native_multi_head_attention(x, x, x, 16, 4, w, b, pw, pb, mask, True, False, 1)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_native_multi_head_attention", helpers=True))
 def test_fused_scripted_function(opset: int) -> None:
     """Scripted code keeps the fused node (nothing disables the fast path there)."""
     assert "aten::_native_multi_head_attention" in str(_scripted_attention.graph)
@@ -288,7 +288,7 @@ def test_sdpa_gqa(case: Case, opset: int) -> None:
     run_case(case, opset)
 
 
-@pytest.mark.parametrize("opset", [9, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::scaled_dot_product_attention"))
 def test_sdpa_gqa_dynamic_length(opset: int) -> None:
     fn, _ = GQA_CASES["gqa"]
     args = (torch.randn(2, 8, 5, 4), torch.randn(2, 2, 6, 4), torch.randn(2, 2, 6, 4))

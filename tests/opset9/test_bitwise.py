@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from cases import Case, bools, int_pair, op_params, run_case
+from cases import Case, bools, int_pair, lowering_opsets, op_params, run_case
 from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
 
 
@@ -92,8 +92,9 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize(("opset", "native"), [(9, False), (17, False), (18, True), (NEWEST, True)])
-def test_integer_bitwise_ops_use_bitwise_nodes_from_18(opset: int, native: bool) -> None:
+@pytest.mark.parametrize("opset", lowering_opsets("aten::bitwise_and", before_changes=True))
+def test_integer_bitwise_ops_use_bitwise_nodes_from_18(opset: int) -> None:
+    native = opset >= 18
     model = Wrap(lambda a, b: (a & b, a | b, a ^ b, ~a))
     _, onnx_model = export_to_bytes(model, full_range(torch.int32)(), opset_version=opset)
     op_types = {node.op_type for node in onnx_model.graph}
@@ -112,7 +113,9 @@ def test_augmented_bitwise_assignment() -> None:
     assert_matches_torch(Wrap(fn), int_pair((6,), torch.int64, -50, 50)(), opset=NEWEST)
 
 
-@pytest.mark.parametrize("opset", [9, 13, NEWEST])
+@pytest.mark.parametrize(
+    "opset", lowering_opsets("aten::bitwise_and", "aten::isnan", "aten::__rshift__", "aten::maximum", helpers=True)
+)
 def test_dynamic_batch(opset: int) -> None:
     """Lowerings that build shapes or new axes (isnan of integers, the bit decomposition)
     on an axis known only at run time."""
@@ -126,3 +129,22 @@ def test_dynamic_batch(opset: int) -> None:
         input_names=["a", "b"],
         dynamic_axes={"a": [0], "b": [0]},
     )
+
+
+class MixedBitwise(torch.nn.Module):
+    def forward(
+        self, a: torch.Tensor, b: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        return a & 20, torch.bitwise_and(a, b), a | b, a ^ b, b & torch.tensor([1, 2], dtype=torch.int32)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::bitwise_and", before_changes=True))
+@pytest.mark.parametrize("script", [False, True])
+def test_bitwise_ops_promote_their_operands(opset: int, script: bool) -> None:
+    """uint8 & int8 is int16 in torch; a scripted graph's shape propagation records uint8, so
+    the operands are promoted like arithmetic's (a Python int keeps the tensor's dtype)."""
+    model = torch.jit.script(MixedBitwise()) if script else MixedBitwise()
+    a = torch.randint(0, 255, (3, 4, 2), dtype=torch.uint8)
+    b = torch.randint(-128, 127, (3, 4, 2), dtype=torch.int8)
+    onnx_model = assert_matches_torch(model, (a, b), opset=opset)
+    assert [o.dtype.name for o in onnx_model.graph.outputs] == ["UINT8", "INT16", "INT16", "INT16", "INT32"]

@@ -17,6 +17,7 @@ from cases import (
     arange,
     f32,
     graph_kinds,
+    lowering_opsets,
     one_torch_thread,
     op_params,
     opsets_for_kinds,
@@ -24,7 +25,7 @@ from cases import (
     run_case,
     typed,
 )
-from conftest import NEWEST, assert_matches_torch
+from conftest import assert_matches_torch
 
 # small eager kernels run several times faster single-threaded on a loaded machine
 _one_torch_thread = pytest.fixture(autouse=True, scope="module")(one_torch_thread)
@@ -132,7 +133,7 @@ SCRIPTED = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_convolution", helpers=True))
 @pytest.mark.parametrize(("fn", "inputs", "min_opset"), [s[1:] for s in SCRIPTED], ids=[s[0] for s in SCRIPTED])
 def test_scripted(
     fn: torch.jit.ScriptFunction, inputs: Callable[[], tuple[torch.Tensor, ...]], min_opset: int, opset: int

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, f32, ints, op_params, pair, run_case
+from cases import Case, f32, ints, lowering_opsets, op_params, pair, run_case
+from conftest import assert_matches_torch
 
 
 @torch.jit.script
@@ -116,3 +117,82 @@ def test_op(case: Case, opset: int) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+class ArangeFromSizes(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows, cols = x.size()[-2:]
+        return torch.arange(0, (2 * (rows - 1) + cols) // x.size(0))
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::arange", helpers=True))
+@pytest.mark.parametrize("script", [False, True])
+def test_arange_with_an_int_start_and_run_time_end_is_int64(opset: int, script: bool) -> None:
+    """arange.start(Scalar, Scalar): the int literal start must stay an int (a `float | int`
+    parameter tries int first), so the result is int64 as in torch, not float."""
+    model = torch.jit.script(ArangeFromSizes()) if script else ArangeFromSizes()
+    x = torch.randint(5, (1, 2, 3, 4))
+    onnx_model = assert_matches_torch(
+        model,
+        (x,),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 1, 2, 3]},
+        other_inputs=[(torch.randint(5, (2, 3, 4, 5)),)],
+    )
+    assert onnx_model.graph.outputs[0].dtype.name == "INT64"
+
+
+class ArangeOut(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> torch.Tensor:
+        out_t = torch.tensor([1], dtype=torch.float)
+        return torch.arange(end, out=out_t)
+
+
+class ArangeStartOut(torch.nn.Module):
+    def forward(self, start: torch.Tensor, end: torch.Tensor) -> torch.Tensor:
+        out_t = torch.tensor([1], dtype=torch.float)
+        return torch.arange(start.size(0), end, out=out_t)
+
+
+class ArangeInt64End(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> torch.Tensor:
+        return torch.arange(end, dtype=torch.int64)
+
+
+class ArangeInt64Step(torch.nn.Module):
+    def forward(self, start: torch.Tensor, end: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.arange(start.size(0), end, 1.5, dtype=torch.int64), torch.arange(
+            start.size(0), end, 3, dtype=torch.int32
+        )
+
+
+class ArangeFloatSteps(torch.nn.Module):
+    def forward(self, end: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.arange(0, end, 0.3), torch.arange(end, -0.2, -0.3), torch.arange(0, 1, 0.3) + end
+
+
+_ARANGES = [
+    (ArangeOut, (torch.tensor(8.5),), [(torch.tensor(3.0),)]),
+    (ArangeStartOut, (torch.randn(2, 3, 4), torch.tensor(8.5)), [(torch.randn(5, 3, 4), torch.tensor(7.0))]),
+    (ArangeInt64End, (torch.tensor(8.5),), [(torch.tensor(0.5),), (torch.tensor(2.0),)]),
+    (ArangeInt64Step, (torch.randn(2, 3, 4), torch.tensor(8.5)), [(torch.randn(4, 3, 4), torch.tensor(12.9))]),
+    (ArangeFloatSteps, (torch.tensor(1.0),), [(torch.tensor(0.9),), (torch.tensor(2.1),)]),
+]
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["traced", "scripted"])
+@pytest.mark.parametrize("case", range(len(_ARANGES)), ids=[c[0].__name__ for c in _ARANGES])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::arange", helpers=True))
+def test_arange(opset: int, case: int, scripted: bool) -> None:
+    module, args, others = _ARANGES[case]
+    model = torch.jit.script(module()) if scripted else module()
+    names = ["start", "end"][-len(args) :]
+    assert_matches_torch(
+        model,
+        args,
+        opset=opset,
+        input_names=names,
+        dynamic_axes={"start": [0]} if len(args) == 2 else None,
+        other_inputs=others,
+    )

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, helper_params, op_params, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import Case, helper_params, lowering_opsets, op_params, run_case
+from conftest import Wrap, assert_matches_torch
 
 
 def _renorm(max_norm: float, norm_type: float) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
@@ -94,14 +94,14 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::embedding_renorm"))
 def test_embedding_max_norm_through_detach(opset: int) -> None:
     """F.embedding(max_norm=...) renormalizes weight.detach() in place; the write must reach weight."""
     model = Wrap(lambda w, i: F.embedding(i, w.clone(), max_norm=1.0))
     assert_matches_torch(model, (torch.randn(6, 4) * 3, torch.tensor([[0, 2], [2, 5]])), opset=opset)
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::embedding_bag"))
 def test_embedding_bag_module(opset: int) -> None:
     """nn.EmbeddingBag: the weight is an initializer; per-sample weights and offsets are inputs."""
     model = torch.nn.EmbeddingBag(12, 4, mode="sum").eval()

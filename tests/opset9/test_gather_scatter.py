@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, case_opsets, f32, helper_params, op_params, run_case, with_index
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import (
+    Case,
+    case_opsets,
+    f32,
+    helper_params,
+    lowering_opsets,
+    op_params,
+    run_case,
+    signature_opsets,
+    with_index,
+)
+from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import ExporterError
-from exporter.registry import REGISTRY
 
 # index along dim 1 of a [3, 5] tensor with repeats: rows pick with duplicates
 DUP_INDEX = torch.tensor([[0, 1, 1, 4], [2, 2, 2, 0], [4, 3, 4, 3]])
@@ -232,8 +241,12 @@ _DYNAMIC_MIN_OPSET = {"gather_dyn": 11}
 
 @pytest.mark.parametrize(
     ("case", "opset"),
-    # where the case's ops change (the registry), and 11: run-time pads and GatherElements
-    [pytest.param(c, opset, id=f"{c.name}-{opset}") for c in DYNAMIC for opset in sorted({*case_opsets(c), 11})],
+    # where the case's ops change (the registry), and where Pad takes run-time pads (11, 13)
+    [
+        pytest.param(c, opset, id=f"{c.name}-{opset}")
+        for c in DYNAMIC
+        for opset in sorted({*case_opsets(c), *signature_opsets("pad_run_time")})
+    ],
 )
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
@@ -251,7 +264,7 @@ def test_dynamic_sizes(case: Case, opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 12, 16])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::scatter_add", before_changes=True))
 def test_scatter_add_sums_many_duplicates(opset: int) -> None:
     """Every update lands on position 0: a scatter that overwrites gives one of them."""
     index = torch.zeros(2, 6, dtype=torch.int64)
@@ -271,7 +284,7 @@ def test_gather_dynamic_below_11_is_refused() -> None:
         )
 
 
-@pytest.mark.parametrize("opset", [9, 11, 16, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::index_add", helpers=True))
 def test_index_add_with_every_size_dynamic(opset: int) -> None:
     """torch requires index_add's source to match self on every dim but ``dim``, so the one-hot
     lowering (below 16) needs no static sizes to know the index covers them."""
@@ -287,12 +300,15 @@ def test_index_add_with_every_size_dynamic(opset: int) -> None:
     )
 
 
-# from Pad-11, and before and at each opset where scatter_reduce changes (16 and 18)
-_SCATTER_REDUCE_CHANGES = [o for o in REGISTRY.builtin_opsets("aten::scatter_reduce") if o > 11]
-
-
+# from Pad-11 (run-time pads), and before and at each opset where scatter_reduce changes
 @pytest.mark.parametrize(
-    "opset", sorted({11, 13, *(o - 1 for o in _SCATTER_REDUCE_CHANGES), *_SCATTER_REDUCE_CHANGES, NEWEST})
+    "opset",
+    sorted(
+        {
+            *lowering_opsets("aten::scatter_reduce", before_changes=True, min_opset=11),
+            *signature_opsets("pad_run_time"),
+        }
+    ),
 )
 @pytest.mark.parametrize("reduce", ["sum", "amax"])
 def test_reducing_scatter_with_an_index_smaller_on_a_run_time_dim(opset: int, reduce: str) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, f32, helper_params, ints, op_params, run_case, with_index
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import Case, f32, helper_params, ints, lowering_opsets, op_params, run_case, with_index
+from conftest import Wrap, assert_matches_torch
 
 
 def _put(idx: tuple[object, ...], value: object) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -194,7 +194,7 @@ DATA_DEPENDENT = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::index", "aten::slice", "aten::select", helpers=True))
 @pytest.mark.parametrize("case", DATA_DEPENDENT, ids=[c.name for c in DATA_DEPENDENT])
 def test_data_dependent_sizes(case: Case, opset: int) -> None:
     others = [case.inputs() for _ in range(2)]
@@ -222,7 +222,7 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET = {"narrow_dyn": 10}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::index", "aten::slice", "aten::select", helpers=True))
 @pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
@@ -240,7 +240,7 @@ def test_dynamic_sizes(case: Case, opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::index_put"))
 def test_index_put_through_slice_view(opset: int) -> None:
     def fn(x: torch.Tensor, i: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         y = x.clone()
@@ -278,7 +278,7 @@ def _scripted_selection(
     )
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::__getitem__", "aten::slice", "aten::select"))
 def test_scripted(opset: int) -> None:
     x, i = torch.randn(4, 5), torch.tensor([[0, 1, 1, 3, 2]] * 4)
     assert_matches_torch(_scripted_reads_writes, (x, i[:, 0]), opset=opset)

@@ -11,10 +11,19 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, Case, f32, helper_params, op_params, pair, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import INF, Case, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, pair, run_case
+from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError, UnsupportedOperatorError
+
+
+def grouped(m: int, k: int, n: int, ends: tuple[int, ...]):  # noqa: ANN201 - an inputs factory
+    return lambda: (torch.randn(m, k), torch.randn(len(ends), k, n), torch.tensor(ends, dtype=torch.int32))
+
+
+def _grouped_mm(*args: torch.Tensor) -> torch.Tensor:
+    return torch.ops.aten._grouped_mm(*args)
+
 
 CASES = [
     # matrix products
@@ -185,11 +194,24 @@ CASES = [
     Case("det", lambda a: (torch.det(a[0, :3, :3]), torch.linalg.det(a)), f32(2, 4, 4), min_opset=11, atol=1e-4),
     Case("logdet", torch.logdet, lambda: (torch.eye(3) * 2 + torch.randn(3, 3) * 0.1,), min_opset=11),
     Case("logdet_negative_is_nan", torch.logdet, lambda: (torch.diag(torch.tensor([1.0, -2.0, 3.0])),), min_opset=11),
+    # Mixtral grouped experts (torch 2.13 runs _grouped_mm on CPU; K * 4 bytes a multiple of 16)
+    Case("grouped_mm_2d_3d", _grouped_mm, grouped(8, 8, 4, (3, 3, 8))),
+    Case(
+        "grouped_mm_2d_2d",
+        _grouped_mm,
+        lambda: (torch.randn(4, 8), torch.randn(8, 4), torch.tensor([3, 8], dtype=torch.int32)),
+    ),
+    Case(
+        "grouped_mm_3d_2d",
+        _grouped_mm,
+        lambda: (torch.randn(2, 4, 8), torch.randn(8, 8), torch.tensor([3, 8], dtype=torch.int32)),
+    ),
+    Case("grouped_mm_3d_3d", _grouped_mm, lambda: (torch.randn(2, 4, 8), torch.randn(2, 8, 4))),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["diagonal_offset_dims"]
+HELPER_CASES = ["diagonal_offset_dims", "grouped_mm_2d_3d"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -218,7 +240,7 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET: dict[str, int] = {}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::matmul", "aten::einsum", helpers=True))
 @pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
@@ -251,7 +273,7 @@ def test_unsupported_below_first_opset(
         assert_matches_torch(Wrap(fn), inputs, opset=first_opset - 1)
 
 
-@pytest.mark.parametrize("opset", [9, 11])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::einsum"))
 def test_einsum_diagonal_below_opset_12_names_it(opset: int) -> None:
     with pytest.raises(SymbolicError, match="opset 12"):
         assert_matches_torch(Wrap(lambda a: torch.einsum("ii->i", a)), (torch.randn(3, 3),), opset=opset)

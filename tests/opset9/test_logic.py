@@ -23,6 +23,7 @@ from cases import (
     pair,
     run_case,
 )
+from conftest import Wrap, assert_matches_torch
 
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 1.5, -2.5, 3e38, -1e-30, 65504.0]
 
@@ -101,6 +102,13 @@ CASES = [
     Case("logical_xor_int", torch.logical_xor, int_pair((10,), torch.int32, -2, 2)),
     Case("logical_not_float", torch.logical_not, const([0.0, -0.0, 1.0, NAN])),
     Case("logical_not_bool", torch.logical_not, bools(1)),
+    # Mixtral eager experts: torch.where(mask) is nonzero(as_tuple=True)
+    Case("where_condition", lambda x: torch.where(x > 0), f32(3, 4)),
+    Case("where_condition_1d", lambda x: torch.where(x > 0)[0] * 2, f32(7)),
+    Case("where_condition_float", lambda x: torch.where(x.relu()), f32(2, 3, 4)),
+    Case("where_three_args", lambda c, x: torch.where(c > 0, x, x * 2), lambda: (torch.randn(3, 4), torch.randn(3, 4))),
+    Case("where_scalar_other", lambda c, x: torch.where(c > 0, x, 0.5), lambda: (torch.randn(3, 4), torch.randn(3, 4))),
+    Case("where_scalar_self", lambda c, x: torch.where(c > 0, 1.5, x), lambda: (torch.randn(3, 4), torch.randn(3, 4))),
 ]
 
 
@@ -121,3 +129,9 @@ def test_helper_opsets(case: Case, opset: int) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+def test_where_condition_outputs_one_index_tensor_per_dim() -> None:
+    x = torch.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]])
+    model = assert_matches_torch(Wrap(lambda c: torch.where(c != 0)), (x,), opset=9)
+    assert len(model.graph.outputs) == 2

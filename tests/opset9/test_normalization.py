@@ -12,8 +12,19 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import HALF, Case, helper_params, one_torch_thread, op_params, op_types, rand, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import (
+    HALF,
+    Case,
+    helper_params,
+    last_before_change,
+    lowering_opsets,
+    one_torch_thread,
+    op_params,
+    op_types,
+    rand,
+    run_case,
+)
+from conftest import Wrap, assert_matches_torch
 
 # small eager kernels run several times faster single-threaded on a loaded machine
 _one_torch_thread = pytest.fixture(autouse=True, scope="module")(one_torch_thread)
@@ -93,7 +104,9 @@ DYNAMIC = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 18, NEWEST])
+@pytest.mark.parametrize(
+    "opset", lowering_opsets("aten::layer_norm", "aten::group_norm", "aten::instance_norm", helpers=True)
+)
 @pytest.mark.parametrize(("fn", "min_opset"), [d[1:] for d in DYNAMIC], ids=[d[0] for d in DYNAMIC])
 def test_dynamic_shapes(fn: Callable[..., object], min_opset: int, opset: int) -> None:
     if opset < min_opset:
@@ -132,7 +145,10 @@ class Layers(torch.nn.Module):
         return self.pool(self.deconv(self.up(y))), self.dropout(y)
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets("aten::batch_norm", "aten::layer_norm", "aten::group_norm", "aten::instance_norm", helpers=True),
+)
 def test_layers(opset: int) -> None:
     model = Layers().eval()
     with torch.no_grad():
@@ -141,7 +157,12 @@ def test_layers(opset: int) -> None:
     assert_matches_torch(model, (torch.randn(2, 3, 6, 5),), opset=opset, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [9, 17, 20])
+@pytest.mark.parametrize(
+    "opset",
+    lowering_opsets(
+        "aten::group_norm", "aten::instance_norm", helpers=True, max_opset=last_before_change("aten::group_norm")
+    ),
+)
 @pytest.mark.parametrize(
     "fn",
     [lambda x: F.group_norm(x, 3), lambda x: F.instance_norm(x), lambda x, w=torch.rand(6): F.group_norm(x, 2, w, w)],

@@ -6,14 +6,26 @@ where its lowering changes (tests/cases.py), from its first supported one.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, f32, helper_params, one_torch_thread, op_params, rand, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch, export_to_bytes
+from cases import (
+    Case,
+    f32,
+    helper_params,
+    lowering_opsets,
+    one_torch_thread,
+    op_params,
+    rand,
+    run_case,
+    signature_opsets,
+)
+from conftest import Wrap, assert_matches_torch, export_to_bytes
 
+import exporter
 from exporter.errors import ExporterError
 from exporter.symbolic_opset9 import pooling
 
@@ -138,11 +150,32 @@ CASES = [
         lambda x: F.adaptive_max_pool3d(x, 1, return_indices=True),
         distinct_inputs(1, 2, 3, 4, 3),
     ),
+    # ceil_mode pooling (opset 9 has no ceil_mode: the tail is padded)
+    Case("max_pool2d_ceil", lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True), f32(1, 2, 5, 5)),
+    Case("max_pool2d_ceil_pad", lambda x: F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True), f32(1, 2, 6, 7)),
+    Case("max_pool1d_ceil", lambda x: F.max_pool1d(x, 3, 2, ceil_mode=True), f32(2, 3, 8)),
+    Case("max_pool3d_ceil", lambda x: F.max_pool3d(x, 2, 2, ceil_mode=True), f32(1, 1, 3, 5, 4)),
+    Case("avg_pool2d_ceil", lambda x: F.avg_pool2d(x, 2, 2, ceil_mode=True), f32(1, 2, 5, 5)),
+    Case("avg_pool2d_ceil_pad", lambda x: F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True), f32(1, 2, 6, 7)),
+    Case(
+        "avg_pool2d_ceil_exclude_pad",
+        lambda x: F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True, count_include_pad=False),
+        f32(1, 2, 6, 7),
+    ),
+    Case("avg_pool1d_ceil_pad", lambda x: F.avg_pool1d(x, 4, 3, padding=2, ceil_mode=True), f32(2, 3, 10)),
+    Case("avg_pool3d_ceil", lambda x: F.avg_pool3d(x, 2, 2, ceil_mode=True), f32(1, 1, 3, 5, 4)),
+    Case("avg_pool2d_ceil_unbatched", lambda x: F.avg_pool2d(x, 2, 2, ceil_mode=True), f32(2, 5, 5)),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["max_pool_unbatched", "max_pool2d_indices", "adaptive_max_pool2d_uneven"]
+HELPER_CASES = [
+    "max_pool_unbatched",
+    "max_pool2d_indices",
+    "adaptive_max_pool2d_uneven",
+    "max_pool2d_ceil_pad",
+    "avg_pool2d_ceil_pad",
+]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -160,7 +193,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [10, 11, 17])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::max_pool2d", "aten::avg_pool2d", helpers=True, min_opset=10))
 def test_pooling_ceil_mode_and_dilation(opset: int) -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 3, stride=2, ceil_mode=True).sum() + F.max_pool2d(x, 2, dilation=2).sum())
     assert_matches_torch(model, (torch.randn(1, 2, 9, 9),), opset=opset)
@@ -192,7 +225,7 @@ ADAPTIVE_AVG = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::adaptive_avg_pool2d", helpers=True))
 @pytest.mark.parametrize(("fn", "inputs"), [a[1:] for a in ADAPTIVE_AVG], ids=[a[0] for a in ADAPTIVE_AVG])
 def test_adaptive_avg_pool_general(
     fn: Callable[..., object], inputs: Callable[[], tuple[torch.Tensor, ...]], opset: int
@@ -224,7 +257,7 @@ DYNAMIC = [
 ]
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::max_pool2d", "aten::avg_pool2d", helpers=True))
 @pytest.mark.parametrize(("fn", "min_opset"), [d[1:] for d in DYNAMIC], ids=[d[0] for d in DYNAMIC])
 def test_dynamic_shapes(fn: Callable[..., object], min_opset: int, opset: int) -> None:
     if opset < min_opset:
@@ -261,7 +294,10 @@ def test_ceil_mode_with_static_sizes_works_at_opset_9() -> None:
     assert_matches_torch(model, distinct_inputs(1, 2, 6, 8)(), opset=9)
 
 
-@pytest.mark.parametrize("opset", [9, 12, NEWEST])
+@pytest.mark.parametrize(
+    "opset",
+    sorted({*lowering_opsets("aten::max_pool2d_with_indices", helpers=True), *signature_opsets("max_pool_dtype")}),
+)
 def test_max_pool_indices_int64_dynamic(opset: int) -> None:
     model = Wrap(lambda x: F.max_pool2d(x, 2, return_indices=True))
     assert_matches_torch(
@@ -272,3 +308,16 @@ def test_max_pool_indices_int64_dynamic(opset: int) -> None:
         dynamic_axes={"x": [0, 2, 3]},
         other_inputs=[(torch.randperm(84).reshape(2, 2, 7, 3),)],
     )
+
+
+def test_ceil_mode_pooling_with_dynamic_sizes_at_9_names_opset_10() -> None:
+    model = Wrap(lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True))
+    with pytest.raises(ExporterError, match="opset 10"):
+        exporter.export(
+            model,
+            (torch.randn(1, 1, 5, 5),),
+            io.BytesIO(),
+            opset_version=9,
+            input_names=["x"],
+            dynamic_axes={"x": {2: "h"}},
+        )

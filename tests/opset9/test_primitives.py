@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from cases import Case, emit_ir, f32, op_params, run_case, typed
-from conftest import NEWEST, assert_matches_torch
+from cases import Case, emit_ir, f32, lowering_opsets, op_params, run_case, signature_opsets, typed
+from conftest import assert_matches_torch
 
 
 @torch.jit.script
@@ -58,6 +58,9 @@ CASES = [
     Case("script_max_min", _script_max_min, f32(2, 5), script=True),
     Case("script_is_pinned", _script_is_pinned, f32(3), script=True),
     Case("script_data", _script_data_alias, f32(3), script=True),
+    # BigBird: a tensor made by torch.tensor() inside forward is lifted
+    # BigBird: a tensor made by torch.tensor() inside forward is lifted
+    Case("lift_fresh", lambda x: torch.ops.aten.lift_fresh(x) * 2, f32(3, 4)),
 ]
 
 
@@ -70,7 +73,9 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 12, 13, NEWEST])
+@pytest.mark.parametrize(
+    "opset", sorted({*lowering_opsets("prim::max", "prim::min", helpers=True), *signature_opsets("max_min")})
+)
 def test_script_max_min_tensor_dynamic(opset: int) -> None:
     """prim::max/min and aten::tensor over sizes known only at run time."""
     model = _script_sizes_dynamic
@@ -92,7 +97,7 @@ def _script_sizes_dynamic(x: torch.Tensor) -> torch.Tensor:
     return torch.tensor([n, m, x.dim()]) * 2
 
 
-@pytest.mark.parametrize("opset", [9, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("prim::shape", "prim::dtype"))
 def test_prim_queries(opset: int) -> None:
     """prim::shape/dtype/layout/device/data feeding aten::zeros, prim::tolist, prim::min of
     a list and prim::convert_element_type."""
@@ -122,3 +127,63 @@ def test_prim_queries(opset: int) -> None:
     assert int(got[1]) == int(x[:, 1].min())
     assert got[2].dtype == np.float32
     np.testing.assert_array_equal(got[2], x.float().numpy())
+
+
+class FloatOfOneElement(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return torch.tensor([float(x)]), torch.tensor([x.shape[0], int(x)]), torch.tensor([bool(x > 0)])
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::Float", "aten::Int", "aten::Bool", helpers=True))
+def test_scripted_number_of_a_one_element_tensor_is_0d(opset: int) -> None:
+    """float(x)/int(x)/bool(x) of a [1] tensor is a Python number: torch.tensor([float(x)]) has
+    shape [1], so the aten::Float/Int/Bool value must be 0-d before the list stacks it."""
+    model = torch.jit.script(FloatOfOneElement())
+    onnx_model = assert_matches_torch(
+        model, (torch.tensor([2.5]),), opset=opset, other_inputs=[(torch.tensor([-3.0]),)]
+    )
+    assert [list(o.shape) for o in onnx_model.graph.outputs] == [[1], [2], [1]]
+
+
+@torch.jit.script
+def _view_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    return x.view(rows, -1)
+
+
+class ViewByTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        return _view_rows(x, rows) * 2
+
+
+class ExpandByTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        return x.expand(n, 3) + 1
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::IntImplicit", "aten::view", "aten::expand", helpers=True))
+def test_int_implicit_view_size(opset: int) -> None:
+    model = torch.jit.script(ViewByTensor())
+    assert_matches_torch(
+        model, (torch.randn(4, 6), torch.tensor(2)), opset=opset, other_inputs=[(torch.randn(4, 6), torch.tensor(3))]
+    )
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::IntImplicit", "aten::view", helpers=True))
+def test_int_implicit_size_list(opset: int) -> None:
+    model = torch.jit.script(ExpandByTensor())
+    assert_matches_torch(
+        model, (torch.randn(3), torch.tensor(4)), opset=opset, other_inputs=[(torch.randn(3), torch.tensor(1))]
+    )
+
+
+class Prints(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        print("y is", y, y.shape)
+        return y + 1
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("prim::Print"))
+def test_print_is_dropped(opset: int) -> None:
+    onnx_model = assert_matches_torch(torch.jit.script(Prints()), (torch.randn(2, 3),), opset=opset)
+    assert sorted(node.op_type for node in onnx_model.graph if node.op_type != "Constant") == ["Add", "Mul"]

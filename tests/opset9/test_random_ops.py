@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, graph_kinds, op_params, opsets_for_kinds, rand, run_case
-from conftest import NEWEST, Wrap, export_to_bytes, run_model
+from cases import Case, graph_kinds, lowering_opsets, op_params, opsets_for_kinds, rand, run_case
+from conftest import ORT_COMPLETE_OPSET, Wrap, export_to_bytes, run_model
 
 from exporter.errors import ExporterError
 
@@ -134,7 +134,7 @@ def test_alpha_dropout_training_is_refused() -> None:
         export_to_bytes(model, (torch.randn(4, 4),), opset_version=13)
 
 
-@pytest.mark.parametrize("opset", [12, 13, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::native_dropout", helpers=True, min_opset=12))
 @pytest.mark.parametrize("train", [True, None])
 def test_native_dropout_training_statistics(opset: int, train: bool | None) -> None:
     model = Wrap(lambda x: torch.native_dropout(x, 0.3, train))
@@ -272,7 +272,10 @@ def test_random(name: str, opset: int) -> None:
     _check_stats(want, case.stats, case.tolerance)  # the expectation itself is right
 
 
-@pytest.mark.parametrize("opset", [9, 15, 20])
+@pytest.mark.parametrize(
+    "opset",
+    sorted({*lowering_opsets("aten::rand", "aten::randn", "aten::bernoulli", helpers=True), ORT_COMPLETE_OPSET}),
+)
 def test_random_dynamic_shapes(opset: int) -> None:
     """Sizes known only at run time take the *Like forms and follow the input."""
 

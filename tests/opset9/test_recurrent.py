@@ -14,7 +14,7 @@ import onnx
 import pytest
 import torch
 import torch.nn as nn
-from cases import Case, helper_params, op_params, run_case
+from cases import Case, helper_params, lowering_opsets, op_params, run_case
 from conftest import NEWEST, assert_matches_torch, export_to_bytes
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
@@ -561,7 +561,7 @@ def _op_types(model: object, args: Inputs, opset: int) -> list[str]:
     return [node.op_type for node in onnx.load_from_string(data).graph.node]
 
 
-@pytest.mark.parametrize("opset", [9, 14, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::lstm", helpers=True))
 def test_one_fused_node_per_layer(opset: int) -> None:
     """Each layer is one ONNX LSTM node with reordered constant weights (no weight math at
     run time), and the default zero initial state is left out."""
@@ -602,7 +602,7 @@ def test_training_dropout_is_refused() -> None:
         export_to_bytes(model, seq(5, 2, 3)(), opset_version=NEWEST, training=True)
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::lstm", "aten::gru"))
 @pytest.mark.parametrize(
     "layer",
     [
@@ -623,7 +623,9 @@ def test_dynamic_sequence_and_batch(layer: nn.Module, opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize(
+    "opset", lowering_opsets("aten::_pack_padded_sequence", "aten::_pad_packed_sequence", "aten::lstm")
+)
 def test_packed_dynamic(opset: int) -> None:
     """Packed sequences with dynamic time and batch: batch_sizes and the padded length are
     read at run time (max(lengths)), so other lengths and sizes work too."""

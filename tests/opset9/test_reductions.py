@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, NAN, Case, f32, f32s, helper_params, ints, op_params, run_case, ties
+from cases import INF, NAN, Case, f32, f32s, helper_params, ints, lowering_opsets, op_params, run_case, ties
 from conftest import NEWEST, Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError
@@ -25,6 +25,18 @@ def small_ints(
 
 def rand_bools(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.rand(*shape) > 0.5,)
+
+
+def histc_edges() -> tuple[torch.Tensor, ...]:
+    """Values on the bin edges (min, max, interior edges), outside [min, max] and NaN."""
+    x = torch.randn(60)
+    x[:8] = torch.tensor([-1.0, 1.0, -0.5, 0.0, 0.5, 1.5, -3.0, float("nan")])
+    return (x,)
+
+
+def expert_indices() -> tuple[torch.Tensor, ...]:
+    """Mixtral: top-2 expert indices of 10 tokens over 8 experts, as float for histc."""
+    return (torch.randint(0, 8, (10, 2)).float(),)
 
 
 CASES = [
@@ -261,6 +273,14 @@ CASES = [
         dynamic={"x0": {0: "n"}, "x1": {0: "n"}},
         others=lambda: [(torch.tensor([5, 1]), torch.tensor([0.5, 2.0]))],
     ),
+    # histc (Mixtral: tokens per expert)
+    # Mixtral: tokens per expert
+    Case("histc_data_range", lambda x: torch.histc(x, bins=5), f32(40)),
+    Case("histc_given_range", lambda x: torch.histc(x, bins=4, min=-1, max=1), histc_edges),
+    Case("histc_experts", lambda x: torch.histc(x, bins=8, min=0, max=7), expert_indices),
+    Case("histc_constant_input", lambda x: torch.histc(x * 0 + 2, bins=3), f32(2, 3)),
+    Case("histc_min_equals_max", lambda x: torch.histc(x, bins=4, min=1, max=1), f32(30)),
+    Case("histc_double", lambda x: torch.histc(x, bins=6), f32(25, dtype=torch.float64)),
 ]
 
 
@@ -276,6 +296,8 @@ HELPER_CASES = [
     "cumsum_dims",
     "var_forms",
     "norm_forms",
+    "histc_data_range",
+    "histc_given_range",
 ]
 
 
@@ -316,7 +338,7 @@ class Dynamic(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sum", "aten::mean", helpers=True))
 def test_dynamic_batch(opset: int) -> None:
     def make(n: int) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.randn(n, 3, 4), torch.randint(0, 3, (n,))
@@ -331,7 +353,7 @@ def test_dynamic_batch(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", [9, 10, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::cumsum", before_changes=True))
 def test_cumsum_dynamic_dim(opset: int) -> None:
     """CumSum handles a run-time length from opset 11; the opset-9 scan needs it static."""
     model = Wrap(lambda x: torch.cumsum(x, 0))
@@ -372,7 +394,7 @@ class Scripted(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 13, 18])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sum", "aten::mean", helpers=True))
 def test_scripted_overloads(opset: int) -> None:
     assert_matches_torch(torch.jit.script(Scripted()), (torch.randn(3, 4),), opset=opset)
 
@@ -395,7 +417,7 @@ class _ScriptedNorms(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("opset", [9, 17, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::norm", "aten::linalg_vector_norm", helpers=True))
 def test_scripted_torch_norm(opset: int) -> None:
     """torch.norm's scripted body holds nuclear_norm (no ONNX lowering) in branches for other
     arguments; export decides them, so the norms asked for export."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, arange, f32, helper_params, op_params, run_case, typed
+from cases import Case, arange, f32, helper_params, lowering_opsets_below, op_params, run_case, typed
 from conftest import Wrap, export_to_bytes
 
 CASES = [
@@ -163,7 +163,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 10])
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::repeat_interleave"))
 def test_runtime_repeat_counts_name_opset_11(opset: int) -> None:
     """Per-index repeat counts known only at run time need Range/CumSum: the error says so."""
     from exporter.errors import SymbolicError

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, arange, f32, helper_params, op_params, pair, run_case, typed
+from cases import Case, arange, f32, helper_params, lowering_opsets, op_params, pair, run_case, typed
+from conftest import assert_matches_torch
 
 CASES = [
     # shape
@@ -106,3 +107,28 @@ def test_helper_opsets(case: Case, opset: int) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+class Squeezes(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return x.squeeze(1), x.squeeze(), x.squeeze(-1) + 1
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["traced", "scripted"])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::squeeze", helpers=True))
+def test_squeeze_dynamic_dim(opset: int, scripted: bool) -> None:
+    model = torch.jit.script(Squeezes()) if scripted else Squeezes()
+    assert_matches_torch(
+        model,
+        (torch.randn(2, 1, 1),),
+        opset=opset,
+        input_names=["x"],
+        dynamic_axes={"x": [0, 1, 2]},
+        other_inputs=[(torch.randn(2, 3, 3),), (torch.randn(1, 1, 4),), (torch.randn(3, 1, 2),)],
+    )
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::squeeze", helpers=True))
+def test_squeeze_static_dim_stays_squeeze(opset: int) -> None:
+    onnx_model = assert_matches_torch(Squeezes(), (torch.randn(2, 1, 1),), opset=opset)
+    assert "Compress" not in {node.op_type for node in onnx_model.graph}

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, distinct, helper_params, op_params, run_case
-from conftest import NEWEST, Wrap, assert_matches_torch
+from cases import Case, distinct, helper_params, lowering_opsets, op_params, run_case
+from conftest import (
+    SEQUENCE_OPSETS,
+    Wrap,
+    assert_matches_torch,
+)
 
 from exporter.errors import UnsupportedOperatorError
 
@@ -140,7 +144,7 @@ def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("opset", [9, 11])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::_unique2", before_changes=True))
 def test_unique_before_opset_11_names_opset_11(opset: int) -> None:
     model = Wrap(lambda x: torch.unique(x))
     if opset >= 11:
@@ -168,7 +172,7 @@ DYNAMIC = [
 _DYNAMIC_MIN_OPSET = {"sort_dyn": 10, "topk_dyn_nan": 11}
 
 
-@pytest.mark.parametrize("opset", [9, 11, NEWEST])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::sort", "aten::topk"))
 @pytest.mark.parametrize("case", DYNAMIC, ids=[c.name for c in DYNAMIC])
 def test_dynamic_sizes(case: Case, opset: int) -> None:
     if opset < _DYNAMIC_MIN_OPSET.get(case.name, 9):
@@ -184,3 +188,25 @@ def test_dynamic_sizes(case: Case, opset: int) -> None:
         input_names=[f"in{i}" for i in range(len(inputs))],
         dynamic_axes={"in0": {0: "n"}},
     )
+
+
+class SearchRows(torch.nn.Module):
+    def forward(self, rows: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        ordered, order = rows.sort(-1)
+        return (
+            torch.searchsorted(ordered, values),
+            torch.searchsorted(ordered, values, right=True, out_int32=True),
+            torch.searchsorted(rows, values, side="right", sorter=order),
+        )
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_searchsorted_rows(opset: int) -> None:
+    model = torch.jit.script(SearchRows())
+    dynamic = {
+        "input_names": ["rows", "values"],
+        "dynamic_axes": {"rows": {0: "b", 1: "n"}, "values": {0: "b", 1: "m"}},
+    }
+    ties = torch.tensor([[1.0, 2.0, 2.0, 3.0]])
+    others = [(ties, torch.tensor([[2.0, 0.0, 9.0]])), (torch.randn(3, 6), torch.randn(3, 2))]
+    assert_matches_torch(model, (torch.randn(2, 5), torch.randn(2, 4)), opset=opset, other_inputs=others, **dynamic)

@@ -13,8 +13,8 @@ import io
 import pytest
 import torch
 import torchvision_shim
-from cases import Case, op_params, run_case
-from conftest import NEWEST, assert_matches_torch, export_to_bytes, run_model
+from cases import Case, lowering_opsets_below, op_params, run_case
+from conftest import NEWEST, ORT_COMPLETE_OPSET, assert_matches_torch, export_to_bytes, opsets_from, run_model
 
 import exporter
 from exporter.errors import ExporterError
@@ -118,7 +118,7 @@ def test_torchvision_op(case: Case, opset: int) -> None:
     run_case(case, opset)
 
 
-@pytest.mark.parametrize("opset", [21, 22, NEWEST])
+@pytest.mark.parametrize("opset", opsets_from(ORT_COMPLETE_OPSET))
 def test_roi_pool_from_22(opset: int) -> None:
     """MaxRoiPool is the lowering at every opset; at 22 and later the file passes onnx's full
     check (no runtime runs MaxRoiPool-22 to compare it); at 21 onnxruntime still runs it."""
@@ -132,7 +132,7 @@ def test_roi_pool_from_22(opset: int) -> None:
         assert_matches_torch(_Module(_roi_pool), (x, rois), opset=opset)
 
 
-@pytest.mark.parametrize("opset", [10, 15])
+@pytest.mark.parametrize("opset", lowering_opsets_below("torchvision::roi_align"))
 def test_roi_align_aligned_emulated_below_16(opset: int) -> None:
     """Below opset 16 aligned=True is RoiAlign on boxes shifted by -0.5/spatial_scale, which
     matches torchvision at every opset from 10 (the table above runs 10 and 16 on)."""

@@ -1,3 +1,7 @@
+"""passes/remove_inplace.py on small traced graphs: in-place ops and writes through views become
+functional ops written back into their base, and check_no_inplace holds afterwards; writes it
+cannot express are refused naming the user's line."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,3 +1,7 @@
+"""passes/scalar_type_analysis.py on small graphs: implicit scalars get explicit dtypes by torch's
+promotion rules (promotion.promote: dimensioned tensors, zero-dim tensors and Python numbers
+take part in that order)."""
+
 from __future__ import annotations
 
 import pytest
