@@ -70,13 +70,16 @@ def topk_before_11(
 ) -> tuple[Value, Value]:
     """TopK before opset 11: it only finds the largest, sorted, and only takes floats, so the
     smallest are the largest of -x and integers go through double. The values are read back
-    by index (see topk_key) only with static shapes. Ties come lowest index first."""
+    by index (see topk_key) only where TopK's outputs have static shapes (``x``'s and k known
+    at export time): before opset 11 the read-back gathers with static indices, and with a k
+    known only at run time (TopK-10 takes it as an input) the values are TopK's own, NaN
+    coming out as inf. Ties come lowest index first."""
     del sorted_  # always sorted
     rank = h.known_rank(x, "topk")
     dim = h.normalize_dim(dim, rank)
     work = topk_work(g, x, native_integers=False)
     negate = not largest
-    read_back = h.is_floating(x) and h.static_shape(x) is not None
+    read_back = h.is_floating(x) and h.static_shape(x) is not None and isinstance(k, int)
     key = topk_key(g, x, work, negate=negate, read_back=read_back)
     values, indices = h.topk(g, key, k, dim)
     if negate:

@@ -15,6 +15,7 @@ from conftest import (
     assert_matches_torch,
 )
 
+import exporter
 from exporter.errors import UnsupportedOperatorError
 
 CASES = [
@@ -210,3 +211,24 @@ def test_searchsorted_rows(opset: int) -> None:
     ties = torch.tensor([[1.0, 2.0, 2.0, 3.0]])
     others = [(ties, torch.tensor([[2.0, 0.0, 9.0]])), (torch.randn(3, 6), torch.randn(3, 2))]
     assert_matches_torch(model, (torch.randn(2, 5), torch.randn(2, 4)), opset=opset, other_inputs=others, **dynamic)
+
+
+class TopKRunTimeK(torch.nn.Module):
+    def forward(self, x: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.topk(x, k)
+
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["traced", "scripted"])
+@pytest.mark.parametrize("opset", lowering_opsets("aten::topk", before_changes=True))
+def test_topk_with_run_time_k(opset: int, scripted: bool) -> None:
+    """TopK takes k as an input from opset 10, so a k known only at run time (a tensor argument)
+    exports there; the values then come from TopK itself (the read-back by index needs static
+    indices before opset 11). Before 10 the export names opset 10."""
+    model = torch.jit.script(TopKRunTimeK()) if scripted else TopKRunTimeK()
+    x = torch.tensor([[1.0, 5.0, -2.0, 4.0, 0.5], [3.0, -1.0, 2.0, 7.0, 6.0]])
+    k = torch.tensor(3, dtype=torch.int32)
+    if opset < 10:
+        with pytest.raises(exporter.ExporterError, match="opset 10"):
+            assert_matches_torch(model, (x, k), opset=opset)
+        return
+    assert_matches_torch(model, (x, k), opset=opset, other_inputs=[(x, torch.tensor(1, dtype=torch.int32))])
