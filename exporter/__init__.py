@@ -62,6 +62,7 @@ from exporter.errors import (
     UnsupportedOperatorError,
 )
 from exporter.graph_context import GraphContext
+from exporter.operator_export_types import OperatorExportTypes
 from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
 from exporter.registry import onnx_symbolic, register_custom_op_symbolic, unregister_custom_op_symbolic
 from exporter.report import ExportReport
@@ -78,6 +79,7 @@ __all__ = [
     "unregister_custom_op_symbolic",
     "GraphContext",
     "TrainingMode",
+    "OperatorExportTypes",
     "ExporterError",
     "UnsupportedOperatorError",
     "SymbolicError",

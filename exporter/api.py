@@ -17,6 +17,7 @@ from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
 from exporter.errors import ExporterError
+from exporter.operator_export_types import operator_export_type as parse_operator_export_type
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
 from exporter.report import ExportReport, PhaseTimer
@@ -70,6 +71,8 @@ def export(
     dynamic_axes: Mapping[str, Mapping[int, str] | Sequence[int]] | None = None,
     keep_initializers_as_inputs: bool = False,
     custom_opsets: Mapping[str, int] | None = None,
+    operator_export_type: Any = None,
+    autograd_inlining: bool = True,
     verify: bool = False,
     report: bool = False,
     progress: serialization.Progress | None = None,
@@ -82,8 +85,14 @@ def export(
     before anything is written. Nothing is written at ``f`` unless the export succeeds.
     ``progress(written, total)`` is called while weights are written (the command line
     draws a bar with it on a terminal).
+    ``operator_export_type`` (torch's ``OperatorExportTypes`` or :class:`OperatorExportTypes`,
+    default ONNX) and ``autograd_inlining`` mean what they mean to torch's exporter
+    (:mod:`exporter.operator_export`).
     """
     opset = check_opset(opset_version)
+    export_type = parse_operator_export_type(operator_export_type)
+    if not isinstance(autograd_inlining, bool):
+        raise TypeError(f"autograd_inlining must be True or False, got {autograd_inlining!r}")
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
@@ -103,6 +112,8 @@ def export(
             keep_initializers_as_inputs=keep_initializers_as_inputs,
             training=captured.training,
             custom_opsets=custom_opsets,
+            operator_export_type=export_type,
+            autograd_inlining=autograd_inlining,
         )
     with timer.phase("cleanup"):
         # Shape arithmetic on constants is always folded during emission; this folds weights.

@@ -15,6 +15,7 @@ from exporter.capture.inputs import name_inputs
 from exporter.emitter import emit_graph
 from exporter.errors import ExporterError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext
+from exporter.operator_export_types import OperatorExportTypes
 from exporter.registry import Registry
 from exporter.runtime_list import RuntimeList
 from exporter.tensors import quantized_input_parts
@@ -110,10 +111,19 @@ def assemble(
     keep_initializers_as_inputs: bool,
     training: bool,
     custom_opsets: Mapping[str, int] | None,
+    operator_export_type: OperatorExportTypes = OperatorExportTypes.ONNX,
+    autograd_inlining: bool = True,
 ) -> ir.Model:
     """Bind inputs and weights, emit the graph, then name and shape its outputs."""
     graph = ir.Graph([], [], nodes=[], opset_imports={"": opset}, name="main_graph")
-    builder = GraphBuilder(graph, ExportOptions(opset=opset, training=training, dynamic=bool(dynamic_axes)))
+    options = ExportOptions(
+        opset=opset,
+        training=training,
+        dynamic=bool(dynamic_axes),
+        operator_export_type=operator_export_type,
+        autograd_inlining=autograd_inlining,
+    )
+    builder = GraphBuilder(graph, options)
     bound_inputs, flat_inputs = _bind_inputs(
         builder, captured, _input_names(captured, input_names), dynamic_axes, registry
     )

@@ -21,9 +21,11 @@ import torch
 from exporter import arguments, eager_ops, input_parity, promotion, tensors
 from exporter.control_flow.subgraph import emit_subgraph
 from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
-from exporter.graph_context import GraphBuilder, GraphContext, TorchGraphContext
+from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.input_parity import TorchRunTimeValues
 from exporter.op_facts import OpFacts, Promotion
+from exporter.operator_export import generic_emission, passes_python_ops_through, python_op_node
+from exporter.operator_export_types import OperatorExportTypes
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
 from exporter.registry import PYTHON_OP, Registry, SymbolicFunction, autograd_function
 from exporter.runtime_list import RuntimeList, ScanItem
@@ -49,22 +51,25 @@ _IGNORABLE_ARGUMENTS = frozenset(
 def find_unsupported(
     graph: torch._C.Graph,
     registry: Registry,
-    opset: int,
+    options: ExportOptions,
     *,
     branches_only: list[bool] | None = None,
     locate: Callable[[torch._C.Node], str] = source_location,
 ) -> list[UnsupportedOp]:
-    """Every node kind without a symbolic at ``opset``, with counts and source lines (by
-    ``locate``: capture's, which knows the call sites of inlined code).
+    """Every node kind the export ``options`` (opset, operator_export_type, autograd_inlining)
+    cannot export, with counts and source lines (by ``locate``: capture's, which knows the call
+    sites of inlined code).
 
     ``branches_only``, when given, gets one item: whether every such node sits inside a branch
     of an ``if`` (which export may find decided, so the branch is never emitted).
     """
+    opset = options.opset
     counts: dict[str, int] = collections.Counter()
     where: dict[str, list[str]] = collections.defaultdict(list)
     overloads: dict[str, str] = {}
+    reasons: dict[str, str | None] = {}
     in_branches = True
-    for node in _emitted_nodes(graph, registry, opset):
+    for node in _emitted_nodes(graph, registry, options):
         kind = node.kind()
         if kind == "prim::Constant":
             continue
@@ -72,18 +77,25 @@ def find_unsupported(
             cls = autograd_function(node)
             if cls is not None and registry.lookup_function(cls, opset) is not None:
                 continue
+            if passes_python_ops_through(options.operator_export_type):
+                continue
             # named by the Function, so the message says which one and how to register it
             kind = f"{PYTHON_OP}.{cls.__module__}.{cls.__qualname__}" if cls is not None else kind
             overload = ""
+            reason = _KEPT_FUNCTION if node.hasAttribute(FUNCTION_BODY) else None
         else:
             overload = overload_name(node)
-        if kind.startswith(PYTHON_OP) or registry.lookup(kind, opset, overload) is None:
-            in_branches = in_branches and _inside_if(node)
-            counts[kind] += 1
-            overloads[kind] = overload
-            location = locate(node)
-            if location not in where[kind]:
-                where[kind].append(location)
+            has_symbolic = registry.lookup(kind, opset, overload) is not None
+            if has_symbolic or generic_emission(kind, has_symbolic, options.operator_export_type) is not None:
+                continue
+            reason = _NOT_ATEN if options.operator_export_type is not OperatorExportTypes.ONNX else None
+        in_branches = in_branches and _inside_if(node)
+        counts[kind] += 1
+        overloads[kind] = overload
+        reasons[kind] = reason
+        location = locate(node)
+        if location not in where[kind]:
+            where[kind].append(location)
     if branches_only is not None:
         branches_only.append(in_branches)
     return [
@@ -92,20 +104,34 @@ def find_unsupported(
             count=counts[kind],
             locations=tuple(where[kind]),
             supported_opsets=registry.opsets(kind, overloads[kind]),
+            reason=reasons[kind],
         )
         for kind in sorted(counts)
     ]
 
 
-def _emitted_nodes(graph: torch._C.Graph, registry: Registry, opset: int) -> list[torch._C.Node]:
+# Why an op is refused beyond "no symbolic": a Function kept as a unit, an op ATen cannot carry.
+_KEPT_FUNCTION = (
+    "autograd_inlining=False keeps the Function as one node, which ONNX has no operator for: register a "
+    "symbolic for it, pass autograd_inlining=True to export the ops its forward runs, or "
+    "operator_export_type=ONNX_FALLTHROUGH to keep it as a prim::PythonOp node"
+)
+_NOT_ATEN = (
+    "only aten:: ops become ATen nodes; operator_export_type=ONNX_FALLTHROUGH keeps other ops without a "
+    "symbolic as nodes of their own domain"
+)
+
+
+def _emitted_nodes(graph: torch._C.Graph, registry: Registry, options: ExportOptions) -> list[torch._C.Node]:
     """The nodes of ``graph`` (sub-blocks included), with the call of an autograd Function that
-    has no symbolic at ``opset`` replaced by the nodes of the body it is emitted from."""
+    has no symbolic at the target opset replaced by the nodes of the body it is emitted from
+    (unless ``autograd_inlining`` is off)."""
     found = []
     for node in all_nodes([graph]):
-        if node.kind() == PYTHON_OP and node.hasAttribute(FUNCTION_BODY):
+        if node.kind() == PYTHON_OP and node.hasAttribute(FUNCTION_BODY) and options.autograd_inlining:
             cls = autograd_function(node)
-            if cls is None or registry.lookup_function(cls, opset) is None:
-                found.extend(_emitted_nodes(node.g(FUNCTION_BODY), registry, opset))
+            if cls is None or registry.lookup_function(cls, options.opset) is None:
+                found.extend(_emitted_nodes(node.g(FUNCTION_BODY), registry, options))
                 continue
         found.append(node)
     return found
@@ -259,21 +285,29 @@ class _Emitter:
         if schema is not None and self._try_fold(node, schema, inputs, facts):
             self.torch_run_time_values.mark(node, facts, torch_reads, self.lookup)
             return
-        if schema is not None and facts.promotion is not None:
+        options = self.builder.options
+        symbolic = self.registry.lookup(kind, options.opset, overload)
+        # an ATen node or a node passed through, as operator_export_type asks (exporter.operator_export)
+        generic = generic_emission(kind, symbolic is not None, options.operator_export_type)
+        if generic is None and schema is not None and facts.promotion is not None:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
-        symbolic = self.registry.lookup(kind, self.builder.options.opset, overload)
-        if symbolic is None:  # in a branch (see emit_graph), or a sub-block added later
+        if symbolic is None and generic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
                 self.located_unsupported()
                 or [UnsupportedOp(kind, 1, (self.locate(node),), self.registry.opsets(kind))],
-                self.builder.options.opset,
+                options.opset,
             )
         g = GraphContext(self.builder, node, emitter=self)
         try:
-            # aten ops on quantized tensors (eager-quantized models) run on dequantized values
-            result = around_dequantized(g, facts.quantized, inputs, lambda ins: self._call(g, symbolic, schema, ins))
-            if result is None:
-                result = self._call(g, symbolic, schema, inputs)
+            if generic is not None:
+                result = generic(g, node, inputs)
+            else:
+                # aten ops on quantized tensors (eager-quantized models) run on dequantized values
+                result = around_dequantized(
+                    g, facts.quantized, inputs, lambda ins: self._call(g, symbolic, schema, ins)
+                )
+                if result is None:
+                    result = self._call(g, symbolic, schema, inputs)
             input_parity.note_inputs_read(node, inputs, result)
             if schema is not None and not has_blocks(node):
                 self.dtypes.update(eager_ops.corrected_dtypes(node, schema, inputs, result, self.dtypes))
@@ -299,10 +333,14 @@ class _Emitter:
         own ``symbolic`` when it fails in its own or torch's code (written against torch's
         exporter: ``value.type().dtype()``): what the symbolic built before failing is undone."""
         cls = autograd_function(node)
-        found = self.registry.lookup_function(cls, self.builder.options.opset) if cls is not None else None
+        options = self.builder.options
+        found = self.registry.lookup_function(cls, options.opset) if cls is not None else None
         if found is None:
-            if node.hasAttribute(FUNCTION_BODY):
+            if node.hasAttribute(FUNCTION_BODY) and options.autograd_inlining:
                 self._emit_body(node)
+                return
+            if passes_python_ops_through(options.operator_export_type):
+                self._emit_python_op(node)
                 return
             # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
@@ -347,7 +385,11 @@ class _Emitter:
             raise
         except Exception as error:  # noqa: BLE001 - re-raised with context, or the forward's graph instead
             op = f"autograd Function {cls.__module__}.{cls.__qualname__} (prim::PythonOp)"
-            if not node.hasAttribute(FUNCTION_BODY) or not _torch_only_symbolic(found.function, cls, error):
+            if (
+                not node.hasAttribute(FUNCTION_BODY)
+                or not options.autograd_inlining
+                or not _torch_only_symbolic(found.function, cls, error)
+            ):
                 raise SymbolicError(
                     f"{type(error).__name__}: {error}",
                     op=op,
@@ -362,6 +404,28 @@ class _Emitter:
                 stacklevel=2,
             )
         self._emit_body(node)
+
+    def _emit_python_op(self, node: torch._C.Node) -> None:
+        """A Function's call kept as one prim::PythonOp node (autograd_inlining=False or no
+        recorded forward, under ONNX_FALLTHROUGH: exporter.operator_export.python_op_node)."""
+        inputs = [self.lookup(value) for value in node.inputs()]
+        g = GraphContext(self.builder, node, emitter=self)
+        try:
+            result = python_op_node(g, node, inputs)
+        except ExporterError:
+            raise
+        except Exception as error:  # noqa: BLE001 - re-raised with context
+            raise SymbolicError(
+                f"{type(error).__name__}: {error}",
+                op=f"{PYTHON_OP}.{node.pyname()}",
+                opset=self.builder.options.opset,
+                location=self.locate(node),
+                arguments=", ".join(arguments.describe(a) for a in inputs),
+            ) from error
+        if isinstance(result, tuple):
+            self.env[node.output().unique()] = result  # typed where prim::TupleUnpack binds them
+        else:
+            self._bind_outputs(node, result)
 
     def _emit_body(self, node: torch._C.Node) -> None:
         """A Function's call as the ops its forward recorded (the graph capture prepared and the
@@ -565,10 +629,10 @@ def emit_graph(
     # (located by source_location first: ``locate`` may inline the model again, worth it only
     # for an error)
     opset = builder.options.opset
-    unsupported = find_unsupported(ts_graph, registry, opset, branches_only=branches_only)
+    unsupported = find_unsupported(ts_graph, registry, builder.options, branches_only=branches_only)
 
     def located() -> list[UnsupportedOp]:
-        return find_unsupported(ts_graph, registry, opset, locate=locate) if unsupported else []
+        return find_unsupported(ts_graph, registry, builder.options, locate=locate) if unsupported else []
 
     if unsupported and not branches_only[0]:
         raise UnsupportedOperatorError(located(), opset)

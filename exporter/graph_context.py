@@ -17,6 +17,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import tensors
+from exporter.operator_export_types import OperatorExportTypes
 from exporter.ts_graph import source_location
 from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
@@ -47,6 +48,10 @@ class ExportOptions:
     opset: int
     training: bool = False
     dynamic: bool = False
+    # which ops become ATen nodes or pass through (exporter.operator_export)
+    operator_export_type: OperatorExportTypes = OperatorExportTypes.ONNX
+    # False: a custom autograd Function without a symbolic is kept as one prim::PythonOp
+    autograd_inlining: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

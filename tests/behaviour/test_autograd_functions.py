@@ -3,16 +3,27 @@ staticmethod, a symbolic registered for them by name (or for every prim::PythonO
 form), or inlined by tracing their forward when they have none. Symbolics here are written the
 way torch's documentation writes them: ``g.op`` with torch's attribute suffixes. A symbolic
 written against torch's exporter internals (``value.type().dtype()``, as SEW-D's ``XSoftmax``)
-cannot run on this exporter's values: its forward is traced instead, with a warning."""
+cannot run on this exporter's values: its forward is traced instead, with a warning. With
+``autograd_inlining=False`` a Function without a symbolic is kept as one prim::PythonOp node,
+refused unless ``operator_export_type=ONNX_FALLTHROUGH`` passes it through, as torch does."""
 
 from __future__ import annotations
 
 import io
+import warnings
 
+import onnx
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import BASE_OPSETS, assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
+from conftest import (
+    BASE_OPSETS,
+    assert_matches_torch,
+    assert_outputs_match,
+    comparable_with_torch,
+    export_to_bytes,
+    run_model,
+)
 
 import exporter
 from exporter.errors import SymbolicError
@@ -533,3 +544,122 @@ def test_symbolic_refused_by_this_exporter_is_still_an_error() -> None:
 
     with pytest.raises(SymbolicError, match="invalid attribute specifier 'alpha'"):
         exporter.export(Model(), (torch.randn(3),), io.BytesIO(), opset_version=17)
+
+
+# -- autograd_inlining=False: a Function without a symbolic is kept as one node -------------------
+
+
+class ScaledRelu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):  # noqa: ANN001, ANN205
+        return x.clamp(min=0) * k
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001, ANN205
+        return grad, None
+
+
+class SplitHalves(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return x[..., :3] * 2, x[..., 3:] - 1
+
+    @staticmethod
+    def backward(ctx, a, b):  # noqa: ANN001, ANN205
+        raise NotImplementedError
+
+
+class _AroundFunction(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ScaledRelu.apply(x + 1, 3) - 1
+
+
+def _torch_export(model: torch.nn.Module, args: tuple[torch.Tensor, ...], opset: int, **options: object) -> bytes:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # operator_export_type's deprecation warning
+        torch.onnx.export(model, args, buffer, opset_version=opset, dynamo=False, **options)  # noqa: TID251 - to compare
+    return buffer.getvalue()
+
+
+def _fallthrough() -> object:
+    return torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH  # noqa: TID251 - torch's member, accepted by name
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_inlining_is_the_default_and_exports_the_forward(opset: int) -> None:
+    for inlining in (True, None):
+        options = {} if inlining is None else {"autograd_inlining": inlining}
+        model = assert_matches_torch(_AroundFunction(), (torch.randn(3, 6),), opset=opset, **options)
+        assert "Clip" in _op_types(model) and "PythonOp" not in _op_types(model)
+
+
+@pytest.mark.parametrize("export_type", ["ONNX", "ONNX_ATEN", "ONNX_ATEN_FALLBACK"])
+def test_a_function_kept_as_a_unit_is_refused_naming_it(export_type: str) -> None:
+    """As torch ("Couldn't export Python operator ScaledRelu"), under every type but
+    ONNX_FALLTHROUGH; the error names the Function and the ways out."""
+    with pytest.raises(
+        exporter.UnsupportedOperatorError,
+        match=r"(?s)prim::PythonOp\..*ScaledRelu .*autograd_inlining=False keeps the Function as one node",
+    ):
+        exporter.export(
+            _AroundFunction(),
+            (torch.randn(3, 6),),
+            io.BytesIO(),
+            autograd_inlining=False,
+            operator_export_type=getattr(exporter.OperatorExportTypes, export_type),
+        )
+
+
+@pytest.mark.parametrize("opset", comparable_with_torch(BASE_OPSETS))
+def test_a_function_kept_as_a_unit_passes_through_as_torch_writes_it(opset: int) -> None:
+    """ONNX_FALLTHROUGH: one prim::PythonOp node taking the tensor inputs, with torch's
+    attributes inplace and module, and the Function's name besides."""
+    data, _ = export_to_bytes(
+        _AroundFunction(),
+        (torch.randn(3, 6),),
+        opset_version=opset,
+        autograd_inlining=False,
+        operator_export_type=_fallthrough(),
+    )
+    ours = onnx.load_from_string(data)
+    onnx.checker.check_model(ours, full_check=True)
+    theirs = onnx.load_from_string(
+        _torch_export(
+            _AroundFunction(), (torch.randn(3, 6),), opset, autograd_inlining=False, operator_export_type=_fallthrough()
+        )
+    )
+    ours_node, theirs_node = ([n for n in proto.graph.node if n.op_type == "PythonOp"] for proto in (ours, theirs))
+    assert [(n.domain, len(n.input), len(n.output)) for n in ours_node] == [
+        (n.domain, len(n.input), len(n.output)) for n in theirs_node
+    ]
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in ours_node[0].attribute}
+    theirs_attributes = {a.name: onnx.helper.get_attribute_value(a) for a in theirs_node[0].attribute}
+    assert attributes == {**theirs_attributes, "name": b"ScaledRelu"}
+    assert [n.op_type for n in ours.graph.node if n.op_type not in ("Constant",)] == ["Add", "PythonOp", "Sub"]
+
+
+def test_a_function_of_two_results_kept_as_a_unit_has_two_outputs() -> None:
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            a, b = SplitHalves.apply(x)
+            return a * b
+
+    _, model = export_to_bytes(
+        Model(), (torch.randn(2, 6),), autograd_inlining=False, operator_export_type=_fallthrough()
+    )
+    (node,) = [n for n in model.graph if n.op_type == "PythonOp"]
+    assert len(node.outputs) == 2 and node.domain == "prim"
+    assert [o.dtype for o in node.outputs] == [ir.DataType.FLOAT] * 2
+    assert [n.op_type for n in model.graph][-1] == "Mul"
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_a_function_with_a_symbolic_uses_it_whatever_the_inlining(opset: int) -> None:
+    model = assert_matches_torch(_Apply(MyClip, 0.1).eval(), (torch.randn(3, 6),), opset=opset, autograd_inlining=False)
+    assert "Clip" in _op_types(model) and "PythonOp" not in _op_types(model)
+
+
+def test_autograd_inlining_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="autograd_inlining must be True or False"):
+        exporter.export(_AroundFunction(), (torch.randn(3, 6),), io.BytesIO(), autograd_inlining="no")
