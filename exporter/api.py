@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, BinaryIO
 
 import onnx_ir as ir
@@ -17,6 +17,7 @@ from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
 from exporter.errors import ExporterError
+from exporter.module_functions import FUNCTIONS_OPSET, classes_to_export, function_extraction
 from exporter.operator_export_types import operator_export_type as parse_operator_export_type
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
@@ -73,6 +74,7 @@ def export(
     custom_opsets: Mapping[str, int] | None = None,
     operator_export_type: Any = None,
     autograd_inlining: bool = True,
+    export_modules_as_functions: bool | Collection[type[torch.nn.Module]] = False,
     verify: bool = False,
     report: bool = False,
     progress: serialization.Progress | None = None,
@@ -86,13 +88,19 @@ def export(
     ``progress(written, total)`` is called while weights are written (the command line
     draws a bar with it on a terminal).
     ``operator_export_type`` (torch's ``OperatorExportTypes`` or :class:`OperatorExportTypes`,
-    default ONNX) and ``autograd_inlining`` mean what they mean to torch's exporter
-    (:mod:`exporter.operator_export`).
+    default ONNX), ``autograd_inlining`` and ``export_modules_as_functions`` mean what they mean
+    to torch's exporter (:mod:`exporter.operator_export`, :mod:`exporter.module_functions`).
     """
     opset = check_opset(opset_version)
     export_type = parse_operator_export_type(operator_export_type)
     if not isinstance(autograd_inlining, bool):
         raise TypeError(f"autograd_inlining must be True or False, got {autograd_inlining!r}")
+    function_classes = classes_to_export(export_modules_as_functions)
+    if function_classes and opset < FUNCTIONS_OPSET:
+        raise ValueError(
+            f"export_modules_as_functions needs opset_version {FUNCTIONS_OPSET} or higher (ONNX local "
+            f"functions come with IR version 8), got {opset}"
+        )
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
@@ -118,7 +126,8 @@ def export(
     with timer.phase("cleanup"):
         # Shape arithmetic on constants is always folded during emission; this folds weights.
         fold = do_constant_folding and not captured.training
-        cleanup(onnx_model, fold_constants=fold, equal_weights=captured.equal_weights)
+        functions = function_extraction(model, captured.modules, function_classes, captured.param_names, custom_opsets)
+        cleanup(onnx_model, fold_constants=fold, equal_weights=captured.equal_weights, before_deduplication=functions)
     if verbose:
         print(onnx_model)
     if verify:

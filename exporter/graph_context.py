@@ -18,7 +18,7 @@ import torch
 
 from exporter import tensors
 from exporter.operator_export_types import OperatorExportTypes
-from exporter.ts_graph import source_location
+from exporter.ts_graph import module_calls, source_location
 from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
 __all__ = [
@@ -29,11 +29,17 @@ __all__ = [
     "ExportOptions",
     "source_location",
     "OPTIONAL_OPSET",
+    "TRACE_SCOPE",
+    "scope_path",
 ]
 
 # ONNX optional values (None on some run-time path) flow through If and Loop from opset 16.
 OPTIONAL_OPSET = 16
 
+
+# ir.Node.meta key: the trace scope name of the TorchScript node an ONNX node was emitted for
+# (ts_graph.module_calls reads it), which says which module calls the node belongs to.
+TRACE_SCOPE = "exporter.trace_scope"
 
 # Constants at most this many bytes are shared by content within one graph.
 _SHARED_CONSTANT_BYTES = 256
@@ -123,10 +129,13 @@ class GraphBuilder:
         num_outputs: int = 1,
         scope: str = "",
         infer_types: bool = True,
+        trace_scope: str = "",
     ) -> list[ir.Value]:
         attrs = [_to_attr(name, value) for name, value in attributes.items() if value is not None]
         name = self.unique_name(f"{scope}/{op_type}" if scope else f"/{op_type}")
         node = ir.Node(domain, op_type, inputs, attrs, num_outputs=num_outputs, name=name)
+        if trace_scope:
+            node.meta[TRACE_SCOPE] = trace_scope
         # Value names derive from the (model-wide unique) node name, so subgraphs never
         # reuse a name of an enclosing graph (ONNX requires SSA across scopes).
         for index, output in enumerate(node.outputs):
@@ -273,6 +282,7 @@ class GraphContext:
         self._builder = builder
         self.node = node
         self._scope_name: str | None = None  # computed when the symbolic first adds a node
+        self._trace_scope: str | None = None
         self._emitter = emitter
 
     @property
@@ -317,8 +327,16 @@ class GraphContext:
                     f"{op_type} input {index} must be an ir.Value or None, got {type(value).__name__}; "
                     "use g.constant(...) for constants"
                 )
+        if self._trace_scope is None:
+            self._trace_scope = self.node.scopeName() if self.node is not None else ""
         outputs = self._builder.add_node(
-            op_type, inputs, attributes, domain=domain, num_outputs=num_outputs, scope=self._scope
+            op_type,
+            inputs,
+            attributes,
+            domain=domain,
+            num_outputs=num_outputs,
+            scope=self._scope,
+            trace_scope=self._trace_scope,
         )
         return outputs[0] if num_outputs == 1 else tuple(outputs)
 
@@ -507,20 +525,18 @@ def _scope_of(node: torch._C.Node | None) -> str:
     """
     if node is None:
         return ""
-    return _scope_path(node.scopeName())
+    return scope_path(node.scopeName())
 
 
 @functools.lru_cache(maxsize=1024)
-def _scope_path(scope: str) -> str:
-    """_scope_of for one scope name (nodes of one module share theirs)."""
+def scope_path(scope: str) -> str:
+    """_scope_of for one scope name (nodes of one module share theirs); every call of a module
+    has the module's path (ts_graph.module_calls)."""
     if not scope:
         return ""
     parts = []
     parent = ""
-    for component in scope.split("/"):
-        name = component.replace("__module.", "").replace("__module", "")
-        if not name:
-            continue
+    for name, _ in module_calls(scope):
         relative = name[len(parent) + 1 :] if parent and name.startswith(parent + ".") else name
         parts.append(relative)
         parent = name

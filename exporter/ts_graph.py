@@ -37,6 +37,8 @@ __all__ = [
     "function_bodies",
     "PACKAGE_DIR",
     "is_tensor_list_type",
+    "module_call_scope",
+    "module_calls",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -358,3 +360,33 @@ def static_loop_iterations(
 def is_tensor_list_type(ts_type: torch._C.JitType) -> bool:
     """Whether a TorchScript type is ``List[Tensor]``."""
     return isinstance(ts_type, torch._C.ListType) and isinstance(ts_type.getElementType(), torch._C.TensorType)
+
+
+# Between a module's path and its call number in a trace scope name: a path never holds ".."
+# (module names are non-empty and hold no "."), so the two read back unambiguously.
+_CALL_SEPARATOR = ".."
+
+
+def module_call_scope(path: str, call: int) -> str:
+    """The trace scope name of the ``call``-th call (from 0) of the module at ``path``: the
+    path for the first call (what torch's tracer names every call), the path and the call
+    number for later ones, so that each call of a module called twice is a scope of its own."""
+    return path if call == 0 else f"{path}{_CALL_SEPARATOR}{call}"
+
+
+def module_calls(scope_name: str) -> tuple[tuple[str, int], ...]:
+    """The module calls a trace scope name (``node.scopeName()``) lies in, outermost first, as
+    (module path, call number): ``"b..1/b.act..2"`` is the third call of ``b.act`` inside the
+    second call of ``b``. torch.jit.trace's own scope names (``__module.b/__module.b.act``)
+    read as first calls."""
+    calls = []
+    for component in scope_name.split("/"):
+        name = component.replace("__module.", "").replace("__module", "")
+        if not name:
+            continue
+        path, separator, number = name.rpartition(_CALL_SEPARATOR)
+        if separator and number.isdigit():
+            calls.append((path, int(number)))
+        else:
+            calls.append((name, 0))
+    return tuple(calls)

@@ -40,6 +40,9 @@ class Captured:
     training: bool = False
     # the comparisons of the model's weights capture started, for cleanup's deduplication
     equal_weights: EqualWeights | None = None
+    # a traced module's submodules by path ("" the module itself), whose calls the trace scopes
+    # name (ts_graph.module_calls); None where the graph records no module calls (scripted models)
+    modules: dict[str, torch.nn.Module] | None = None
 
     def locate(self, node: torch._C.Node) -> str:
         """Where ``node`` comes from in the user's code, for error messages (source_location,

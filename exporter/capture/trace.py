@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import itertools
 import os
 import traceback
 from collections.abc import Callable, Iterator, Mapping
@@ -19,7 +20,7 @@ from exporter.capture.captured import Captured
 from exporter.capture.inputs import named_tensors, rebuild
 from exporter.capture.lowering import inline_calls
 from exporter.errors import ExporterError, TracingError
-from exporter.ts_graph import PACKAGE_DIR
+from exporter.ts_graph import PACKAGE_DIR, module_call_scope
 
 __all__ = ["capture_traced", "tracing_errors", "no_attention_fastpath", "has_scripted_parts"]
 
@@ -82,11 +83,15 @@ _NO_FORWARD = object()
 
 
 def _scoped(forward: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``forward`` in a trace scope of its own per call (ts_graph.module_call_scope): a module
+    called twice is two scopes, as in torch's tracer, whose scopes are objects where these are names."""
+    calls = itertools.count()
+
     def scoped_forward(*args: Any, **kwargs: Any) -> Any:
         state = torch._C._get_tracing_state()
         if state is None:
             return forward(*args, **kwargs)
-        state.push_scope(name)
+        state.push_scope(module_call_scope(name, next(calls)))
         try:
             return forward(*args, **kwargs)
         finally:
@@ -156,11 +161,20 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
             why = f"the meta trace failed: {error}"
         else:
             inline_calls(graph)
-            return Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+            captured = Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
+            captured.modules = _modules(module)
+            return captured
     with tracing_errors(model, args, kwargs):
         graph = _trace_graph(module, calling(model), flat_inputs + params)
     inline_calls(graph)  # a trace records calls of scripted functions
-    return Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
+    captured = Captured(graph, input_names, flat_inputs, param_names, params, "trace", why or "")
+    captured.modules = _modules(module)
+    return captured
+
+
+def _modules(module: torch.nn.Module | None) -> dict[str, torch.nn.Module] | None:
+    """The modules whose calls the trace scopes name (_module_scopes), by path."""
+    return dict(module.named_modules()) if module is not None else None
 
 
 def _trace_graph(
