@@ -59,7 +59,6 @@ __all__ = [
     "FUNCTIONS_OPSET",
     "classes_to_export",
     "function_extraction",
-    "export_module_functions",
     "annotated_attributes",
 ]
 
@@ -105,21 +104,12 @@ def function_extraction(
             )
         return None
     names = frozenset(weight_names)
-    return lambda onnx_model: export_module_functions(onnx_model, modules, classes, names, custom_opsets or {})
-
-
-def export_module_functions(
-    model: ir.Model,
-    modules: dict[str, torch.nn.Module],
-    classes: ModuleClasses,
-    weight_names: frozenset[str],
-    custom_opsets: Mapping[str, int],
-) -> None:
-    """Replace the calls of ``classes`` in ``model`` by function calls (see the module docstring)."""
-    _Extraction(model, modules, classes, weight_names, custom_opsets).run()
+    return lambda onnx_model: _Extraction(onnx_model, modules, classes, names, custom_opsets or {}).run()
 
 
 class _Extraction:
+    """Replaces the calls of ``classes`` in ``model`` by function calls (the module docstring)."""
+
     def __init__(
         self,
         model: ir.Model,
@@ -210,7 +200,9 @@ class _Extraction:
                 ir.Attr(final, kind, described.nodes[index].attributes[attribute].value)
                 for index, attribute, final, kind in inferred
             ]
-            values += list(self._annotated_attributes(self.modules[call[0]]).values())
+            values += [
+                ir.Attr(a.name, a.type, a.value) for a in self._annotated_attributes(self.modules[call[0]]).values()
+            ]
             self._replace_by_call(call, described, domain, function_name, values, keep=described is reference)
         body = ir.Graph(
             [ir.Value(name=value.name, type=value.type, shape=value.shape) for value in reference.inputs],
