@@ -208,6 +208,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::det": ("exporter.symbolic_opset11",),
     "aten::detach": ("exporter.opset9.shape",),
     "aten::diagonal": ("exporter.opset9.linalg",),
+    "aten::diagonal_scatter": ("exporter.opset9.linalg",),
     "aten::dict": ("exporter.opset9.script_dicts",),
     "aten::dict.Dict_int": ("exporter.opset9.script_dicts",),
     "aten::dict.Dict_str": ("exporter.opset9.script_dicts",),

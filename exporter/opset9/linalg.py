@@ -9,6 +9,7 @@ mask built from two aranges until Trilu-14.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -143,6 +144,44 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
     dim (constant for static sizes, computed otherwise), so every opset works. The diagonal
     comes last, as in torch.
     """
+    merged = _merged_diagonal_dims(g, self, offset, dim1, dim2)
+    return g.op("Gather", merged.flat, merged.positions, axis=merged.axis)
+
+
+@onnx_symbolic("aten::diagonal_scatter")
+def aten_diagonal_scatter(
+    g: GraphContext, self: Value, src: Value, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Value:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    The functional form of a write into a diagonal (``x.diagonal().fill_(0)``): the positions
+    aten::diagonal gathers from the merged dims receive ``src`` (a Scatter, ScatterElements
+    from opset 11), then the dims split and move back.
+    """
+    merged = _merged_diagonal_dims(g, self, offset, dim1, dim2)
+    src = h.cast(g, src, self.dtype) if self.dtype is not None else src
+    indices = g.op("Expand", merged.positions, h.shape_of(g, src))
+    written = h.scatter_elements(g, merged.flat, indices, src, merged.axis)
+    moved = g.op("Reshape", written, h.sizes_to_shape(g, merged.moved_sizes))
+    if merged.perm == list(range(len(merged.perm))):
+        return moved
+    inverse = sorted(range(len(merged.perm)), key=lambda i: merged.perm[i])
+    return g.op("Transpose", moved, perm=inverse)
+
+
+@dataclasses.dataclass(frozen=True)
+class _MergedDiagonal:
+    """``self`` with the two diagonal dims moved last (``perm``) and merged into one
+    (``flat``, at ``axis``), and the ``positions`` of the diagonal in the merged dim."""
+
+    flat: Value
+    axis: int
+    positions: Value
+    perm: list[int]
+    moved_sizes: list[int | Value]
+
+
+def _merged_diagonal_dims(g: GraphContext, self: Value, offset: int, dim1: int, dim2: int) -> _MergedDiagonal:
     rank = h.known_rank(self, "diagonal")
     d1, d2 = h.normalize_dim(dim1, rank), h.normalize_dim(dim2, rank)
     rows, cols = h.dim_size(g, self, d1), h.dim_size(g, self, d2)
@@ -170,7 +209,7 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
         steps = h.iota(g, length_v)
         row_start = g.op("Mul", g.op("Add", steps, g.constant(first_row)), as_value(cols))
         positions = g.op("Add", row_start, g.op("Add", steps, g.constant(first_col)))
-    return g.op("Gather", x, positions, axis=len(rest))
+    return _MergedDiagonal(x, len(rest), positions, perm, [*batch, rows, cols])
 
 
 def _triangle_mask(g: GraphContext, self: Value, diagonal: int | Value, upper: bool) -> Value:
