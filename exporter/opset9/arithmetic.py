@@ -571,6 +571,20 @@ def aten__conj(g: GraphContext, self: Value) -> Value:
     return _real_identity(self)
 
 
+@onnx_symbolic("aten::conj")
+def aten_conj(g: GraphContext, self: Value) -> Value:
+    """conj(Tensor(a) self) -> Tensor(a): the identity on real tensors (scripted code records it)"""
+    return _real_identity(self)
+
+
+@onnx_symbolic("aten::positive")
+def aten_positive(g: GraphContext, self: Value) -> Value:
+    """positive(Tensor(a) self) -> Tensor(a): unary plus, the tensor itself (torch refuses bools)"""
+    if self.dtype == ir.DataType.BOOL:
+        raise ValueError("positive is not defined for bool tensors")
+    return self
+
+
 @onnx_symbolic("aten::conj_physical")
 def aten_conj_physical(g: GraphContext, self: Value) -> Value:
     """conj_physical(Tensor self) -> Tensor: the identity on real tensors"""

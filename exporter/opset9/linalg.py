@@ -148,6 +148,13 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
     return g.op("Gather", merged.flat, merged.positions, axis=merged.axis)
 
 
+@onnx_symbolic("aten::linalg_diagonal")
+def aten_linalg_diagonal(g: GraphContext, A: Value, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Value:  # noqa: N803 - schema name
+    """linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a):
+    aten::diagonal with the last two dims by default"""
+    return aten_diagonal(g, A, offset, dim1, dim2)
+
+
 @onnx_symbolic("aten::diagonal_scatter")
 def aten_diagonal_scatter(
     g: GraphContext, self: Value, src: Value, offset: int = 0, dim1: int = 0, dim2: int = 1

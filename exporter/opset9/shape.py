@@ -164,6 +164,34 @@ def aten_t(g: GraphContext, self: Value) -> Value:
     return g.op("Transpose", self, perm=[1, 0])
 
 
+def _last_two_swapped(g: GraphContext, self: Value, what: str) -> Value:
+    rank = h.known_rank(self, what)
+    if rank < 2:
+        raise ValueError(f"{what} needs a tensor of at least 2 dims")
+    return g.op("Transpose", self, perm=[*range(rank - 2), rank - 1, rank - 2])
+
+
+@onnx_symbolic("aten::mT", quantized=Quantized.INTEGERS)
+def aten_mT(g: GraphContext, self: Value) -> Value:  # noqa: N802 - torch's name
+    """mT(Tensor(a) self) -> Tensor(a): the last two dims swapped (a batch of matrices transposed)"""
+    return _last_two_swapped(g, self, "mT")
+
+
+@onnx_symbolic("aten::mH", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::adjoint", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::matrix_H", quantized=Quantized.INTEGERS)
+def aten_adjoint(g: GraphContext, self: Value) -> Value:
+    """adjoint(Tensor(a) self) -> Tensor(a); mH, matrix_H: the conjugate transpose, which for
+    the real tensors ONNX has is mT"""
+    return _last_two_swapped(g, self, "adjoint")
+
+
+@onnx_symbolic("aten::ravel", quantized=Quantized.INTEGERS)
+def aten_ravel(g: GraphContext, self: Value) -> Value:
+    """ravel(Tensor(a) self) -> Tensor(a): flatten to 1-d (a 0-d tensor gives one element)"""
+    return g.op("Reshape", self, g.constant([-1]))
+
+
 @onnx_symbolic("aten::contiguous", quantized=Quantized.INTEGERS)
 def aten_contiguous(g: GraphContext, self: Value) -> Value:
     """contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a): layout only"""

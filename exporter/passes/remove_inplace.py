@@ -20,7 +20,15 @@ from exporter import promotion
 from exporter.errors import ExporterError
 from exporter.op_facts import Result
 from exporter.passes.common import walk
-from exporter.passes.write_back import Cursor, UnsupportedWrite, ViewStep, retake, view_step, write_back
+from exporter.passes.write_back import (
+    Cursor,
+    UnsupportedWrite,
+    ViewStep,
+    retake,
+    view_step,
+    views_taken_from,
+    write_back,
+)
 from exporter.registry import REGISTRY
 from exporter.ts_graph import locator
 
@@ -81,33 +89,83 @@ def _view_chain(value: torch._C.Value, written: set[int]) -> tuple[list[ViewStep
 
 def _functionalize_views(
     graph: torch._C.Graph,
-    target: torch._C.Value,
+    writer: torch._C.Node,
     anchor: torch._C.Node,
     updated: torch._C.Value,
     written: set[int],
 ) -> torch._C.Value:
-    """Propagate the new value of a view to the tensor it views, level by level; returns the
-    value later reads of ``target`` see.
+    """Propagate the new value of ``writer``'s target (a view, or a tensor) to the tensor it
+    views, level by level; returns the value later reads of the target see.
 
     ``y[:, 1:3] = v`` records copy_ into slice(slice(y)); the copy's result is written back
     with slice_scatter into each base in turn (write_back.py: the inverse of each view op),
-    and every later read of the root sees the written value. The views themselves are then
-    taken again from the new root, so a later read of a view sees the write and a later write
-    through it (``z = y.t(); z.add_(1); z[0] += 1``) still reaches the root. A value with no
-    read left (an unpacked item of a split nobody reads again) is not threaded out of blocks.
+    and every later read of the root sees the written value. Every view taken from the root
+    before the write (the written chain and any other: ``flat = y.view(-1)`` read after
+    ``y[0] += 1``) is then taken again from the new root, so a later read of a view sees the
+    write and a later write through it (``z = y.t(); z.add_(1); z[0] += 1``) still reaches
+    the root. Only views read after the write leave the blocks the write sits in.
     """
+    target = writer.inputsAt(0)
     chain, root = _view_chain(target, written)
     cursor = Cursor(graph, anchor)
     for step in chain:
         updated = write_back(cursor, step, updated)
     written.add(updated.unique())
+    # the views are found as reads of the root, before threading the root out of a Loop
+    # makes the reads in its body read the loop-carried value
+    renewed = _retake_views(cursor, root, updated, anchor)
     _thread_out(root, cursor.last, updated)
-    for step in reversed(chain):
-        updated, renewed = retake(cursor, step, updated)
-        for old, new in renewed:
-            if old.uses():
-                _thread_out(old, cursor.last, new)
-    return updated
+    for old, new in renewed.values():
+        if _read_after(old, cursor.last, writer):
+            _thread_out(old, cursor.last, new)
+    return renewed[target.unique()][1] if chain else updated
+
+
+def _retake_views(
+    cursor: Cursor, root: torch._C.Value, new_root: torch._C.Value, anchor: torch._C.Node
+) -> dict[int, tuple[torch._C.Value, torch._C.Value]]:
+    """Every view of ``root`` taken before ``anchor`` (in its block or an enclosing one), and
+    the views of those, taken again from ``new_root``: (old value, new value) by the old
+    value's ``unique()``."""
+    renewed: dict[int, tuple[torch._C.Value, torch._C.Value]] = {}
+    pending = [(root, new_root)]
+    while pending:
+        old, new = pending.pop()
+        for node in views_taken_from(old):
+            if not _taken_before(node, anchor):
+                continue
+            for old_view, new_view in retake(cursor, node, new, lambda item: _taken_before(item, anchor)):
+                renewed[old_view.unique()] = (old_view, new_view)
+                if isinstance(old_view.type(), torch._C.TensorType):
+                    pending.append((old_view, new_view))
+    return renewed
+
+
+def _taken_before(node: torch._C.Node, anchor: torch._C.Node) -> bool:
+    """Whether ``node`` runs before ``anchor``, in ``anchor``'s block or one enclosing it."""
+    enclosing = _ancestor_in(anchor, node.owningBlock())
+    return enclosing is not None and enclosing != node and node.isBefore(enclosing)
+
+
+def _read_after(value: torch._C.Value, node: torch._C.Node, writer: torch._C.Node) -> bool:
+    """Whether something other than ``writer`` reads ``value`` after ``node``: later in its
+    block or in an enclosing one, up to where ``value`` is defined, or anywhere in the body of
+    an enclosing Loop (the next iteration reads it)."""
+    uses = [use for use in value.uses() if use.user != writer]
+    block, anchor = node.owningBlock(), node
+    while True:
+        for use in uses:
+            if use.user.kind() == "prim::Return" and use.user.owningBlock() == block:
+                return True
+            inner = _ancestor_in(use.user, block)
+            if inner is not None and inner != anchor and inner.isAfter(anchor):
+                return True
+        if _defined_in(value, block):
+            return False
+        owner = block.owningNode()
+        if owner.kind() == "prim::Loop" and any(_ancestor_in(use.user, block) is not None for use in uses):
+            return True
+        anchor, block = owner, owner.owningBlock()
 
 
 def _ancestor_in(node: torch._C.Node, block: torch._C.Block) -> torch._C.Node | None:
@@ -272,7 +330,7 @@ def _functionalize(graph: torch._C.Graph, node: torch._C.Node, written: set[int]
     result = _rounded_into_target(graph, new, target)
     root = _view_chain(target, written)[1]
     # the in-place op's result aliases its target: later reads see the target's new value
-    node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
+    node.output().replaceAllUsesWith(_functionalize_views(graph, node, result.node(), result, written))
     return root
 
 

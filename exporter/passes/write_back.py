@@ -25,7 +25,7 @@ import torch
 
 from exporter.ts_graph import overload_name, schema_of
 
-__all__ = ["Cursor", "UnsupportedWrite", "ViewStep", "is_view", "retake", "view_step", "write_back"]
+__all__ = ["Cursor", "UnsupportedWrite", "ViewStep", "is_view", "retake", "view_step", "views_taken_from", "write_back"]
 
 Node = torch._C.Node
 Value = torch._C.Value
@@ -158,11 +158,32 @@ def _contiguous_copies(node: Node) -> bool:
     return source.node().kind() in _TRANSPOSING_VIEWS
 
 
+# reshape and its forms return a view when the strides allow one, else a copy
+_RESHAPES_MAYBE_COPYING = frozenset({"aten::reshape", "aten::reshape_as", "aten::flatten", "aten::ravel"})
+
+
+def _reshape_copies(node: Node) -> bool:
+    """Whether a reshape copied its input: torch's view of the traced sizes and strides (on the
+    meta device) fails; without recorded strides, when the input is a transposed view."""
+    source, result = node.inputsAt(0).type(), node.output().type()
+    if isinstance(source, torch._C.TensorType) and isinstance(result, torch._C.TensorType):
+        sizes, strides, new_sizes = source.sizes(), source.strides(), result.sizes()
+        if None not in (sizes, strides, new_sizes) and None not in (*sizes, *strides, *new_sizes):
+            try:
+                torch.empty_strided(sizes, strides, device="meta").view(new_sizes)
+            except RuntimeError:
+                return True
+            return False
+    return node.inputsAt(0).node().kind() in _TRANSPOSING_VIEWS
+
+
 def is_view(node: Node) -> bool:
     """Whether ``node`` returns an alias of its first input (select, slice, view, ...)."""
     if node.kind() in _NOT_VIEWS or not node.kind().startswith("aten::"):
         return False
     if node.kind() == "aten::contiguous" and _contiguous_copies(node):
+        return False
+    if node.kind() in _RESHAPES_MAYBE_COPYING and _reshape_copies(node):
         return False
     schema = schema_of(node)
     if schema is None or not schema.returns:
@@ -198,25 +219,39 @@ def view_step(value: Value) -> ViewStep | None:
 # -- taking a view again from a written base ------------------------------------------------------
 
 
-def retake(cursor: Cursor, step: ViewStep, base: Value) -> tuple[Value, list[tuple[Value, Value]]]:
-    """``step``'s view taken again from ``base``: the new view, and each value the step made
-    paired with its new value (the list of a split and all its unpacked items too), for the
-    pass to make later reads see."""
-    rest = list(step.op.inputs())[1:]
-    if step.item is None:
-        new = cursor.node(step.op.kind(), [base, *rest], step.op, step.output.type())
-        return new, [(step.output, new)]
-    old_list = step.op.output()
-    new_list = cursor.node(step.op.kind(), [base, *rest], step.op, old_list.type())
-    pairs = [(old_list, new_list)]
-    if step.item.kind() == "prim::ListUnpack":
-        olds = list(step.item.outputs())
-        news = cursor.nodes("prim::ListUnpack", [new_list], step.item, [old.type() for old in olds])
-        pairs += list(zip(olds, news))
-        return news[olds.index(step.output)], pairs
-    new = cursor.node("aten::__getitem__", [new_list, step.item.inputsAt(1)], step.item, step.output.type())
-    pairs.append((step.output, new))
-    return new, pairs
+def views_taken_from(value: Value) -> list[Node]:
+    """The nodes that take views of ``value``: view ops and split-like ops reading it first."""
+    nodes: list[Node] = []
+    for use in value.uses():
+        user = use.user
+        if (
+            use.offset == 0
+            and not any(user == node for node in nodes)
+            and (user.kind() in _LIST_VIEWS or is_view(user))
+        ):
+            nodes.append(user)
+    return nodes
+
+
+def retake(cursor: Cursor, node: Node, base: Value, taken: Callable[[Node], bool]) -> list[tuple[Value, Value]]:
+    """The views ``node`` takes, taken again from ``base``: each value ``node`` made paired with
+    its new value; for a split-like op its list, and the items that ``taken`` accepts of those
+    unpacked from it or read from it by index."""
+    new = cursor.node(node.kind(), [base, *list(node.inputs())[1:]], node, node.output().type())
+    pairs = [(node.output(), new)]
+    if node.kind() not in _LIST_VIEWS:
+        return pairs
+    items: list[Node] = []
+    for use in node.output().uses():
+        if use.user.kind() in ("prim::ListUnpack", "aten::__getitem__") and not any(use.user == i for i in items):
+            items.append(use.user)
+    for item in items:
+        if not taken(item):
+            continue
+        olds = list(item.outputs())
+        inputs = [new, *list(item.inputs())[1:]]
+        pairs += list(zip(olds, cursor.nodes(item.kind(), inputs, item, [old.type() for old in olds])))
+    return pairs
 
 
 # -- writing a view's new value back into its base ------------------------------------------------
