@@ -19,7 +19,7 @@ ONNX changes at opset 10 that this module reacts to:
         registered at 11 (Round: weights stay int8 + DequantizeLinear) and 13 (per-channel
         weights through DequantizeLinear's axis).
 - TopK takes k as an input (symbolic_helper.topk): topk, sort and argsort accept a k (a dim
-  size) known only at run time.
+  size) known only at run time; so do median and nanmedian (a sort of the whole dim).
 - Resize appears (nearest upsampling by factors).
 
 The base symbolics already branch in the helpers where the op signature changed, so only
@@ -116,6 +116,32 @@ def aten_argsort_10(
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
     indices of aten::sort"""
     return aten_sort_10(g, self, dim, descending, stable)[1]
+
+
+@onnx_symbolic("aten::median", opset=10)
+def aten_median_10(g: GraphContext, self: Value) -> Value:
+    """median(Tensor self) -> Tensor: the element count may be known only at run time"""
+    return sorting.median_with(g, self, None, False, sorting.topk_before_11, ignore_nan=False)[0]
+
+
+@onnx_symbolic("aten::median.dim", opset=10)
+def aten_median_dim_10(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    the dim may have a size known only at run time"""
+    return sorting.median_with(g, self, dim, keepdim, sorting.topk_before_11, ignore_nan=False)
+
+
+@onnx_symbolic("aten::nanmedian", opset=10)
+def aten_nanmedian_10(g: GraphContext, self: Value) -> Value:
+    """nanmedian(Tensor self) -> Tensor: the element count may be known only at run time"""
+    return sorting.median_with(g, self, None, False, sorting.topk_before_11, ignore_nan=True)[0]
+
+
+@onnx_symbolic("aten::nanmedian.dim", opset=10)
+def aten_nanmedian_dim_10(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    the dim may have a size known only at run time"""
+    return sorting.median_with(g, self, dim, keepdim, sorting.topk_before_11, ignore_nan=True)
 
 
 @onnx_symbolic("aten::slice", opset=10)

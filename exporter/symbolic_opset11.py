@@ -21,8 +21,8 @@ ONNX changes at opset 11 that this module reacts to:
 - Round appears (aten::round); GatherElements appears (aten::gather at any shape, searchsorted
   with a sorter); Gather takes negative indices (aten::select with a negative index on a
   dynamic dim).
-- TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
-  directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
+- TopK gains largest/sorted and integer inputs: topk, sort, argsort, median and nanmedian
+  find the smallest directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
   shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
   directly.
 """
@@ -518,6 +518,32 @@ def aten_argsort_11(
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor (and .stable): the
     indices of aten::sort"""
     return aten_sort_11(g, self, dim, descending, stable)[1]
+
+
+@onnx_symbolic("aten::median", opset=11)
+def aten_median_11(g: GraphContext, self: Value) -> Value:
+    """median(Tensor self) -> Tensor: integers sort exactly (no detour through double)"""
+    return sorting.median_with(g, self, None, False, _topk_11, ignore_nan=False)[0]
+
+
+@onnx_symbolic("aten::median.dim", opset=11)
+def aten_median_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=False)
+
+
+@onnx_symbolic("aten::nanmedian", opset=11)
+def aten_nanmedian_11(g: GraphContext, self: Value) -> Value:
+    """nanmedian(Tensor self) -> Tensor: integers sort exactly"""
+    return sorting.median_with(g, self, None, False, _topk_11, ignore_nan=True)[0]
+
+
+@onnx_symbolic("aten::nanmedian.dim", opset=11)
+def aten_nanmedian_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=True)
 
 
 def _list_topk_11(
