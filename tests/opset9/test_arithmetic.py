@@ -44,6 +44,12 @@ ATAN2_X = [-0.0, -0.0, 0.0, 0.0, INF, -INF, -INF, 0.0, 0.0, -1.0, -2.0, 1.0, NAN
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388609.0, 16777215.0, -7.5, INF, -INF, NAN, 2.675, 1e10]
 
 
+@torch.jit.script
+def _script_conj(a: torch.Tensor) -> torch.Tensor:
+    """Scripted code records aten::conj (a trace of a real tensor records nothing)."""
+    return a.conj() * 2
+
+
 CASES = [
     # elementwise arithmetic
     Case("add", lambda a, b: a + b, pair((2, 3), (3,))),
@@ -207,6 +213,8 @@ CASES = [
     ),
     # conjugation
     Case("conj_physical", lambda a: torch.conj_physical(a) + 1, f32(4)),
+    Case("positive", lambda a, b: (torch.positive(a), +b), lambda: (torch.randn(4), torch.randint(-3, 3, (4,)))),
+    Case("conj_scripted", _script_conj, f32(4), script=True),
     Case("resolve", lambda a: torch.resolve_neg(torch.resolve_conj(a)) * 2, f32(4)),
     # diff (Whisper)
     # Whisper

@@ -50,6 +50,23 @@ CASES = [
     Case("diagonal", lambda x: (torch.diagonal(x), x.diagonal(5)), f32(3, 4)),
     Case("diagonal_offset_dims", lambda x: torch.diagonal(x, 1, 2, 0), f32(3, 2, 4)),
     Case("diagonal_negative_offset", lambda x: x.diagonal(-2, -2, -1), f32(2, 4, 3)),
+    Case(
+        "linalg_diagonal",
+        lambda x: (torch.linalg.diagonal(x), torch.linalg.diagonal(x, offset=-1, dim1=0)),
+        f32(3, 4, 2),
+    ),
+    Case(
+        "diagonal_scatter",
+        lambda x, v, w: (torch.diagonal_scatter(x, v), torch.diagonal_scatter(x, w, 1, 0, 2)),
+        lambda: (torch.randn(3, 4, 4), torch.randn(4, 3), torch.randn(4, 3)),
+    ),
+    Case(
+        "diagonal_scatter_dynamic",
+        lambda x, v: torch.diagonal_scatter(x, v, -1, -2, -1),
+        lambda: (torch.randn(2, 4, 3), torch.randn(2, 3)),
+        dynamic={"x0": {0: "b", 1: "n", 2: "m"}, "x1": {0: "b", 1: "k"}},
+        others=lambda: [(torch.randn(3, 2, 5), torch.randn(3, 1)), (torch.randn(1, 6, 2), torch.randn(1, 2))],
+    ),
     Case("tril", torch.tril, f32(4, 5)),
     Case("triu_offset_batch", lambda x: torch.triu(x, 1), f32(2, 4, 3)),
     Case(

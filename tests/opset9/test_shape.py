@@ -37,6 +37,9 @@ CASES = [
     Case("movedim_list", lambda a: torch.movedim(a, (0, 1), (2, 0)), f32(2, 3, 4, 5)),
     Case("numpy_T", lambda a: a.T, f32(2, 3, 4)),
     Case("numpy_T_bool", lambda a: a.T, typed(2, 3, dtype=torch.bool)),
+    Case("mT_mH_adjoint", lambda a: (a.mT, a.mH, a.adjoint(), torch.adjoint(a[0])), f32(2, 3, 4)),
+    Case("mT_int", lambda a: a.mT, typed(3, 2, dtype=torch.int64)),
+    Case("ravel", lambda a: (a.ravel(), a.t().ravel(), torch.ravel(a[0, 0])), f32(3, 4)),
     Case("flip", lambda a: a.flip(0, -1), arange(3, 4, 2)),
     Case("flip_int32", lambda a: torch.flip(a, [1]), arange(2, 5, dtype=torch.int32)),
     Case(
