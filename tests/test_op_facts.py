@@ -148,7 +148,6 @@ _WITHOUT_SYMBOLIC = {
     "aten::logaddexp": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::copysign": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::xlogy": "unsupported: the export fails with UnsupportedOperatorError",
-    "aten::isclose": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::add_": "in-place: remove_inplace makes list += an aten::add.t before emission",
 }
 

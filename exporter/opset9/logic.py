@@ -1,5 +1,5 @@
 """Comparison and selection: eq/ne/lt/le/gt/ge, where (and its one-argument nonzero form), masked_fill, clamp, NaN/inf
-classification, elementwise maximum/minimum, logical ops.
+classification, isclose/allclose, elementwise maximum/minimum, logical ops.
 
 ONNX idioms: Equal has no float kernel before opset 11 and Max/Min no integer one before 12, so
 comparisons go through opset-9 idioms (``h.equal``, ``h.comparable``); fmax/fmin and
@@ -243,6 +243,47 @@ def aten_isfinite(g: GraphContext, self: Value) -> Value:
     if not h.is_floating(self):
         return filled_like(g, self, True)
     return g.op("Not", g.op("Or", g.op("IsNaN", self), is_inf(g, self)))
+
+
+def _close(g: GraphContext, a: Value, b: Value, rtol: float, atol: float, equal_nan: bool) -> Value:
+    """torch's isclose: equal, or (with equal_nan) both NaN, or a finite ``|a - b|`` within
+    ``atol + |rtol * b|``. Like torch, integers subtract exactly and compare with the tolerance
+    in float32, bools count as float32; half and bfloat16 compute in float32 (torch rounds
+    the tolerance to half: a difference only exactly at the boundary)."""
+    close = h.equal(g, a, b)
+    if equal_nan and h.is_floating(a):
+        close = g.op("Or", close, g.op("And", g.op("IsNaN", a), g.op("IsNaN", b)))
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype in (ir.DataType.BOOL, ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        a, b = h.cast(g, a, ir.DataType.FLOAT), h.cast(g, b, ir.DataType.FLOAT)
+    wide = b if h.is_floating(b) else h.cast(g, b, ir.DataType.FLOAT)
+    allowed = g.op("Add", h.scalar_like(g, atol, wide), g.op("Abs", g.op("Mul", h.scalar_like(g, rtol, wide), wide)))
+    actual = g.op("Abs", g.op("Sub", a, b))
+    within = h.less_or_equal(g, h.cast(g, actual, wide.dtype), allowed)
+    if h.is_floating(a):
+        within = g.op("And", within, aten_isfinite(g, actual))
+    return g.op("Or", close, within)
+
+
+@onnx_symbolic("aten::isclose", promotion=Promotion(("self", "other"), Result.BOOL))
+def aten_isclose(
+    g: GraphContext, self: Value, other: Value, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Value:
+    """isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"""
+    return _close(g, self, other, rtol, atol, equal_nan)
+
+
+@onnx_symbolic("aten::allclose")
+def aten_allclose(
+    g: GraphContext, self: Value, other: Value, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Value:
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+
+    Scripted code reads it as a bool: a 0-d ONNX bool, true when every (broadcast) pair is
+    close. (A trace records no node: the bool is a constant of the example.)"""
+    close = h.cast(g, _close(g, self, other, rtol, atol, equal_nan), ir.DataType.INT32)
+    return h.cast(g, h.reduce(g, "ReduceMin", close, None, False), ir.DataType.BOOL)
 
 
 @onnx_symbolic("aten::nan_to_num")

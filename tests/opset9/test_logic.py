@@ -28,8 +28,47 @@ from conftest import Wrap, assert_matches_torch
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 1.5, -2.5, 3e38, -1e-30, 65504.0]
 
 
+def close_pairs() -> tuple[torch.Tensor, torch.Tensor]:
+    """Equal, within and just outside the default tolerances, infinities, NaN against NaN."""
+    a = torch.tensor([1.0, 1.0, 1.0, 100.0, INF, INF, -INF, NAN, NAN, 0.0, 1e-9, 3.0])
+    b = torch.tensor([1.0, 1.0 + 5e-6, 1.0 + 5e-5, 100.001, INF, -INF, INF, NAN, 1.0, 5e-9, 0.0, INF])
+    return a, b
+
+
+@torch.jit.script
+def _script_allclose(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, bool, bool]:
+    return torch.allclose(a, b), torch.allclose(a, b, rtol=0.1, atol=0.0, equal_nan=True), torch.allclose(a, a + 1e-7)
+
+
 CASES = [
     # comparison and selection
+    Case(
+        "isclose",
+        lambda a, b: (
+            torch.isclose(a, b),
+            torch.isclose(a, b, equal_nan=True),
+            torch.isclose(a, b, rtol=0.0, atol=0.0),
+            b.isclose(a, rtol=1e-3, atol=1e-2),
+        ),
+        close_pairs,
+    ),
+    Case(
+        "isclose_int_bool_half",
+        lambda a, b: (
+            torch.isclose(a, b, rtol=0.3, atol=1.0),
+            torch.isclose(a > 0, b > 0),
+            torch.isclose(a.half(), b.half()),
+        ),
+        lambda: (torch.randint(-6, 6, (12,)), torch.randint(-6, 6, (12,))),
+    ),
+    Case(
+        "allclose_scripted",
+        _script_allclose,
+        close_pairs,
+        script=True,
+        dynamic={"x0": {0: "n"}, "x1": {0: "n"}},
+        others=lambda: [(torch.ones(3), torch.ones(3) + 1e-6), (torch.zeros(0), torch.zeros(0))],
+    ),
     Case(
         "eq_float",
         lambda a, b: a == b,
