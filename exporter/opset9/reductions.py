@@ -1,6 +1,6 @@
 """Reductions, norms and statistics: sum/mean/prod, all/any, max/min with and without indices,
-argmax/argmin, amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix
-norms, histc.
+argmax/argmin, amax/amin, logsumexp, cumsum/cumprod, trapezoid/trapz, var/std (and _mean),
+vector and matrix norms, histc.
 
 ONNX idioms: Reduce* through ``h.reduce`` (axes become an input at 13 for ReduceSum, 18 for the
 rest); onnxruntime lacks Reduce*/ArgMax kernels for bool and narrow integers at low opsets, so
@@ -16,6 +16,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.op_facts import Quantized
@@ -407,6 +408,58 @@ def aten_histc(g: GraphContext, self: Value, bins: int = 100, min: float = 0, ma
     index = g.op("Where", inside, index, g.constant(-1))  # outside: matches no bin
     one_hot = g.op("Equal", h.unsqueeze(g, index, [1]), g.constant(torch.arange(bins).unsqueeze(0)))
     return h.cast(g, h.reduce(g, "ReduceSum", h.cast_like(g, one_hot, x), [0], False), self.dtype)
+
+
+def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) -> Value:
+    """The trapezoid rule along ``dim``: the sum of (y[i + 1] + y[i]) / 2 times the spacing
+    (``dx``, or x's differences along ``dim``: a 1-d x lies along ``dim``, a lower-rank x gains
+    leading dims). Slices rather than torch's sum-minus-ends, so 0 or 1 samples give 0 at
+    sizes known only at run time too. Integers give float32 (torch's default dtype), half
+    computes in float32."""
+    rank = h.known_rank(y, "trapezoid")
+    dim = h.normalize_dim(dim, rank)
+    promoted = tensors.to_torch_dtype(y.dtype)
+    if x is not None:
+        promoted = torch.promote_types(promoted, tensors.to_torch_dtype(x.dtype))
+    result = h.ir_dtype(promoted if promoted.is_floating_point else torch.float32)
+    compute = ir.DataType.FLOAT if result in HALF_DTYPES else result
+    y = h.cast(g, y, compute)
+    heights = g.op(
+        "Add",
+        h.slice_static(g, y, [dim], [1], [h.INT64_MAX]),
+        h.slice_static(g, y, [dim], [0], [-1]),
+    )
+    if x is None:
+        area = g.op("Mul", h.reduce(g, "ReduceSum", heights, [dim], False), h.scalar_like(g, dx / 2, heights))
+        return h.cast(g, area, result)
+    x_rank = h.known_rank(x, "trapezoid")
+    if x_rank == 1 and rank > 1:
+        x = g.op("Reshape", x, g.constant(h.axis_shape(rank, dim)))
+    elif x_rank < rank:
+        x = h.unsqueeze(g, x, list(range(rank - x_rank)))
+    spacing = g.op(
+        "Sub",
+        h.slice_static(g, x, [dim], [1], [h.INT64_MAX]),
+        h.slice_static(g, x, [dim], [0], [-1]),
+    )
+    doubled = h.reduce(g, "ReduceSum", g.op("Mul", h.cast(g, spacing, compute), heights), [dim], False)
+    return h.cast(g, g.op("Div", doubled, h.scalar_like(g, 2, doubled)), result)
+
+
+@onnx_symbolic("aten::trapezoid.x")
+@onnx_symbolic("aten::trapz.x")
+def aten_trapezoid_x(g: GraphContext, y: Value, x: Value, dim: int = -1) -> Value:
+    """trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor; trapz.x: the integral of y
+    sampled at x (_trapezoid)"""
+    return _trapezoid(g, y, x, 1.0, dim)
+
+
+@onnx_symbolic("aten::trapezoid.dx")
+@onnx_symbolic("aten::trapz.dx")
+def aten_trapezoid_dx(g: GraphContext, y: Value, dx: float = 1.0, dim: int = -1) -> Value:
+    """trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor; trapz.dx: samples ``dx``
+    apart (_trapezoid)"""
+    return _trapezoid(g, y, None, dx, dim)
 
 
 @onnx_symbolic("aten::cumsum")

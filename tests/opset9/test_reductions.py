@@ -170,6 +170,35 @@ CASES = [
     Case("logsumexp_int", lambda a: torch.logsumexp(a, 0), small_ints(3, 4)),
     Case("logsumexp_half", lambda a: torch.logsumexp(a, 1), f32(3, 4, dtype=torch.float16), atol=1e-2, rtol=1e-2),
     # cumsum / cumprod
+    # trapezoid / trapz: samples dx apart, or at x (1-d along dim, same shape, lower rank)
+    Case(
+        "trapezoid_dx",
+        lambda y: (torch.trapezoid(y), torch.trapezoid(y, dx=0.5, dim=0), torch.trapz(y, dx=2.0, dim=1)),
+        f32(3, 4, 5),
+    ),
+    Case(
+        "trapezoid_x",
+        lambda y, x, xs: (torch.trapezoid(y, x), torch.trapz(y, xs, dim=1), torch.trapezoid(y, xs[0])),
+        lambda: (torch.randn(3, 4), torch.rand(4).cumsum(0), torch.rand(3, 4).cumsum(1)),
+    ),
+    Case(
+        "trapezoid_ints",
+        lambda y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y.double(), x, dim=0)),
+        lambda: (torch.randint(-5, 5, (4, 4)), torch.randint(0, 9, (4,))),
+    ),
+    Case("trapezoid_half", lambda y: torch.trapezoid(y, dx=0.25), f32(3, 6, dtype=torch.float16), atol=1e-2, rtol=1e-2),
+    Case(
+        "trapezoid_dynamic",
+        lambda y, x: (torch.trapezoid(y, dim=0), torch.trapezoid(y, x)),
+        lambda: (torch.randn(3, 4), torch.rand(4)),
+        dynamic={"x0": {0: "a", 1: "n"}, "x1": {0: "n"}},
+        # one sample and none: the integral is 0
+        others=lambda: [
+            (torch.randn(1, 1), torch.rand(1)),
+            (torch.randn(2, 0), torch.rand(0)),
+            (torch.randn(5, 7), torch.rand(7)),
+        ],
+    ),
     Case("cumsum_dims", lambda a: (torch.cumsum(a, 1), torch.cumsum(a, 0), torch.cumsum(a, -1)), f32(5, 9, 3)),
     Case(
         "cumsum_int_bool",
