@@ -483,6 +483,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::rnn_tanh.input": ("exporter.opset9.recurrent",),
     "aten::rnn_tanh_cell": ("exporter.opset9.recurrent",),
     "aten::roll": ("exporter.opset9.shape", "exporter.symbolic_opset10"),
+    "aten::rot90": ("exporter.opset9.shape", "exporter.symbolic_opset10"),
     "aten::round": ("exporter.opset9.arithmetic", "exporter.symbolic_opset11"),
     "aten::rrelu": ("exporter.opset9.activations",),
     "aten::rsqrt": ("exporter.opset9.arithmetic",),

@@ -3,7 +3,7 @@
 ONNX changes at opset 10 that this module reacts to:
 - Slice takes starts/ends/axes/steps as inputs (symbolic_helper.slice_static/slice_dynamic
   branch on it); dynamic bounds become possible, and aten::slice with a step,
-  aten::flip (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
+  aten::flip and aten::rot90 (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
   unsafe_chunk, prim::ConstantChunk) of a run-time dim slice instead of gathering.
 - MaxPool/AveragePool gain ``ceil_mode`` and MaxPool ``dilations``
   (symbolic_helper.pool_has_ceil_mode): max_pool1d-3d and avg_pool1d-3d, registered at 10 in
@@ -169,6 +169,12 @@ def _flip_dim_10(g: GraphContext, x: Value, dim: int) -> Value:
 def aten_flip_10(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """flip(Tensor self, int[] dims) -> Tensor: Slice with step -1 (any size)."""
     return shape.flip_with(g, self, dims, _flip_dim_10)
+
+
+@onnx_symbolic("aten::rot90", opset=10)
+def aten_rot90_10(g: GraphContext, self: Value, k: int = 1, dims: Sequence[int] = (0, 1)) -> Value:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor: flips as Slice with step -1."""
+    return shape.rot90_with(g, self, k, dims, _flip_dim_10)
 
 
 def _roll_dim_10(g: GraphContext, x: Value, shift: int | Value, dim: int, size: Value) -> Value:

@@ -1,5 +1,5 @@
 """Shape and layout: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze,
-expand, size, flip, roll, pixel_shuffle.
+expand, size, flip, rot90, roll, pixel_shuffle.
 
 ONNX idioms: target shapes are built from the sizes known at export time, or from Shape
 arithmetic where a size is only known at run time; flip and roll gather with constant reversed
@@ -351,6 +351,34 @@ def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
         return h.gather_constant(g, x, torch.arange(size - 1, -1, -1), dim)
     last = g.op("Sub", size, g.constant(1))
     return g.op("Gather", x, g.op("Sub", last, h.iota(g, size)), axis=dim)
+
+
+@onnx_symbolic("aten::rot90")
+def aten_rot90(g: GraphContext, self: Value, k: int = 1, dims: Sequence[int] = (0, 1)) -> Value:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor (rot90_with)"""
+    return rot90_with(g, self, k, dims, _flip_dim)
+
+
+def rot90_with(
+    g: GraphContext, self: Value, k: int, dims: Sequence[int], flip_dim: Callable[[GraphContext, Value, int], Value]
+) -> Value:
+    """Quarter turns from dims[0] towards dims[1], as torch composes them: k mod 4 = 1 flips
+    dims[1] then swaps the two, 2 flips both, 3 flips dims[0] then swaps."""
+    rank = h.known_rank(self, "rot90")
+    if len(dims) != 2 or rank < 2:
+        raise ValueError(f"rot90 takes two dims of a tensor of rank >= 2, not dims={list(dims)} at rank {rank}")
+    first, second = (h.normalize_dim(d, rank) for d in dims)
+    if first == second:
+        raise ValueError(f"rot90 takes two different dims, not {list(dims)}")
+    turns = k % 4
+    if turns == 0:
+        return self
+    if turns == 2:
+        return flip_with(g, self, [first, second], flip_dim)
+    flipped = flip_dim(g, self, second if turns == 1 else first)
+    perm = list(range(rank))
+    perm[first], perm[second] = second, first
+    return g.op("Transpose", flipped, perm=perm)
 
 
 @onnx_symbolic("aten::movedim")
