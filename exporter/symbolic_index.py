@@ -550,6 +550,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::to_dense": ("exporter.opset9.convolution",),
     "aten::to_mkldnn": ("exporter.opset9.convolution",),
     "aten::topk": ("exporter.opset9.sorting", "exporter.symbolic_opset10", "exporter.symbolic_opset11"),
+    "aten::trace": ("exporter.opset9.linalg",),
     "aten::transpose": ("exporter.opset9.shape",),
     "aten::trapezoid.dx": ("exporter.opset9.reductions",),
     "aten::trapezoid.x": ("exporter.opset9.reductions",),

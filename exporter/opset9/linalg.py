@@ -1,5 +1,5 @@
 """Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear, _grouped_mm), diagonals (diagonal and its
-scatter, diag, diag_embed) and triangles, vector products (dot, mv, outer, cross, tensordot,
+scatter, diag, diag_embed, trace) and triangles, vector products (dot, mv, outer, cross, tensordot,
 einsum, kron) and distances (cdist, pairwise, cosine similarity).
 
 ONNX idioms: linear keeps initializer weights transposed at export time (no Transpose node);
@@ -275,6 +275,15 @@ def aten_diag(g: GraphContext, self: Value, diagonal: int = 0) -> Value:
     if rank == 2:
         return aten_diagonal(g, self, diagonal, 0, 1)
     raise ValueError(f"diag takes a 1-d or 2-d tensor, not {rank}-d")
+
+
+@onnx_symbolic("aten::trace")
+def aten_trace(g: GraphContext, self: Value) -> Value:
+    """trace(Tensor self) -> Tensor: the sum of a matrix's main diagonal (integers sum in
+    int64, as torch)"""
+    if h.known_rank(self, "trace") != 2:
+        raise ValueError("trace takes a 2-d tensor")
+    return reductions.aten_sum(g, aten_diagonal(g, self, 0, 0, 1))
 
 
 @onnx_symbolic("aten::kron", promotion=Promotion(("self", "other")))

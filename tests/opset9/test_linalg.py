@@ -93,6 +93,19 @@ CASES = [
         dynamic={"x0": {0: "b", 1: "n"}},
         others=lambda: [(torch.randn(4, 1),), (torch.randn(1, 5),)],
     ),
+    Case("trace", lambda m, n: (torch.trace(m), n.trace()), lambda: (torch.randn(3, 5), torch.randn(4, 2))),
+    Case(
+        "trace_ints",
+        lambda m: (torch.trace(m), torch.trace(m.to(torch.int8)), torch.trace(m.to(torch.int32))),
+        lambda: (torch.randint(-5, 5, (4, 4)),),
+    ),
+    Case(
+        "trace_dynamic",
+        torch.trace,
+        f32(3, 4),
+        dynamic={"x0": {0: "r", 1: "c"}},
+        others=lambda: [(torch.randn(6, 2),), (torch.randn(1, 1),)],
+    ),
     Case(
         "kron",
         lambda a, b, c, d: (torch.kron(a, b), torch.kron(c, a), torch.kron(d, d)),
