@@ -1,5 +1,5 @@
 """Comparison and selection: eq/ne/lt/le/gt/ge, where (and its one-argument nonzero form), masked_fill, clamp, NaN/inf
-classification, isclose/allclose, elementwise maximum/minimum, logical ops.
+classification, isclose/allclose, isin, elementwise maximum/minimum, logical ops.
 
 ONNX idioms: Equal has no float kernel before opset 11 and Max/Min no integer one before 12, so
 comparisons go through opset-9 idioms (``h.equal``, ``h.comparable``); fmax/fmin and
@@ -284,6 +284,70 @@ def aten_allclose(
     close. (A trace records no node: the bool is a constant of the example.)"""
     close = h.cast(g, _close(g, self, other, rtol, atol, equal_nan), ir.DataType.INT32)
     return h.cast(g, h.reduce(g, "ReduceMin", close, None, False), ir.DataType.BOOL)
+
+
+def _common_operands(
+    g: GraphContext, a: Value | float | int | bool, b: Value | float | int | bool
+) -> tuple[Value, Value]:
+    """Both operands of isin as tensors of torch's promoted dtype (either may be a number)."""
+
+    def example(x: Value | float | int | bool) -> torch.Tensor | float | int | bool:
+        return torch.empty((), dtype=tensors.to_torch_dtype(x.dtype)) if isinstance(x, ir.Value) else x
+
+    dtype = h.ir_dtype(torch.result_type(example(a), example(b)))
+
+    def operand(x: Value | float | int | bool) -> Value:
+        if isinstance(x, ir.Value):
+            return h.cast(g, x, dtype)
+        return g.constant(torch.tensor(x, dtype=tensors.to_torch_dtype(dtype)))
+
+    return operand(a), operand(b)
+
+
+def _isin(g: GraphContext, elements: Value | float | int, tests: Value | float | int, invert: bool) -> Value:
+    """Each element against every test element (an elements x tests comparison, in the promoted
+    dtype): a count of equal ones above 0, so no test elements gives false and NaN is in
+    nothing, as torch. (``assume_unique`` only lets torch pick a faster algorithm.)"""
+    x, tests = _common_operands(g, elements, tests)
+    rank = h.known_rank(x, "isin")
+    flat = g.op("Reshape", tests, g.constant([-1]))
+    hits = h.cast(g, h.equal(g, h.unsqueeze(g, x, [rank]), flat), ir.DataType.INT32)
+    found = g.op(
+        "Greater", h.reduce(g, "ReduceSum", hits, [rank], False), g.constant(torch.tensor(0, dtype=torch.int32))
+    )
+    return g.op("Not", found) if invert else found
+
+
+@onnx_symbolic("aten::isin.Tensor_Tensor")
+def aten_isin(
+    g: GraphContext, elements: Value, test_elements: Value, assume_unique: bool = False, invert: bool = False
+) -> Value:
+    """isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, elements, test_elements, invert)
+
+
+@onnx_symbolic("aten::isin.Tensor_Scalar")
+def aten_isin_tensor_scalar(
+    g: GraphContext,
+    elements: Value,
+    test_element: Value | float | int,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Value:
+    """isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, elements, test_element, invert)
+
+
+@onnx_symbolic("aten::isin.Scalar_Tensor")
+def aten_isin_scalar_tensor(
+    g: GraphContext,
+    element: Value | float | int,
+    test_elements: Value,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Value:
+    """isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, element, test_elements, invert)
 
 
 @onnx_symbolic("aten::nan_to_num")

@@ -70,6 +70,37 @@ CASES = [
         others=lambda: [(torch.ones(3), torch.ones(3) + 1e-6), (torch.zeros(0), torch.zeros(0))],
     ),
     Case(
+        "isin",
+        lambda a, b: (
+            torch.isin(a, b),
+            torch.isin(a, b, invert=True),
+            torch.isin(b, a, assume_unique=True),
+            torch.isin(a, b[:0]),
+        ),
+        lambda: (torch.tensor([[1.0, NAN, 3.0], [INF, -0.0, 2.5]]), torch.tensor([3.0, NAN, 0.0, INF, 7.0])),
+    ),
+    Case(
+        "isin_mixed_scalar",
+        lambda a, b: (
+            torch.isin(a, b),
+            torch.isin(a, 2),
+            torch.isin(3, a),
+            torch.isin(b, a, invert=True),
+            torch.isin(a.to(torch.int8), 300),
+        ),
+        lambda: (torch.randint(-3, 4, (3, 4)), torch.tensor([1.0, 2.5, -3.0])),
+    ),
+    Case(
+        "isin_dynamic",
+        torch.isin,
+        lambda: (torch.randint(0, 6, (2, 3)), torch.randint(0, 6, (4,))),
+        dynamic={"x0": {0: "a", 1: "b"}, "x1": {0: "n"}},
+        others=lambda: [
+            (torch.randint(0, 6, (1, 5)), torch.randint(0, 6, (0,))),
+            (torch.randint(0, 6, (3, 1)), torch.arange(6)),
+        ],
+    ),
+    Case(
         "eq_float",
         lambda a, b: a == b,
         lambda: (torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([1.0, 3.0, float("nan"), 4.0])),
@@ -152,7 +183,7 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["clamp", "clamp_int", "nan_to_num_values"]
+HELPER_CASES = ["clamp", "clamp_int", "nan_to_num_values", "isin"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
