@@ -361,6 +361,25 @@ def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Where", x_negative, turned, angle)
 
 
+@onnx_symbolic("aten::frac")
+def aten_frac(g: GraphContext, self: Value) -> Value:
+    """frac(Tensor self) -> Tensor: x - trunc(x), NaN for infinities as in torch"""
+    return g.op("Sub", self, _trunc(g, self))
+
+
+@onnx_symbolic("aten::signbit")
+def aten_signbit(g: GraphContext, self: Value) -> Value:
+    """signbit(Tensor self) -> Tensor: x < 0 with -0.0 counted (_sign_bit); integers compare,
+    bools are never negative. ONNX cannot see the sign of a NaN: a negative NaN gives false
+    where torch gives true."""
+    if self.dtype == ir.DataType.BOOL:
+        return logic.filled_like(g, self, False)
+    if not h.is_floating(self):
+        x = h.comparable(g, self)
+        return g.op("Less", x, h.scalar_like(g, 0, x))
+    return _sign_bit(g, h.comparable(g, self))
+
+
 @onnx_symbolic("aten::sign")
 def aten_sign(g: GraphContext, self: Value) -> Value:
     """sign(Tensor self) -> Tensor

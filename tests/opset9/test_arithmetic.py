@@ -109,6 +109,23 @@ CASES = [
     Case("atan2_special", torch.atan2, const(ATAN2_Y, ATAN2_X)),
     Case("atan2_int", torch.atan2, int_pair((12,), torch.int64, -3, 4)),
     Case("atan2_half", torch.atan2, f32s(2, 10, dtype=torch.float16), atol=2e-3, rtol=2e-3),
+    Case("frac", torch.frac, const([1.5, -1.5, 2.0, -0.25, 1e20, INF, -INF, NAN, -0.0, 3.75])),
+    Case("frac_double_half", lambda a: (torch.frac(a.double()), torch.frac(a.half())), f32(8, scale=10.0), atol=1e-2),
+    Case(
+        "signbit",
+        lambda a, i, b: (
+            torch.signbit(a),
+            torch.signbit(i),
+            torch.signbit(i.to(torch.uint8)),
+            torch.signbit(b),
+            torch.signbit(a.half()),
+        ),
+        lambda: (
+            torch.tensor([-2.0, 0.0, -0.0, 3.0, NAN, INF, -INF, -1e-30]),
+            torch.arange(-3, 5),
+            torch.tensor([True, False]),
+        ),
+    ),
     Case("sign", torch.sign, const([-2.0, 0.0, 3.0, NAN, -INF])),
     Case("sign_int32", torch.sign, ints(8, dtype=torch.int32)),
     Case("sign_bool", torch.sign, bools(1)),
