@@ -315,6 +315,8 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::isin.Tensor_Tensor": ("exporter.opset9.logic",),
     "aten::isinf": ("exporter.opset9.logic",),
     "aten::isnan": ("exporter.opset9.logic",),
+    "aten::isneginf": ("exporter.opset9.logic",),
+    "aten::isposinf": ("exporter.opset9.logic",),
     "aten::item": ("exporter.opset9.primitives",),
     "aten::items.int": ("exporter.opset9.script_dicts",),
     "aten::items.str": ("exporter.opset9.script_dicts",),

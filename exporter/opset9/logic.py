@@ -237,6 +237,24 @@ def aten_isinf(g: GraphContext, self: Value) -> Value:
     return is_inf(g, self)
 
 
+def _is_infinity(g: GraphContext, self: Value, sign: float) -> Value:
+    if not h.is_floating(self):
+        return filled_like(g, self, False)
+    return h.equal(g, self, h.scalar_like(g, sign * float("inf"), self))
+
+
+@onnx_symbolic("aten::isposinf")
+def aten_isposinf(g: GraphContext, self: Value) -> Value:
+    """isposinf(Tensor self) -> Tensor: x == +inf (false for integers)"""
+    return _is_infinity(g, self, 1.0)
+
+
+@onnx_symbolic("aten::isneginf")
+def aten_isneginf(g: GraphContext, self: Value) -> Value:
+    """isneginf(Tensor self) -> Tensor: x == -inf (false for integers)"""
+    return _is_infinity(g, self, -1.0)
+
+
 @onnx_symbolic("aten::isfinite")
 def aten_isfinite(g: GraphContext, self: Value) -> Value:
     """isfinite(Tensor self) -> Tensor: |x| <= max finite, false for NaN"""

@@ -133,6 +133,14 @@ CASES = [
     Case("isnan", torch.isnan, const(SPECIAL)),
     Case("isnan_int", torch.isnan, ints(2, 3)),
     Case("isinf", torch.isinf, const(SPECIAL)),
+    Case(
+        "isposinf_isneginf",
+        lambda a, i: (torch.isposinf(a), torch.isneginf(a), torch.isposinf(i), torch.isneginf(i)),
+        lambda: (torch.tensor(SPECIAL), torch.arange(-3, 3)),
+    ),
+    Case(
+        "isposinf_isneginf_half", lambda a: (torch.isposinf(a), torch.isneginf(a)), const(SPECIAL, dtype=torch.float16)
+    ),
     Case("isinf_half", torch.isinf, const(SPECIAL, dtype=torch.float16)),
     Case("isinf_double", torch.isinf, const(SPECIAL + [1e300], dtype=torch.float64)),
     Case("isinf_bool", torch.isinf, bools(1)),
