@@ -19,6 +19,13 @@ def _graph(fn, *args: torch.Tensor) -> torch._C.Graph:  # noqa: ANN001
     return graph
 
 
+def _scripted_graph(fn) -> torch._C.Graph:  # noqa: ANN001
+    graph = torch.jit.script(fn).graph.copy()
+    inline_calls(graph)
+    remove_dead_code(graph)
+    return graph
+
+
 def _kinds(graph: torch._C.Graph) -> list[str]:
     return [n.kind() for n in graph.nodes() if n.kind() != "prim::Constant"]
 
@@ -206,12 +213,7 @@ def test_contiguous_of_a_transposed_view_is_a_copy(scripted: bool) -> None:
         return y + c.t()
 
     x = torch.randn(3, 4)
-    if scripted:
-        graph = torch.jit.script(fn).graph.copy()
-        inline_calls(graph)
-        remove_dead_code(graph)
-    else:
-        graph = _graph(fn, x)
+    graph = _scripted_graph(fn) if scripted else _graph(fn, x)
     remove_inplace(graph)
     assert "aten::t" in _kinds(graph) and "aten::clone" in _kinds(graph)
     # y is read as the clone: the write into the copy is not written back
@@ -415,12 +417,7 @@ def test_a_reshape_that_copies_is_no_view(scripted: bool) -> None:
         return z, w
 
     x = torch.randn(3, 4)
-    if scripted:
-        graph = torch.jit.script(fn).graph.copy()
-        inline_calls(graph)
-        remove_dead_code(graph)
-    else:
-        graph = _graph(fn, x)
+    graph = _scripted_graph(fn) if scripted else _graph(fn, x)
     remove_inplace(graph)
     for got, want in zip(_run(graph, x), fn(x)):
         torch.testing.assert_close(got, want)
