@@ -541,7 +541,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::sum": ("exporter.opset9.reductions",),
     "aten::t": ("exporter.opset9.shape",),
     "aten::take": ("exporter.opset9.gather_scatter",),
-    "aten::take_along_dim": ("exporter.opset9.gather_scatter",),
+    "aten::take_along_dim": ("exporter.opset9.gather_scatter", "exporter.symbolic_opset11"),
     "aten::tan": ("exporter.opset9.arithmetic",),
     "aten::tanh": ("exporter.opset9.activations",),
     "aten::tensor": ("exporter.opset9.creation",),

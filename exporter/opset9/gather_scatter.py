@@ -9,7 +9,7 @@ one-hot contraction (``scatter_reduce``) that sums repeated indices exactly at e
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -334,16 +334,24 @@ def aten_take(g: GraphContext, self: Value, index: Value) -> Value:
     return g.op("Gather", flat, h.normalize_index(g, index, numel), axis=0)
 
 
-@onnx_symbolic("aten::take_along_dim", opset=11)
 @onnx_symbolic("aten::take_along_dim")
 def aten_take_along_dim(g: GraphContext, self: Value, indices: Value, dim: int | None = None) -> Value:
-    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor: aten::gather's
+    static-size form (symbolic_opset11: GatherElements, any size)"""
+    return take_along_dim_with(g, self, indices, dim, aten_gather)
 
-    Without a dim, a Gather from the flattened input (a 1-d result, as torch). With one, a
-    gather after torch's broadcast: every dim but ``dim`` broadcasts between the two
-    (Expand broadcasts both ways: each is expanded to the other's shape with ``dim`` set to
-    1); GatherElements from opset 11, aten::gather's static-size form before.
-    """
+
+def take_along_dim_with(
+    g: GraphContext,
+    self: Value,
+    indices: Value,
+    dim: int | None,
+    gather: Callable[[GraphContext, Value, int, Value], Value],
+) -> Value:
+    """Without a dim, a Gather from the flattened input (a 1-d result, as torch). With one,
+    ``gather`` (aten::gather of the opset) after torch's broadcast: every dim but ``dim``
+    broadcasts between the two (Expand broadcasts both ways: each is expanded to the other's
+    shape with ``dim`` set to 1)."""
     index = h.cast(g, indices, ir.DataType.INT64)
     if dim is None:
         flat = g.op("Reshape", self, g.constant([-1]))
@@ -364,9 +372,7 @@ def aten_take_along_dim(g: GraphContext, self: Value, indices: Value, dim: int |
         one = g.constant([1])
         data = g.op("Expand", self, _with_one_at(g, index, dim, one))
         index = g.op("Expand", index, _with_one_at(g, self, dim, one))
-    if g.opset >= 11:
-        return g.op("GatherElements", data, index, axis=dim)
-    return aten_gather(g, data, dim, index)
+    return gather(g, data, dim, index)
 
 
 def _with_one_at(g: GraphContext, x: Value, dim: int, one: Value) -> Value:
