@@ -3,7 +3,7 @@
 ONNX changes at opset 10 that this module reacts to:
 - Slice takes starts/ends/axes/steps as inputs (symbolic_helper.slice_static/slice_dynamic
   branch on it); dynamic bounds become possible, and aten::slice with a step,
-  aten::flip (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
+  aten::flip and aten::rot90 (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
   unsafe_chunk, prim::ConstantChunk) of a run-time dim slice instead of gathering.
 - MaxPool/AveragePool gain ``ceil_mode`` and MaxPool ``dilations``
   (symbolic_helper.pool_has_ceil_mode): max_pool1d-3d and avg_pool1d-3d, registered at 10 in
@@ -19,7 +19,7 @@ ONNX changes at opset 10 that this module reacts to:
         registered at 11 (Round: weights stay int8 + DequantizeLinear) and 13 (per-channel
         weights through DequantizeLinear's axis).
 - TopK takes k as an input (symbolic_helper.topk): topk, sort and argsort accept a k (a dim
-  size) known only at run time.
+  size) known only at run time; so do median and nanmedian (a sort of the whole dim).
 - Resize appears (nearest upsampling by factors).
 
 The base symbolics already branch in the helpers where the op signature changed, so only
@@ -118,6 +118,32 @@ def aten_argsort_10(
     return aten_sort_10(g, self, dim, descending, stable)[1]
 
 
+@onnx_symbolic("aten::median", opset=10)
+def aten_median_10(g: GraphContext, self: Value) -> Value:
+    """median(Tensor self) -> Tensor: the element count may be known only at run time"""
+    return sorting.median_with(g, self, None, False, sorting.topk_before_11, ignore_nan=False)[0]
+
+
+@onnx_symbolic("aten::median.dim", opset=10)
+def aten_median_dim_10(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    the dim may have a size known only at run time"""
+    return sorting.median_with(g, self, dim, keepdim, sorting.topk_before_11, ignore_nan=False)
+
+
+@onnx_symbolic("aten::nanmedian", opset=10)
+def aten_nanmedian_10(g: GraphContext, self: Value) -> Value:
+    """nanmedian(Tensor self) -> Tensor: the element count may be known only at run time"""
+    return sorting.median_with(g, self, None, False, sorting.topk_before_11, ignore_nan=True)[0]
+
+
+@onnx_symbolic("aten::nanmedian.dim", opset=10)
+def aten_nanmedian_dim_10(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    the dim may have a size known only at run time"""
+    return sorting.median_with(g, self, dim, keepdim, sorting.topk_before_11, ignore_nan=True)
+
+
 @onnx_symbolic("aten::slice", opset=10)
 def aten_slice_10(
     g: GraphContext,
@@ -143,6 +169,12 @@ def _flip_dim_10(g: GraphContext, x: Value, dim: int) -> Value:
 def aten_flip_10(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """flip(Tensor self, int[] dims) -> Tensor: Slice with step -1 (any size)."""
     return shape.flip_with(g, self, dims, _flip_dim_10)
+
+
+@onnx_symbolic("aten::rot90", opset=10)
+def aten_rot90_10(g: GraphContext, self: Value, k: int = 1, dims: Sequence[int] = (0, 1)) -> Value:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor: flips as Slice with step -1."""
+    return shape.rot90_with(g, self, k, dims, _flip_dim_10)
 
 
 def _roll_dim_10(g: GraphContext, x: Value, shift: int | Value, dim: int, size: Value) -> Value:

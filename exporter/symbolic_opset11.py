@@ -18,11 +18,11 @@ ONNX changes at opset 11 that this module reacts to:
   exportable (registered at 11 in opset9/splitting.py).
 - Range appears: scaled_dot_product_attention builds the is_causal mask of run-time sequence
   lengths; repeat_interleave takes counts known only at run time (with CumSum).
-- Round appears (aten::round); GatherElements appears (aten::gather at any shape, searchsorted
-  with a sorter); Gather takes negative indices (aten::select with a negative index on a
+- Round appears (aten::round); GatherElements appears (aten::gather and take_along_dim at any shape,
+  searchsorted with a sorter); Gather takes negative indices (aten::select with a negative index on a
   dynamic dim).
-- TopK gains largest/sorted and integer inputs: topk, sort and argsort find the smallest
-  directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
+- TopK gains largest/sorted and integer inputs: topk, sort, argsort, median and nanmedian
+  find the smallest directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
   shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
   directly.
 """
@@ -43,6 +43,7 @@ from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (
     arithmetic,
     attention,
+    gather_scatter,
     indexing,
     interpolation,
     reductions,
@@ -520,6 +521,32 @@ def aten_argsort_11(
     return aten_sort_11(g, self, dim, descending, stable)[1]
 
 
+@onnx_symbolic("aten::median", opset=11)
+def aten_median_11(g: GraphContext, self: Value) -> Value:
+    """median(Tensor self) -> Tensor: integers sort exactly (no detour through double)"""
+    return sorting.median_with(g, self, None, False, _topk_11, ignore_nan=False)[0]
+
+
+@onnx_symbolic("aten::median.dim", opset=11)
+def aten_median_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=False)
+
+
+@onnx_symbolic("aten::nanmedian", opset=11)
+def aten_nanmedian_11(g: GraphContext, self: Value) -> Value:
+    """nanmedian(Tensor self) -> Tensor: integers sort exactly"""
+    return sorting.median_with(g, self, None, False, _topk_11, ignore_nan=True)[0]
+
+
+@onnx_symbolic("aten::nanmedian.dim", opset=11)
+def aten_nanmedian_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=True)
+
+
 def _list_topk_11(
     g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
 ) -> tuple[Value, Value]:
@@ -584,6 +611,12 @@ def aten_gather_11(g: GraphContext, self: Value, dim: int, index: Value, sparse_
     rank = h.known_rank(self, "gather")
     dim = h.normalize_dim(dim, rank)
     return g.op("GatherElements", self, h.cast(g, index, ir.DataType.INT64), axis=dim)
+
+
+@onnx_symbolic("aten::take_along_dim", opset=11)
+def aten_take_along_dim_11(g: GraphContext, self: Value, indices: Value, dim: int | None = None) -> Value:
+    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor: GatherElements at any size."""
+    return gather_scatter.take_along_dim_with(g, self, indices, dim, aten_gather_11)
 
 
 @onnx_symbolic("aten::select", opset=11)

@@ -335,30 +335,31 @@ def test_a_call_site_that_freezing_makes_ambiguous_names_every_candidate() -> No
 
 
 @torch.jit.script
-def _relu_of_diagonal(x: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.relu(x.diagonal(), inplace=True)  # line diagonal
+def _relu_of_strided(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.relu(x.as_strided((2, 2), (1, 2)), inplace=True)  # line strided
 
 
 class _DiagonalInPlace(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _relu_of_diagonal(x) + 1  # line call
+        return _relu_of_strided(x) + 1  # line call
 
 
 def test_remove_inplace_error_in_torch_code_names_the_users_call_chain() -> None:
     """F.relu(..., inplace=True)'s relu_ is torch's line; remove_inplace cannot write back through
-    a diagonal view. The error names the in-place op by the user's call chain (forward, the
-    scripted helper, then torch's line in relu), as emission errors do, and the view by its line."""
+    an as_strided view. The error names the in-place op by the user's call chain (forward, the
+    scripted helper, then torch's line in relu), as emission errors do, the view by its line, and
+    what to write instead."""
     with pytest.raises(exporter.ExporterError) as info:
         exporter.export(torch.jit.script(_DiagonalInPlace()), (torch.randn(3, 3),), io.BytesIO(), opset_version=17)
     message = str(info.value)
     here = "test_errors.py:"
-    call, diagonal = here + str(_line("# line call")), here + str(_line("# line diagonal"))
+    call, strided = here + str(_line("# line call")), here + str(_line("# line strided"))
     chain = message.split(" writes through ")[0]
     assert chain.startswith("aten::relu_ at ")
-    assert [frame.split(" (", 1)[0].rsplit("/", 1)[-1] for frame in chain.split(" -> ")][:2] == [call, diagonal]
+    assert [frame.split(" (", 1)[0].rsplit("/", 1)[-1] for frame in chain.split(" -> ")][:2] == [call, strided]
     assert " -> torch/nn/functional.py:" in chain and chain.endswith("(in relu)")
-    assert f"writes through aten::diagonal at {__file__}:{_line('# line diagonal')} (" in message
-    assert "write into a clone instead" in message
+    assert f"writes through aten::as_strided at {__file__}:{_line('# line strided')} (" in message
+    assert "write through slice, select, diagonal or view of the tensor instead" in message
 
 
 class _HardtanhInPlace(torch.nn.Module):

@@ -145,10 +145,7 @@ _DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
 # the test below fails: declare the fact with it.
 _WITHOUT_SYMBOLIC = {
     "aten::clip": "TorchScript records torch.clip as aten::clamp (traced and scripted)",
-    "aten::logaddexp": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::copysign": "unsupported: the export fails with UnsupportedOperatorError",
-    "aten::xlogy": "unsupported: the export fails with UnsupportedOperatorError",
-    "aten::isclose": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::add_": "in-place: remove_inplace makes list += an aten::add.t before emission",
 }
 

@@ -4,6 +4,8 @@ This tool (not the package) imports torch.onnx, only to read torch's registry:
 
     python tools/coverage.py            # prints 'covered N of M torch-registered names at opset K'
     python tools/coverage.py --missing  # also lists what is missing
+    python tools/coverage.py --beyond   # also lists the names covered here that torch lacks
+    python tools/coverage.py --survey   # also lists which surveyed library ops are missing
 
 Exit code 1 when a name torch supports at some opset is missing here, unless it is listed in
 NOT_APPLICABLE with the reason.
@@ -37,6 +39,76 @@ LATER_BY_DESIGN = {
     "aten::_unique": (11, "ONNX has no Unique before opset 11"),
     "aten::_unique2": (11, "ONNX has no Unique before opset 11"),
 }
+
+# aten ops that library and model code calls (kornia, torch_geometric, torchvision, torchaudio,
+# torchmetrics, torch.distributions: a survey from their APIs, the libraries not being
+# installed here), which torch's exporter does not register and ONNX can express: what the
+# whole suite should cover next. The trace of each call records the op under this name.
+SURVEYED = (
+    "aten::logaddexp",
+    "aten::logaddexp2",
+    "aten::xlogy",
+    "aten::special_xlog1py",
+    "aten::expm1",
+    "aten::exp2",
+    "aten::deg2rad",
+    "aten::rad2deg",
+    "aten::nansum",
+    "aten::nanmean",
+    "aten::count_nonzero",
+    "aten::cummax",
+    "aten::cummin",
+    "aten::logcumsumexp",
+    "aten::isin",
+    "aten::rot90",
+    "aten::trace",
+    "aten::take_along_dim",
+    "aten::copysign",
+    "aten::frac",
+    "aten::signbit",
+    "aten::heaviside",
+    "aten::sinc",
+    "aten::float_power",
+    "aten::ldexp",
+    "aten::quantile",
+    "aten::nanquantile",
+    "aten::kthvalue",
+    "aten::mode",
+    "aten::msort",
+    "aten::cov",
+    "aten::corrcoef",
+    "aten::addr",
+    "aten::addmv",
+    "aten::vdot",
+    "aten::inner",
+    "aten::block_diag",
+    "aten::cartesian_prod",
+    "aten::combinations",
+    "aten::tril_indices",
+    "aten::triu_indices",
+    "aten::diagflat",
+    "aten::fft_fftshift",
+    "aten::fft_ifftshift",
+    "aten::huber_loss",
+    "aten::smooth_l1_loss",
+    "aten::linalg_inv",
+    "aten::linalg_matrix_power",
+    "aten::linalg_multi_dot",
+    "aten::linalg_vander",
+    "aten::pdist",
+    "aten::dist",
+    "aten::renorm",
+    "aten::special_entr",
+    "aten::isneginf",
+    "aten::isposinf",
+    "aten::isreal",
+    "aten::column_stack",
+    "aten::dstack",
+    "aten::hsplit",
+    "aten::channel_shuffle",
+    "aten::unique_consecutive",
+    "aten::cumulative_trapezoid",
+)
 
 
 def torch_registry() -> dict[str, set[int]]:
@@ -80,6 +152,8 @@ def covered(name: str, opset: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--missing", action="store_true")
+    parser.add_argument("--beyond", action="store_true")
+    parser.add_argument("--survey", action="store_true")
     options = parser.parse_args(argv)
     theirs = torch_registry()
     failed = False
@@ -107,6 +181,15 @@ def main(argv: list[str] | None = None) -> int:
     print("supported only from a later opset than torch's exporter:")
     for name, (first, reason) in LATER_BY_DESIGN.items():
         print(f"  {name} from {first}: {reason}")
+    ours = {n for n in REGISTRY.names() if n.startswith("aten::")}
+    beyond = sorted({n.partition(".")[0] for n in ours} - {our_name(n) for n in theirs})
+    print(f"beyond torch's registry: {len(beyond)} aten names (--beyond lists them)")
+    if options.beyond:
+        print("  " + " ".join(beyond))
+    absent = [n for n in SURVEYED if not covered(n, LAST)]
+    print(f"surveyed library ops: {len(SURVEYED) - len(absent)} of {len(SURVEYED)} covered (--survey lists the rest)")
+    if options.survey:
+        print("  missing: " + " ".join(absent))
     return 1 if failed else 0
 
 

@@ -361,6 +361,25 @@ def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Where", x_negative, turned, angle)
 
 
+@onnx_symbolic("aten::frac")
+def aten_frac(g: GraphContext, self: Value) -> Value:
+    """frac(Tensor self) -> Tensor: x - trunc(x), NaN for infinities as in torch"""
+    return g.op("Sub", self, _trunc(g, self))
+
+
+@onnx_symbolic("aten::signbit")
+def aten_signbit(g: GraphContext, self: Value) -> Value:
+    """signbit(Tensor self) -> Tensor: x < 0 with -0.0 counted (_sign_bit); integers compare,
+    bools are never negative. ONNX cannot see the sign of a NaN: a negative NaN gives false
+    where torch gives true."""
+    if self.dtype == ir.DataType.BOOL:
+        return logic.filled_like(g, self, False)
+    if not h.is_floating(self):
+        x = h.comparable(g, self)
+        return g.op("Less", x, h.scalar_like(g, 0, x))
+    return _sign_bit(g, h.comparable(g, self))
+
+
 @onnx_symbolic("aten::sign")
 def aten_sign(g: GraphContext, self: Value) -> Value:
     """sign(Tensor self) -> Tensor
@@ -418,6 +437,96 @@ def aten_log1p(g: GraphContext, self: Value) -> Value:
     Log(1 + x) loses all precision for tiny x (torch's exporter does that); see h.log1p.
     """
     return h.log1p(g, _as_result_dtype(g, self, floating=True))
+
+
+@onnx_symbolic("aten::expm1")
+def aten_expm1(g: GraphContext, self: Value) -> Value:
+    """expm1(Tensor self) -> Tensor
+
+    Exp(x) - 1 loses all precision for tiny x; with u = exp(x) rounded, (u - 1) * x / log(u)
+    cancels the rounding of u (Kahan). u == 1 means x is below the rounding step (the result
+    is x), u - 1 == -1 that it underflowed (-1), an infinite u that it overflowed (inf).
+    """
+    x = _as_result_dtype(g, self, floating=True)
+    one = h.scalar_like(g, 1.0, x)
+    u = g.op("Exp", x)
+    u_minus_one = g.op("Sub", u, one)
+    out = g.op("Div", g.op("Mul", u_minus_one, x), g.op("Log", u))
+    out = g.op("Where", h.equal(g, u, one), x, out)
+    out = g.op("Where", h.equal(g, u_minus_one, h.scalar_like(g, -1.0, x)), u_minus_one, out)
+    return g.op("Where", logic.is_inf(g, u), u, out)
+
+
+@onnx_symbolic("aten::exp2")
+def aten_exp2(g: GraphContext, self: Value) -> Value:
+    """exp2(Tensor self) -> Tensor: Pow(2, x), exact at integer x where Exp(x * ln 2) is not"""
+    x = _as_result_dtype(g, self, floating=True)
+    return g.op("Pow", h.scalar_like(g, 2.0, x), x)
+
+
+def _times_constant(g: GraphContext, self: Value, factor: float) -> Value:
+    x = _as_result_dtype(g, self, floating=True)
+    return g.op("Mul", x, h.scalar_like(g, factor, x))
+
+
+@onnx_symbolic("aten::deg2rad")
+def aten_deg2rad(g: GraphContext, self: Value) -> Value:
+    """deg2rad(Tensor self) -> Tensor: integers give torch's float result dtype"""
+    return _times_constant(g, self, math.pi / 180)
+
+
+@onnx_symbolic("aten::rad2deg")
+def aten_rad2deg(g: GraphContext, self: Value) -> Value:
+    """rad2deg(Tensor self) -> Tensor: integers give torch's float result dtype"""
+    return _times_constant(g, self, 180 / math.pi)
+
+
+def log_add_exp(g: GraphContext, a: Value, b: Value, base: float) -> Value:
+    """log_base(base^a + base^b) as torch computes it: max + log_base(1 + base^-|a - b|), and
+    a itself when a == b is infinite (where a - b is NaN)."""
+    larger = g.op("Where", g.op("Greater", a, b), a, b)
+    negative_gap = g.op("Neg", g.op("Abs", g.op("Sub", a, b)))
+    if base == math.e:
+        out = g.op("Add", larger, h.log1p(g, g.op("Exp", negative_gap)))
+    else:
+        power = g.op("Pow", h.scalar_like(g, base, a), negative_gap)
+        out = g.op("Add", larger, g.op("Div", h.log1p(g, power), h.scalar_like(g, math.log(base), a)))
+    same_infinity = g.op("And", logic.is_inf(g, a), h.equal(g, a, b))
+    return g.op("Where", same_infinity, a, out)
+
+
+@onnx_symbolic("aten::logaddexp", promotion=Promotion(("self", "other"), Result.FLOAT))
+def aten_logaddexp(g: GraphContext, self: Value, other: Value) -> Value:
+    """logaddexp(Tensor self, Tensor other) -> Tensor (log_add_exp)"""
+    return log_add_exp(g, self, other, math.e)
+
+
+@onnx_symbolic("aten::logaddexp2", promotion=Promotion(("self", "other"), Result.FLOAT))
+def aten_logaddexp2(g: GraphContext, self: Value, other: Value) -> Value:
+    """logaddexp2(Tensor self, Tensor other) -> Tensor (log_add_exp in base 2)"""
+    return log_add_exp(g, self, other, 2.0)
+
+
+def _x_times(g: GraphContext, x: Value, y: Value, log_of_y: Value) -> Value:
+    """x * log_of_y, but 0 where x == 0 unless y is NaN (torch's xlogy and xlog1py rule)."""
+    zero = h.scalar_like(g, 0.0, x)
+    out = g.op("Where", h.equal(g, x, zero), zero, g.op("Mul", x, log_of_y))
+    return g.op("Where", g.op("IsNaN", y), y, out)
+
+
+@onnx_symbolic("aten::xlogy", promotion=Promotion(("self", "other"), Result.FLOAT))
+@onnx_symbolic("aten::special_xlogy", promotion=Promotion(("self", "other"), Result.FLOAT))
+def aten_xlogy(g: GraphContext, self: Value, other: Value) -> Value:
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor (and the Scalar_Self/Scalar_Other
+    overloads): x * log(y), 0 where x is 0 and y is not NaN"""
+    return _x_times(g, self, other, g.op("Log", other))
+
+
+@onnx_symbolic("aten::special_xlog1py", promotion=Promotion(("self", "other"), Result.FLOAT))
+def aten_special_xlog1py(g: GraphContext, self: Value, other: Value) -> Value:
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor (and the scalar overloads):
+    x * log1p(y), 0 where x is 0 and y is not NaN"""
+    return _x_times(g, self, other, h.log1p(g, other))
 
 
 @onnx_symbolic("aten::logit")
@@ -569,6 +678,20 @@ def _real_identity(self: Value) -> Value:
 def aten__conj(g: GraphContext, self: Value) -> Value:
     """_conj(Tensor(a) self) -> Tensor(a): the identity on real tensors"""
     return _real_identity(self)
+
+
+@onnx_symbolic("aten::conj")
+def aten_conj(g: GraphContext, self: Value) -> Value:
+    """conj(Tensor(a) self) -> Tensor(a): the identity on real tensors (scripted code records it)"""
+    return _real_identity(self)
+
+
+@onnx_symbolic("aten::positive")
+def aten_positive(g: GraphContext, self: Value) -> Value:
+    """positive(Tensor(a) self) -> Tensor(a): unary plus, the tensor itself (torch refuses bools)"""
+    if self.dtype == ir.DataType.BOOL:
+        raise ValueError("positive is not defined for bool tensors")
+    return self
 
 
 @onnx_symbolic("aten::conj_physical")

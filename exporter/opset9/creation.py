@@ -1,5 +1,5 @@
 """Tensor creation and casts: to/type_as, zeros/ones/full/empty and their _like/new_ forms,
-arange, eye, linspace, windows, scalar_tensor/tensor/as_tensor.
+arange, eye, tril/triu_indices, linspace, windows, scalar_tensor/tensor/as_tensor.
 
 ONNX idioms: sizes known at export time become constants, run-time sizes go through
 ConstantOfShape (or Expand for run-time fill values); Range exists only from opset 11, so
@@ -277,6 +277,39 @@ def aten_eye(g: GraphContext, n: int | Value, m: int | Value | None = None, dtyp
     shape = g.list_to_value([n, cols])
     zeros = g.op("ConstantOfShape", shape, value=torch.tensor([0], dtype=tensors.to_torch_dtype(out_dtype)))
     return g.op("EyeLike", zeros, dtype=out_dtype)
+
+
+def _triangle_indices(
+    g: GraphContext, row: int | Value, col: int | Value, offset: int | Value, dtype: torch.dtype | None, upper: bool
+) -> Value:
+    """The (2, count) coordinates of a triangle of a row x col grid, row by row as torch lists
+    them: a constant for sizes known at export time, else NonZero of the triangle's mask
+    (col - row >= offset above, <= below), which lists coordinates in the same order."""
+    out_dtype = dtype if dtype is not None else torch.int64
+    if all(isinstance(v, int) for v in (row, col, offset)):
+        make = torch.triu_indices if upper else torch.tril_indices
+        return g.constant(make(row, col, offset, dtype=out_dtype))
+    rows, cols = h.iota(g, row), h.iota(g, col)
+    columns_minus_rows = g.op("Sub", h.unsqueeze(g, cols, [0]), h.unsqueeze(g, rows, [1]))
+    k = g.constant(offset) if isinstance(offset, int) else h.cast(g, offset, ir.DataType.INT64)
+    mask = g.op("Not", g.op("Less" if upper else "Greater", columns_minus_rows, k))
+    return h.cast(g, g.op("NonZero", mask), h.ir_dtype(out_dtype))
+
+
+@onnx_symbolic("aten::triu_indices")
+def aten_triu_indices(
+    g: GraphContext, row: int | Value, col: int | Value, offset: int | Value = 0, dtype: torch.dtype | None = None
+) -> Value:
+    """triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, ...) -> Tensor"""
+    return _triangle_indices(g, row, col, offset, dtype, upper=True)
+
+
+@onnx_symbolic("aten::tril_indices")
+def aten_tril_indices(
+    g: GraphContext, row: int | Value, col: int | Value, offset: int | Value = 0, dtype: torch.dtype | None = None
+) -> Value:
+    """tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, ...) -> Tensor"""
+    return _triangle_indices(g, row, col, offset, dtype, upper=False)
 
 
 @onnx_symbolic("aten::_shape_as_tensor")

@@ -1,5 +1,5 @@
 """Gather and scatter: gather, scatter/scatter_add/scatter_reduce, index_select, take,
-index_fill/index_copy/index_add.
+take_along_dim, index_fill/index_copy/index_add.
 
 ONNX idioms: opset 9 has Gather and Scatter but no GatherElements/ScatterElements and no
 reduction on repeated indices before ScatterElements-16, so scatter with a reduction is a
@@ -9,7 +9,7 @@ one-hot contraction (``scatter_reduce``) that sums repeated indices exactly at e
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
@@ -332,6 +332,55 @@ def aten_take(g: GraphContext, self: Value, index: Value) -> Value:
     numel = h.prod_sizes(g, _sizes(g, self, "take"))
     flat = g.op("Reshape", self, g.constant([-1]))
     return g.op("Gather", flat, h.normalize_index(g, index, numel), axis=0)
+
+
+@onnx_symbolic("aten::take_along_dim")
+def aten_take_along_dim(g: GraphContext, self: Value, indices: Value, dim: int | None = None) -> Value:
+    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor: aten::gather's
+    static-size form (symbolic_opset11: GatherElements, any size)"""
+    return take_along_dim_with(g, self, indices, dim, aten_gather)
+
+
+def take_along_dim_with(
+    g: GraphContext,
+    self: Value,
+    indices: Value,
+    dim: int | None,
+    gather: Callable[[GraphContext, Value, int, Value], Value],
+) -> Value:
+    """Without a dim, a Gather from the flattened input (a 1-d result, as torch). With one,
+    ``gather`` (aten::gather of the opset) after torch's broadcast: every dim but ``dim``
+    broadcasts between the two (Expand broadcasts both ways: each is expanded to the other's
+    shape with ``dim`` set to 1)."""
+    index = h.cast(g, indices, ir.DataType.INT64)
+    if dim is None:
+        flat = g.op("Reshape", self, g.constant([-1]))
+        return g.op("Gather", flat, g.op("Reshape", index, g.constant([-1])), axis=0)
+    rank = h.known_rank(self, "take_along_dim")
+    dim = h.normalize_dim(dim, rank)
+    self_shape, index_shape = h.static_shape(self), h.static_shape(index)
+    if self_shape is not None and index_shape is not None:
+        others = torch.broadcast_shapes(
+            tuple(1 if a == dim else n for a, n in enumerate(self_shape)),
+            tuple(1 if a == dim else n for a, n in enumerate(index_shape)),
+        )
+        data_shape = [self_shape[dim] if a == dim else n for a, n in enumerate(others)]
+        taken_shape = [index_shape[dim] if a == dim else n for a, n in enumerate(others)]
+        data = self if data_shape == self_shape else g.op("Expand", self, g.constant(data_shape))
+        index = index if taken_shape == index_shape else g.op("Expand", index, g.constant(taken_shape))
+    else:
+        one = g.constant([1])
+        data = g.op("Expand", self, _with_one_at(g, index, dim, one))
+        index = g.op("Expand", index, _with_one_at(g, self, dim, one))
+    return gather(g, data, dim, index)
+
+
+def _with_one_at(g: GraphContext, x: Value, dim: int, one: Value) -> Value:
+    """x's shape with a 1 at ``dim``: what Expand broadcasts every other dim to."""
+    shape = h.shape_of(g, x)
+    rank = h.known_rank(x, "take_along_dim")
+    parts = [h.slice_static(g, shape, [0], [0], [dim]), one, h.slice_static(g, shape, [0], [dim + 1], [rank])]
+    return g.op("Concat", *parts, axis=0)
 
 
 @onnx_symbolic("aten::index_fill")

@@ -1,6 +1,6 @@
-"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear, _grouped_mm), diagonals and triangles,
-vector products (dot, mv, outer, cross, tensordot, einsum) and distances (cdist, pairwise,
-cosine similarity).
+"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear, _grouped_mm), diagonals (diagonal and its
+scatter, diag, diag_embed, trace) and triangles, vector products (dot, mv, outer, cross, tensordot,
+einsum, kron) and distances (cdist, pairwise, cosine similarity).
 
 ONNX idioms: linear keeps initializer weights transposed at export time (no Transpose node);
 einsum is lowered to MatMul/ReduceSum below opset 12, where Einsum appears; tril/triu are a
@@ -9,6 +9,7 @@ mask built from two aranges until Trilu-14.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -143,6 +144,51 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
     dim (constant for static sizes, computed otherwise), so every opset works. The diagonal
     comes last, as in torch.
     """
+    merged = _merged_diagonal_dims(g, self, offset, dim1, dim2)
+    return g.op("Gather", merged.flat, merged.positions, axis=merged.axis)
+
+
+@onnx_symbolic("aten::linalg_diagonal")
+def aten_linalg_diagonal(g: GraphContext, A: Value, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Value:  # noqa: N803 - schema name
+    """linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a):
+    aten::diagonal with the last two dims by default"""
+    return aten_diagonal(g, A, offset, dim1, dim2)
+
+
+@onnx_symbolic("aten::diagonal_scatter")
+def aten_diagonal_scatter(
+    g: GraphContext, self: Value, src: Value, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Value:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
+    The functional form of a write into a diagonal (``x.diagonal().fill_(0)``): the positions
+    aten::diagonal gathers from the merged dims receive ``src`` (a Scatter, ScatterElements
+    from opset 11), then the dims split and move back.
+    """
+    merged = _merged_diagonal_dims(g, self, offset, dim1, dim2)
+    src = h.cast(g, src, self.dtype) if self.dtype is not None else src
+    indices = g.op("Expand", merged.positions, h.shape_of(g, src))
+    written = h.scatter_elements(g, merged.flat, indices, src, merged.axis)
+    moved = g.op("Reshape", written, h.sizes_to_shape(g, merged.moved_sizes))
+    if merged.perm == list(range(len(merged.perm))):
+        return moved
+    inverse = sorted(range(len(merged.perm)), key=lambda i: merged.perm[i])
+    return g.op("Transpose", moved, perm=inverse)
+
+
+@dataclasses.dataclass(frozen=True)
+class _MergedDiagonal:
+    """``self`` with the two diagonal dims moved last (``perm``) and merged into one
+    (``flat``, at ``axis``), and the ``positions`` of the diagonal in the merged dim."""
+
+    flat: Value
+    axis: int
+    positions: Value
+    perm: list[int]
+    moved_sizes: list[int | Value]
+
+
+def _merged_diagonal_dims(g: GraphContext, self: Value, offset: int, dim1: int, dim2: int) -> _MergedDiagonal:
     rank = h.known_rank(self, "diagonal")
     d1, d2 = h.normalize_dim(dim1, rank), h.normalize_dim(dim2, rank)
     rows, cols = h.dim_size(g, self, d1), h.dim_size(g, self, d2)
@@ -170,7 +216,92 @@ def aten_diagonal(g: GraphContext, self: Value, offset: int = 0, dim1: int = 0, 
         steps = h.iota(g, length_v)
         row_start = g.op("Mul", g.op("Add", steps, g.constant(first_row)), as_value(cols))
         positions = g.op("Add", row_start, g.op("Add", steps, g.constant(first_col)))
-    return g.op("Gather", x, positions, axis=len(rest))
+    return _MergedDiagonal(x, len(rest), positions, perm, [*batch, rows, cols])
+
+
+@onnx_symbolic("aten::diag_embed")
+def aten_diag_embed(g: GraphContext, self: Value, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Value:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+
+    The last dim (n) becomes diagonal ``offset`` of new (n + |offset|)-square dims at dim1 (rows)
+    and dim2 (columns): the vector, padded with |offset| zeros, is broadcast along rows (offset
+    >= 0: row i holds element i) or columns, and a diagonal mask (constant for static sizes)
+    keeps it; the two new dims then move to dim1 and dim2.
+    """
+    rank = h.known_rank(self, "diag_embed") + 1
+    d1, d2 = h.normalize_dim(dim1, rank), h.normalize_dim(dim2, rank)
+    if d1 == d2:
+        raise ValueError("diag_embed needs two different dims")
+    zero = h.scalar_like(g, False if self.dtype == ir.DataType.BOOL else 0, self)
+    padded = self
+    if offset:
+        tail = g.op("Expand", zero, h.sizes_to_shape(g, [*_leading_sizes(g, self), abs(offset)]))
+        padded = g.op("Concat", self, tail, axis=rank - 2)
+    size = h.dim_size(g, padded, rank - 2)
+    mask = _diagonal_mask(g, size, offset)
+    spread = h.unsqueeze(g, padded, [rank - 1 if offset >= 0 else rank - 2])
+    square = h.where(g, mask, spread, zero)
+    batch = [p for p in range(rank) if p not in (d1, d2)]
+    perm = [0] * rank
+    for i, p in enumerate(batch):
+        perm[p] = i
+    perm[d1], perm[d2] = rank - 2, rank - 1
+    return square if perm == list(range(rank)) else g.op("Transpose", square, perm=perm)
+
+
+def _leading_sizes(g: GraphContext, x: Value) -> list[int | Value]:
+    return [h.dim_size(g, x, a) for a in range(h.known_rank(x, "diag_embed") - 1)]
+
+
+def _diagonal_mask(g: GraphContext, size: int | Value, offset: int) -> Value:
+    """A bool (size, size) mask of diagonal ``offset``: column - row == offset."""
+    if isinstance(size, int):
+        return g.constant(torch.ones(size, size, dtype=torch.bool).triu(offset).tril(offset))
+    steps = h.iota(g, size)
+    columns_minus_rows = g.op("Sub", h.unsqueeze(g, steps, [0]), h.unsqueeze(g, steps, [1]))
+    return g.op("Equal", columns_minus_rows, g.constant(offset))
+
+
+@onnx_symbolic("aten::diag")
+def aten_diag(g: GraphContext, self: Value, diagonal: int = 0) -> Value:
+    """diag(Tensor self, int diagonal=0) -> Tensor
+
+    A vector becomes a square matrix with it on diagonal ``diagonal`` (diag_embed); a matrix
+    gives that diagonal as a vector (aten::diagonal).
+    """
+    rank = h.known_rank(self, "diag")
+    if rank == 1:
+        return aten_diag_embed(g, self, diagonal, 0, 1)
+    if rank == 2:
+        return aten_diagonal(g, self, diagonal, 0, 1)
+    raise ValueError(f"diag takes a 1-d or 2-d tensor, not {rank}-d")
+
+
+@onnx_symbolic("aten::trace")
+def aten_trace(g: GraphContext, self: Value) -> Value:
+    """trace(Tensor self) -> Tensor: the sum of a matrix's main diagonal (integers sum in
+    int64, as torch)"""
+    if h.known_rank(self, "trace") != 2:
+        raise ValueError("trace takes a 2-d tensor")
+    return reductions.aten_sum(g, aten_diagonal(g, self, 0, 0, 1))
+
+
+@onnx_symbolic("aten::kron", promotion=Promotion(("self", "other")))
+def aten_kron(g: GraphContext, self: Value, other: Value) -> Value:
+    """kron(Tensor self, Tensor other) -> Tensor
+
+    The Kronecker product: both operands take the larger rank (leading ones), interleave
+    with unit dims (a: a0, 1, a1, 1, ...; b: 1, b0, 1, b1, ...), multiply by broadcasting and
+    merge each pair of dims (a0 * b0, a1 * b1, ...).
+    """
+    rank = max(h.known_rank(self, "kron"), h.known_rank(other, "kron"))
+    a, b = _unsqueeze_to_rank(g, self, rank), _unsqueeze_to_rank(g, other, rank)
+    if rank == 0:
+        return arithmetic.aten_mul(g, a, b)
+    merged = [h.mul_sizes(g, h.dim_size(g, a, i), h.dim_size(g, b, i)) for i in range(rank)]
+    a = h.unsqueeze(g, a, [2 * i + 1 for i in range(rank)])
+    b = h.unsqueeze(g, b, [2 * i for i in range(rank)])
+    return g.op("Reshape", arithmetic.aten_mul(g, a, b), h.sizes_to_shape(g, merged))
 
 
 def _triangle_mask(g: GraphContext, self: Value, diagonal: int | Value, upper: bool) -> Value:

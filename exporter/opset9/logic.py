@@ -1,5 +1,5 @@
 """Comparison and selection: eq/ne/lt/le/gt/ge, where (and its one-argument nonzero form), masked_fill, clamp, NaN/inf
-classification, elementwise maximum/minimum, logical ops.
+classification, isclose/allclose, isin, elementwise maximum/minimum, logical ops.
 
 ONNX idioms: Equal has no float kernel before opset 11 and Max/Min no integer one before 12, so
 comparisons go through opset-9 idioms (``h.equal``, ``h.comparable``); fmax/fmin and
@@ -237,12 +237,135 @@ def aten_isinf(g: GraphContext, self: Value) -> Value:
     return is_inf(g, self)
 
 
+def _is_infinity(g: GraphContext, self: Value, sign: float) -> Value:
+    if not h.is_floating(self):
+        return filled_like(g, self, False)
+    return h.equal(g, self, h.scalar_like(g, sign * float("inf"), self))
+
+
+@onnx_symbolic("aten::isposinf")
+def aten_isposinf(g: GraphContext, self: Value) -> Value:
+    """isposinf(Tensor self) -> Tensor: x == +inf (false for integers)"""
+    return _is_infinity(g, self, 1.0)
+
+
+@onnx_symbolic("aten::isneginf")
+def aten_isneginf(g: GraphContext, self: Value) -> Value:
+    """isneginf(Tensor self) -> Tensor: x == -inf (false for integers)"""
+    return _is_infinity(g, self, -1.0)
+
+
 @onnx_symbolic("aten::isfinite")
 def aten_isfinite(g: GraphContext, self: Value) -> Value:
     """isfinite(Tensor self) -> Tensor: |x| <= max finite, false for NaN"""
     if not h.is_floating(self):
         return filled_like(g, self, True)
     return g.op("Not", g.op("Or", g.op("IsNaN", self), is_inf(g, self)))
+
+
+def _close(g: GraphContext, a: Value, b: Value, rtol: float, atol: float, equal_nan: bool) -> Value:
+    """torch's isclose: equal, or (with equal_nan) both NaN, or a finite ``|a - b|`` within
+    ``atol + |rtol * b|``. Like torch, integers subtract exactly and compare with the tolerance
+    in float32, bools count as float32; half and bfloat16 compute in float32 (torch rounds
+    the tolerance to half: a difference only exactly at the boundary)."""
+    close = h.equal(g, a, b)
+    if equal_nan and h.is_floating(a):
+        close = g.op("Or", close, g.op("And", g.op("IsNaN", a), g.op("IsNaN", b)))
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype in (ir.DataType.BOOL, ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        a, b = h.cast(g, a, ir.DataType.FLOAT), h.cast(g, b, ir.DataType.FLOAT)
+    wide = b if h.is_floating(b) else h.cast(g, b, ir.DataType.FLOAT)
+    allowed = g.op("Add", h.scalar_like(g, atol, wide), g.op("Abs", g.op("Mul", h.scalar_like(g, rtol, wide), wide)))
+    actual = g.op("Abs", g.op("Sub", a, b))
+    within = h.less_or_equal(g, h.cast(g, actual, wide.dtype), allowed)
+    if h.is_floating(a):
+        within = g.op("And", within, aten_isfinite(g, actual))
+    return g.op("Or", close, within)
+
+
+@onnx_symbolic("aten::isclose", promotion=Promotion(("self", "other"), Result.BOOL))
+def aten_isclose(
+    g: GraphContext, self: Value, other: Value, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Value:
+    """isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"""
+    return _close(g, self, other, rtol, atol, equal_nan)
+
+
+@onnx_symbolic("aten::allclose")
+def aten_allclose(
+    g: GraphContext, self: Value, other: Value, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Value:
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool
+
+    Scripted code reads it as a bool: a 0-d ONNX bool, true when every (broadcast) pair is
+    close. (A trace records no node: the bool is a constant of the example.)"""
+    close = h.cast(g, _close(g, self, other, rtol, atol, equal_nan), ir.DataType.INT32)
+    return h.cast(g, h.reduce(g, "ReduceMin", close, None, False), ir.DataType.BOOL)
+
+
+def _common_operands(
+    g: GraphContext, a: Value | float | int | bool, b: Value | float | int | bool
+) -> tuple[Value, Value]:
+    """Both operands of isin as tensors of torch's promoted dtype (either may be a number)."""
+
+    def example(x: Value | float | int | bool) -> torch.Tensor | float | int | bool:
+        return torch.empty((), dtype=tensors.to_torch_dtype(x.dtype)) if isinstance(x, ir.Value) else x
+
+    dtype = h.ir_dtype(torch.result_type(example(a), example(b)))
+
+    def operand(x: Value | float | int | bool) -> Value:
+        if isinstance(x, ir.Value):
+            return h.cast(g, x, dtype)
+        return g.constant(torch.tensor(x, dtype=tensors.to_torch_dtype(dtype)))
+
+    return operand(a), operand(b)
+
+
+def _isin(g: GraphContext, elements: Value | float | int, tests: Value | float | int, invert: bool) -> Value:
+    """Each element against every test element (an elements x tests comparison, in the promoted
+    dtype): a count of equal ones above 0, so no test elements gives false and NaN is in
+    nothing, as torch. (``assume_unique`` only lets torch pick a faster algorithm.)"""
+    x, tests = _common_operands(g, elements, tests)
+    rank = h.known_rank(x, "isin")
+    flat = g.op("Reshape", tests, g.constant([-1]))
+    hits = h.cast(g, h.equal(g, h.unsqueeze(g, x, [rank]), flat), ir.DataType.INT32)
+    found = g.op(
+        "Greater", h.reduce(g, "ReduceSum", hits, [rank], False), g.constant(torch.tensor(0, dtype=torch.int32))
+    )
+    return g.op("Not", found) if invert else found
+
+
+@onnx_symbolic("aten::isin.Tensor_Tensor")
+def aten_isin(
+    g: GraphContext, elements: Value, test_elements: Value, assume_unique: bool = False, invert: bool = False
+) -> Value:
+    """isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, elements, test_elements, invert)
+
+
+@onnx_symbolic("aten::isin.Tensor_Scalar")
+def aten_isin_tensor_scalar(
+    g: GraphContext,
+    elements: Value,
+    test_element: Value | float | int,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Value:
+    """isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, elements, test_element, invert)
+
+
+@onnx_symbolic("aten::isin.Scalar_Tensor")
+def aten_isin_scalar_tensor(
+    g: GraphContext,
+    element: Value | float | int,
+    test_elements: Value,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Value:
+    """isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"""
+    return _isin(g, element, test_elements, invert)
 
 
 @onnx_symbolic("aten::nan_to_num")

@@ -1,6 +1,6 @@
 """Reductions, norms and statistics: sum/mean/prod, all/any, max/min with and without indices,
-argmax/argmin, amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix
-norms, histc.
+argmax/argmin, amax/amin, logsumexp, cumsum/cumprod, trapezoid/trapz, var/std (and _mean),
+vector and matrix norms, histc.
 
 ONNX idioms: Reduce* through ``h.reduce`` (axes become an input at 13 for ReduceSum, 18 for the
 rest); onnxruntime lacks Reduce*/ArgMax kernels for bool and narrow integers at low opsets, so
@@ -10,12 +10,13 @@ those widen to int32 (``widened``); NaN propagates as in torch through explicit 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.op_facts import Quantized
@@ -68,6 +69,51 @@ def aten_sum(
     else:
         x = self
     return h.reduce(g, "ReduceSum", x, _reduce_dims(dim), keepdim)
+
+
+def _without_nan(g: GraphContext, x: Value) -> Value:
+    if not h.is_floating(x):
+        return x
+    return g.op("Where", g.op("IsNaN", x), h.scalar_like(g, 0.0, x), x)
+
+
+@onnx_symbolic("aten::nansum")
+def aten_nansum(
+    g: GraphContext,
+    self: Value,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Value:
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor:
+    the sum with NaN counted as 0 (integers sum as in aten::sum)"""
+    return aten_sum(g, _without_nan(g, self), dim, keepdim, dtype)
+
+
+@onnx_symbolic("aten::nanmean")
+def aten_nanmean(
+    g: GraphContext,
+    self: Value,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Value:
+    """nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor:
+    the sum without NaNs over their count, as torch (an all-NaN slice gives 0 / 0 = NaN)"""
+    x = h.cast(g, self, h.ir_dtype(dtype)) if dtype is not None else self
+    kept = h.cast(g, g.op("Not", g.op("IsNaN", x)), x.dtype)
+    dims = _reduce_dims(dim)
+    total = h.reduce(g, "ReduceSum", _without_nan(g, x), dims, keepdim)
+    return g.op("Div", total, h.reduce(g, "ReduceSum", kept, dims, keepdim))
+
+
+@onnx_symbolic("aten::count_nonzero")
+def aten_count_nonzero(g: GraphContext, self: Value, dim: int | Sequence[int] | None = None) -> Value:
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor; count_nonzero(Tensor self,
+    int? dim=None): an int64 count (NaN is nonzero)"""
+    flags = h.cast(g, g.op("Not", h.equal(g, self, h.scalar_like(g, 0, self))), ir.DataType.INT64)
+    dims = [dim] if isinstance(dim, int) else _reduce_dims(dim)
+    return h.reduce(g, "ReduceSum", flags, dims, False)
 
 
 # dtypes without Reduce*/ArgMax kernels in onnxruntime at some opset in 9..26.
@@ -226,24 +272,34 @@ def _norm_operand(g: GraphContext, x: Value, dtype: torch.dtype | None) -> Value
     return h.cast(g, x, h.ir_dtype(dtype)) if dtype is not None else x
 
 
-def _scan(g: GraphContext, op_type: str, x: Value, dim: int, what: str) -> Value:
-    """Inclusive scan (Add: cumsum, Mul: cumprod) along a dim of static size, in
-    ceil(log2(n)) rounds of y[i] = y[i] (op) y[i - k] for i >= k, k = 1, 2, 4, ...
+Combine = Callable[[list[Value], list[Value]], list[Value]]
+
+
+def scan(g: GraphContext, combine: Combine, xs: Sequence[Value], dim: int, what: str) -> list[Value]:
+    """Inclusive scan of the tensors ``xs`` (equal shapes, scanned together: a value and its
+    index) along a dim of static size, in ceil(log2(n)) rounds of y[i] = combine(y[i - k],
+    y[i]) for i >= k, k = 1, 2, 4, ...; ``combine(earlier, later)`` must be associative.
 
     Only Slice and Concat are used, so it works at every opset and keeps infinities intact
     (a MatMul with a triangular ones matrix would turn inf * 0 into NaN).
     """
-    size = h.dim_size(g, x, dim)
+    size = h.dim_size(g, xs[0], dim)
     if not isinstance(size, int):
         raise NeedsExportTimeValue(f"{what} along a dim whose size is only known at run time is not supported")
+    ys = list(xs)
     step = 1
     while step < size:
-        head = h.slice_static(g, x, [dim], [0], [step])
-        shifted = h.slice_static(g, x, [dim], [0], [size - step])
-        tail = h.slice_static(g, x, [dim], [step], [size])
-        x = g.op("Concat", head, g.op(op_type, tail, shifted), axis=dim)
+        heads = [h.slice_static(g, y, [dim], [0], [step]) for y in ys]
+        shifted = [h.slice_static(g, y, [dim], [0], [size - step]) for y in ys]
+        tails = [h.slice_static(g, y, [dim], [step], [size]) for y in ys]
+        ys = [g.op("Concat", head, part, axis=dim) for head, part in zip(heads, combine(shifted, tails), strict=True)]
         step *= 2
-    return x
+    return ys
+
+
+def _scan(g: GraphContext, op_type: str, x: Value, dim: int, what: str) -> Value:
+    """Inclusive scan with an elementwise ONNX op (Add: cumsum, Mul: cumprod)."""
+    return scan(g, lambda earlier, later: [g.op(op_type, later[0], earlier[0])], [x], dim, what)[0]
 
 
 def cumulative_operand(g: GraphContext, self: Value, dtype: torch.dtype | None) -> tuple[Value, ir.DataType]:
@@ -407,6 +463,58 @@ def aten_histc(g: GraphContext, self: Value, bins: int = 100, min: float = 0, ma
     index = g.op("Where", inside, index, g.constant(-1))  # outside: matches no bin
     one_hot = g.op("Equal", h.unsqueeze(g, index, [1]), g.constant(torch.arange(bins).unsqueeze(0)))
     return h.cast(g, h.reduce(g, "ReduceSum", h.cast_like(g, one_hot, x), [0], False), self.dtype)
+
+
+def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) -> Value:
+    """The trapezoid rule along ``dim``: the sum of (y[i + 1] + y[i]) / 2 times the spacing
+    (``dx``, or x's differences along ``dim``: a 1-d x lies along ``dim``, a lower-rank x gains
+    leading dims). Slices rather than torch's sum-minus-ends, so 0 or 1 samples give 0 at
+    sizes known only at run time too. Integers give float32 (torch's default dtype), half
+    computes in float32."""
+    rank = h.known_rank(y, "trapezoid")
+    dim = h.normalize_dim(dim, rank)
+    promoted = tensors.to_torch_dtype(y.dtype)
+    if x is not None:
+        promoted = torch.promote_types(promoted, tensors.to_torch_dtype(x.dtype))
+    result = h.ir_dtype(promoted if promoted.is_floating_point else torch.float32)
+    compute = ir.DataType.FLOAT if result in HALF_DTYPES else result
+    y = h.cast(g, y, compute)
+    heights = g.op(
+        "Add",
+        h.slice_static(g, y, [dim], [1], [h.INT64_MAX]),
+        h.slice_static(g, y, [dim], [0], [-1]),
+    )
+    if x is None:
+        area = g.op("Mul", h.reduce(g, "ReduceSum", heights, [dim], False), h.scalar_like(g, dx / 2, heights))
+        return h.cast(g, area, result)
+    x_rank = h.known_rank(x, "trapezoid")
+    if x_rank == 1 and rank > 1:
+        x = g.op("Reshape", x, g.constant(h.axis_shape(rank, dim)))
+    elif x_rank < rank:
+        x = h.unsqueeze(g, x, list(range(rank - x_rank)))
+    spacing = g.op(
+        "Sub",
+        h.slice_static(g, x, [dim], [1], [h.INT64_MAX]),
+        h.slice_static(g, x, [dim], [0], [-1]),
+    )
+    doubled = h.reduce(g, "ReduceSum", g.op("Mul", h.cast(g, spacing, compute), heights), [dim], False)
+    return h.cast(g, g.op("Div", doubled, h.scalar_like(g, 2, doubled)), result)
+
+
+@onnx_symbolic("aten::trapezoid.x")
+@onnx_symbolic("aten::trapz.x")
+def aten_trapezoid_x(g: GraphContext, y: Value, x: Value, dim: int = -1) -> Value:
+    """trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor; trapz.x: the integral of y
+    sampled at x (_trapezoid)"""
+    return _trapezoid(g, y, x, 1.0, dim)
+
+
+@onnx_symbolic("aten::trapezoid.dx")
+@onnx_symbolic("aten::trapz.dx")
+def aten_trapezoid_dx(g: GraphContext, y: Value, dx: float = 1.0, dim: int = -1) -> Value:
+    """trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor; trapz.dx: samples ``dx``
+    apart (_trapezoid)"""
+    return _trapezoid(g, y, None, dx, dim)
 
 
 @onnx_symbolic("aten::cumsum")

@@ -1,5 +1,5 @@
 """Shape and layout: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze,
-expand, size, flip, roll, pixel_shuffle.
+expand, size, flip, rot90, roll, pixel_shuffle.
 
 ONNX idioms: target shapes are built from the sizes known at export time, or from Shape
 arithmetic where a size is only known at run time; flip and roll gather with constant reversed
@@ -164,6 +164,34 @@ def aten_t(g: GraphContext, self: Value) -> Value:
     return g.op("Transpose", self, perm=[1, 0])
 
 
+def _last_two_swapped(g: GraphContext, self: Value, what: str) -> Value:
+    rank = h.known_rank(self, what)
+    if rank < 2:
+        raise ValueError(f"{what} needs a tensor of at least 2 dims")
+    return g.op("Transpose", self, perm=[*range(rank - 2), rank - 1, rank - 2])
+
+
+@onnx_symbolic("aten::mT", quantized=Quantized.INTEGERS)
+def aten_mT(g: GraphContext, self: Value) -> Value:  # noqa: N802 - torch's name
+    """mT(Tensor(a) self) -> Tensor(a): the last two dims swapped (a batch of matrices transposed)"""
+    return _last_two_swapped(g, self, "mT")
+
+
+@onnx_symbolic("aten::mH", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::adjoint", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::matrix_H", quantized=Quantized.INTEGERS)
+def aten_adjoint(g: GraphContext, self: Value) -> Value:
+    """adjoint(Tensor(a) self) -> Tensor(a); mH, matrix_H: the conjugate transpose, which for
+    the real tensors ONNX has is mT"""
+    return _last_two_swapped(g, self, "adjoint")
+
+
+@onnx_symbolic("aten::ravel", quantized=Quantized.INTEGERS)
+def aten_ravel(g: GraphContext, self: Value) -> Value:
+    """ravel(Tensor(a) self) -> Tensor(a): flatten to 1-d (a 0-d tensor gives one element)"""
+    return g.op("Reshape", self, g.constant([-1]))
+
+
 @onnx_symbolic("aten::contiguous", quantized=Quantized.INTEGERS)
 def aten_contiguous(g: GraphContext, self: Value) -> Value:
     """contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a): layout only"""
@@ -323,6 +351,34 @@ def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:
         return h.gather_constant(g, x, torch.arange(size - 1, -1, -1), dim)
     last = g.op("Sub", size, g.constant(1))
     return g.op("Gather", x, g.op("Sub", last, h.iota(g, size)), axis=dim)
+
+
+@onnx_symbolic("aten::rot90")
+def aten_rot90(g: GraphContext, self: Value, k: int = 1, dims: Sequence[int] = (0, 1)) -> Value:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor (rot90_with)"""
+    return rot90_with(g, self, k, dims, _flip_dim)
+
+
+def rot90_with(
+    g: GraphContext, self: Value, k: int, dims: Sequence[int], flip_dim: Callable[[GraphContext, Value, int], Value]
+) -> Value:
+    """Quarter turns from dims[0] towards dims[1], as torch composes them: k mod 4 = 1 flips
+    dims[1] then swaps the two, 2 flips both, 3 flips dims[0] then swaps."""
+    rank = h.known_rank(self, "rot90")
+    if len(dims) != 2 or rank < 2:
+        raise ValueError(f"rot90 takes two dims of a tensor of rank >= 2, not dims={list(dims)} at rank {rank}")
+    first, second = (h.normalize_dim(d, rank) for d in dims)
+    if first == second:
+        raise ValueError(f"rot90 takes two different dims, not {list(dims)}")
+    turns = k % 4
+    if turns == 0:
+        return self
+    if turns == 2:
+        return flip_with(g, self, [first, second], flip_dim)
+    flipped = flip_dim(g, self, second if turns == 1 else first)
+    perm = list(range(rank))
+    perm[first], perm[second] = second, first
+    return g.op("Transpose", flipped, perm=perm)
 
 
 @onnx_symbolic("aten::movedim")

@@ -208,3 +208,122 @@ def aten_searchsorted(
         below = g.op("Or", below, g.op("IsNaN", column))
     count = h.reduce(g, "ReduceSum", h.cast(g, below, ir.DataType.INT64), [rank], False)
     return h.cast(g, count, ir.DataType.INT32 if out_int32 else ir.DataType.INT64)
+
+
+# -- median ---------------------------------------------------------------------------------------
+
+
+def median_with(
+    g: GraphContext, self: Value, dim: int | None, keepdim: bool, topk: TopK, *, ignore_nan: bool
+) -> tuple[Value, Value]:
+    """The lower median along ``dim`` (None: of every element, 0-d) and its index, from the
+    stable ascending order a ``topk`` of the whole dim gives (NaN last, ties lowest index first).
+
+    torch returns the ((n - 1) // 2)-th smallest element; among equal elements its CPU kernel
+    picks the one the stable order puts there (checked on random ties; torch documents no rule).
+    median with a NaN in the row returns NaN and the first NaN's index; nanmedian takes the
+    lower median of the non-NaN elements. An all-NaN row gives NaN, at index 0 here; torch's
+    index there is whatever its selection leaves (0 for rows of up to 3, 2 for 4 or 5, ...): the
+    one known divergence. The value is read from the input at the chosen index, so it is exact.
+    """
+    x, axis = (g.op("Reshape", self, g.constant([-1])), 0) if dim is None else (self, dim)
+    rank = h.known_rank(x, "median")
+    if rank == 0:
+        return self, g.constant(torch.tensor(0))
+    axis = h.normalize_dim(axis, rank)
+    order = sort_with(g, _median_key(g, x), axis, False, topk)[1]
+    size = h.dim_size(g, x, axis)
+    position: int | Value = (
+        (size - 1) // 2 if isinstance(size, int) else g.op("Div", g.op("Sub", size, g.constant(1)), g.constant(2))
+    )
+    nan_count = None
+    if h.is_floating(x):
+        nan_count = h.reduce(g, "ReduceSum", h.cast(g, g.op("IsNaN", x), ir.DataType.INT64), [axis], True)
+        size_v = g.constant(size) if isinstance(size, int) else size
+        if ignore_nan:
+            # the lower median of the first count = n - nan_count sorted elements, 0 when none
+            below = g.op("Sub", g.op("Sub", size_v, nan_count), g.constant(1))
+            below = g.op("Where", g.op("Less", below, g.constant(0)), g.constant(0), below)
+            position = g.op("Div", below, g.constant(2))
+        else:
+            # the first NaN sorts to n - nan_count
+            first_nan = g.op("Sub", size_v, nan_count)
+            position_v = g.constant(position) if isinstance(position, int) else position
+            position = g.op("Where", g.op("Greater", nan_count, g.constant(0)), first_nan, position_v)
+    index = _pick(g, order, position, axis, size, keepdim=True)
+    values = _pick_by_index(g, x, index, axis, size)
+    if not keepdim:
+        index, values = h.squeeze(g, index, [axis]), h.squeeze(g, values, [axis])
+    return values, index
+
+
+def _median_key(g: GraphContext, x: Value) -> Value:
+    """A sort key without NaN that orders like torch: NaN above +inf. The floats widen to double,
+    where +inf becomes 1e300 (above every float32) and NaN +inf; a double's +inf becomes the
+    largest double (a tie with that one value only). TopK's own NaN handling then never
+    matters: below opset 11 with sizes known at run time it ties NaN with +inf."""
+    if not h.is_floating(x):
+        return x
+    work = h.cast(g, x, ir.DataType.DOUBLE)
+    big = 1e300 if x.dtype != ir.DataType.DOUBLE else torch.finfo(torch.float64).max
+    # +inf is what exceeds the largest double (Greater takes doubles at every opset, Equal from 11)
+    above = g.op("Greater", work, h.scalar_like(g, torch.finfo(torch.float64).max, work))
+    work = g.op("Where", above, h.scalar_like(g, big, work), work)
+    return g.op("Where", g.op("IsNaN", work), h.scalar_like(g, math.inf, work), work)
+
+
+def _one_hot_along(g: GraphContext, position: Value, axis: int, size: int | Value, rank: int) -> Value:
+    """A bool mask, true where the position along ``axis`` equals ``position`` (kept dims)."""
+    steps = h.iota(g, size)
+    steps = g.op("Reshape", steps, g.constant(h.axis_shape(rank, axis))) if rank > 1 else steps
+    return g.op("Equal", steps, h.cast(g, position, ir.DataType.INT64))
+
+
+def _pick(g: GraphContext, x: Value, position: int | Value, axis: int, size: int | Value, *, keepdim: bool) -> Value:
+    """x at ``position`` along ``axis`` (one position for every row when an int, else one per
+    row in the kept-dims shape): a Gather, or a one-hot mask summed over the axis (every opset
+    has it; GatherElements needs 11)."""
+    if isinstance(position, int):
+        picked = g.op("Gather", x, g.constant([position]), axis=axis)
+        return picked if keepdim else h.squeeze(g, picked, [axis])
+    mask = _one_hot_along(g, position, axis, size, h.known_rank(x, "median"))
+    return h.reduce(g, "ReduceSum", g.op("Where", mask, x, h.scalar_like(g, 0, x)), [axis], keepdim)
+
+
+def _pick_by_index(g: GraphContext, x: Value, index: Value, axis: int, size: int | Value) -> Value:
+    """The elements of ``x`` at ``index`` along ``axis`` (one per row, kept dims): a NaN stays NaN."""
+    mask = _one_hot_along(g, index, axis, size, h.known_rank(x, "median"))
+    if x.dtype in (ir.DataType.FLOAT16, ir.DataType.BFLOAT16):
+        work = h.cast(g, x, ir.DataType.FLOAT)
+    elif not h.is_floating(x) and x.dtype not in (ir.DataType.INT32, ir.DataType.INT64):
+        work = h.cast(g, x, ir.DataType.INT64)  # ReduceSum's integer kernels
+    else:
+        work = x
+    picked = h.reduce(g, "ReduceSum", g.op("Where", mask, work, h.scalar_like(g, 0, work)), [axis], True)
+    return h.cast(g, picked, x.dtype)
+
+
+@onnx_symbolic("aten::median")
+def aten_median(g: GraphContext, self: Value) -> Value:
+    """median(Tensor self) -> Tensor: the lower median of every element (median_with). TopK
+    takes k as an attribute at opset 9, so the element count must be known at export time;
+    symbolic_opset10/11 lift that and sort integers natively."""
+    return median_with(g, self, None, False, _topk_static_k, ignore_nan=False)[0]
+
+
+@onnx_symbolic("aten::median.dim")
+def aten_median_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
+    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=False)
+
+
+@onnx_symbolic("aten::nanmedian")
+def aten_nanmedian(g: GraphContext, self: Value) -> Value:
+    """nanmedian(Tensor self) -> Tensor: the lower median of the non-NaN elements (median_with)"""
+    return median_with(g, self, None, False, _topk_static_k, ignore_nan=True)[0]
+
+
+@onnx_symbolic("aten::nanmedian.dim")
+def aten_nanmedian_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
+    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=True)

@@ -2,8 +2,8 @@
 
 ``y = x.add_(1)`` becomes ``y = add(x, 1)``, and every later read of ``x`` reads ``y``: ONNX
 values are immutable, so the mutation must become data flow. A write into a view (``x[0].add_(1)``,
-``x[:, 1:3] = v``) is written back into the viewed tensor with slice_scatter/select_scatter
-(or the inverse reshape/transpose), and a write inside an If or Loop leaves the block as an
+``x[:, 1:3] = v``, ``x.diagonal().fill_(0)``) is written back into the viewed tensor with the
+inverse of each view op (write_back.py), and a write inside an If or Loop leaves the block as an
 extra output or loop-carried value.
 """
 
@@ -19,7 +19,16 @@ import torch
 from exporter import promotion
 from exporter.errors import ExporterError
 from exporter.op_facts import Result
-from exporter.passes.common import schema_of, walk
+from exporter.passes.common import walk
+from exporter.passes.write_back import (
+    Cursor,
+    UnsupportedWrite,
+    ViewStep,
+    retake,
+    view_step,
+    views_taken_from,
+    write_back,
+)
 from exporter.registry import REGISTRY
 from exporter.ts_graph import locator
 
@@ -62,200 +71,101 @@ def is_inplace(node: torch._C.Node) -> bool:
     return _has_functional(_FUNCTIONAL_NAME.get(kind, kind[:-1]))
 
 
-# Views whose writes can be threaded back into their base, and how.
-_RESHAPING_VIEWS = frozenset(
-    {
-        "aten::view",
-        "aten::reshape",
-        "aten::flatten",
-        "aten::unflatten",
-        "aten::view_as",
-        "aten::reshape_as",
-        "aten::squeeze",
-        "aten::unsqueeze",
-    }
-)
-_IDENTITY_VIEWS = frozenset({"aten::detach", "aten::alias", "aten::contiguous"})
-_NOT_VIEWS = frozenset({"aten::to", "aten::type_as", "aten::expand", "aten::expand_as"})
-
-
-_TRANSPOSING_VIEWS = frozenset({"aten::permute", "aten::transpose", "aten::t", "aten::numpy_T"})
-
-
-def _is_contiguous(type_: torch._C.Type) -> bool | None:
-    """Whether a traced tensor type's recorded strides are row-major (None when not recorded)."""
-    if not isinstance(type_, torch._C.TensorType):
-        return None
-    sizes, strides = type_.sizes(), type_.strides()
-    if sizes is None or strides is None or None in sizes or None in strides:
-        return None
-    expected = 1
-    for size, stride in reversed(list(zip(sizes, strides))):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def _contiguous_copies(node: torch._C.Node) -> bool:
-    """Whether ``contiguous()`` copied its input (so writes into its result stay there): the
-    input's traced strides are not row-major, or (no strides recorded) it is a transposed view."""
-    source = node.inputsAt(0)
-    contiguous = _is_contiguous(source.type())
-    if contiguous is not None:
-        return not contiguous
-    return source.node().kind() in _TRANSPOSING_VIEWS
-
-
-def _is_view(node: torch._C.Node) -> bool:
-    """Whether ``node`` returns an alias of its first input (select, slice, view, ...)."""
-    if node.kind() in _NOT_VIEWS or not node.kind().startswith("aten::"):
-        return False
-    if node.kind() == "aten::contiguous" and _contiguous_copies(node):
-        return False
-    schema = schema_of(node)
-    if schema is None or not schema.returns:
-        return False
-    text = str(schema)
-    head, _, returns = text.partition(" -> ")
-    return "(a)" in returns and "(a!)" not in head
-
-
-class _Cursor:
-    """Inserts TorchScript nodes one after another, starting after ``anchor``."""
-
-    def __init__(self, graph: torch._C.Graph, anchor: torch._C.Node) -> None:
-        self.graph = graph
-        self.last = anchor
-
-    def constant(self, value: object) -> torch._C.Value:
-        out = self.graph.insertConstant(value)
-        out.node().moveAfter(self.last)
-        self.last = out.node()
-        return out
-
-    def node(
-        self, kind: str, inputs: list[torch._C.Value], like: torch._C.Node, type_: torch._C.Type | None = None
-    ) -> torch._C.Value:
-        node = self.graph.create(kind, inputs, 1)
-        node.insertAfter(self.last)
-        node.copyMetadata(like)
-        if type_ is not None:
-            node.output().setType(type_)
-        self.last = node
-        return node.output()
-
-
-def _constant_ints(value: torch._C.Value) -> list[int] | None:
-    """An int list known at export time: a constant, or a ListConstruct of int constants."""
-    constant = value.toIValue()
-    if constant is not None:
-        return list(constant)
-    node = value.node()
-    if node.kind() != "prim::ListConstruct":
-        return None
-    items = [item.toIValue() for item in node.inputs()]
-    return items if all(isinstance(item, int) for item in items) else None
-
-
-def _is_full_slice(bounds: list[torch._C.Value]) -> bool:
-    """Whether slice(start, end, step) bounds take a whole dim: [0 or None, >= INT64_MAX or None, 1]."""
-    start, end, step = (bound.toIValue() if bound.node().kind() == "prim::Constant" else "?" for bound in bounds)
-    return start in (None, 0) and (end is None or (isinstance(end, int) and end >= 2**63 - 1)) and step == 1
-
-
-def _write_back(cursor: _Cursor, view: torch._C.Node, updated: torch._C.Value) -> torch._C.Value:
-    """The base of ``view`` with the view's elements replaced by ``updated``."""
-    kind = view.kind()
-    inputs = list(view.inputs())
-    base = inputs[0]
-    if kind == "aten::slice" and _is_full_slice(inputs[2:5]):
-        # x[:, :, 0] records slices over whole dims: their write-back is the value itself,
-        # whatever the size (no slice_scatter with bounds known only at run time)
-        return updated
-    if kind == "aten::slice":
-        out = cursor.node("aten::slice_scatter", [base, updated, *inputs[1:5]], view)
-    elif kind == "aten::select":
-        out = cursor.node("aten::select_scatter", [base, updated, *inputs[1:3]], view)
-    elif kind == "aten::narrow":
-        end = cursor.node("aten::add", [inputs[2], inputs[3]], view, torch._C.IntType.get())
-        out = cursor.node("aten::slice_scatter", [base, updated, inputs[1], inputs[2], end, cursor.constant(1)], view)
-    elif kind in _RESHAPING_VIEWS:
-        sizes = cursor.node("aten::size", [base], view, torch._C.ListType.ofInts())
-        out = cursor.node("aten::reshape", [updated, sizes], view)
-    elif kind == "aten::transpose":
-        out = cursor.node("aten::transpose", [updated, inputs[1], inputs[2]], view)
-    elif kind in ("aten::t", "aten::numpy_T"):
-        out = (
-            cursor.node("aten::t", [updated], view)
-            if kind == "aten::t"
-            else cursor.node("aten::numpy_T", [updated], view)
-        )
-    elif kind == "aten::permute":
-        dims = _constant_ints(inputs[1])
-        if dims is None:
-            raise _Unsupported(
-                view,
-                "writes through aten::permute at {where}, which needs the permutation known at export "
-                "time (the sizes may be dynamic)",
-            )
-        rank = len(dims)
-        order = [d % rank for d in dims]
-        inverse = sorted(range(rank), key=lambda i: order[i])
-        out = cursor.node("aten::permute", [updated, cursor.constant(inverse)], view)
-    elif kind in _IDENTITY_VIEWS:
-        return updated
-    else:
-        raise _Unsupported(
-            view,
-            f"writes through {kind} at {{where}}, whose write-back into the viewed tensor is not "
-            "supported; write into a clone instead",
-        )
-    out.setType(base.type())
-    return out
-
-
-def _view_chain(value: torch._C.Value, written: set[int]) -> tuple[list[torch._C.Node], torch._C.Value]:
+def _view_chain(value: torch._C.Value, written: set[int]) -> tuple[list[ViewStep], torch._C.Value]:
     """The views ``value`` is taken through (outermost first) and the tensor they view.
 
     A value in ``written`` (by ``unique()``) is a new value this pass made for a mutated tensor:
     a root, even when made by a view op (the inverse transpose of a write-back, ``transpose_``).
     """
-    chain: list[torch._C.Node] = []
-    while value.unique() not in written and _is_view(value.node()):
-        chain.append(value.node())
-        value = value.node().inputsAt(0)
+    chain: list[ViewStep] = []
+    while value.unique() not in written:
+        step = view_step(value)
+        if step is None:
+            break
+        chain.append(step)
+        value = step.base
     return chain, value
 
 
 def _functionalize_views(
     graph: torch._C.Graph,
-    target: torch._C.Value,
+    writer: torch._C.Node,
     anchor: torch._C.Node,
     updated: torch._C.Value,
     written: set[int],
 ) -> torch._C.Value:
-    """Propagate the new value of a view to the tensor it views, level by level; returns the
-    value later reads of ``target`` see.
+    """Propagate the new value of ``writer``'s target (a view, or a tensor) to the tensor it
+    views, level by level; returns the value later reads of the target see.
 
     ``y[:, 1:3] = v`` records copy_ into slice(slice(y)); the copy's result is written back
-    with slice_scatter into each base in turn (a permute's write-back is the inverse permute:
-    it needs no sizes), and every later read of the root sees the written value. The views
-    themselves are then taken again from the new root, so a later read of a view sees the
+    with slice_scatter into each base in turn (write_back.py: the inverse of each view op),
+    and every later read of the root sees the written value. Every view taken from the root
+    before the write (the written chain and any other: ``flat = y.view(-1)`` read after
+    ``y[0] += 1``) is then taken again from the new root, so a later read of a view sees the
     write and a later write through it (``z = y.t(); z.add_(1); z[0] += 1``) still reaches
-    the root.
+    the root. Only views read after the write leave the blocks the write sits in.
     """
+    target = writer.inputsAt(0)
     chain, root = _view_chain(target, written)
-    cursor = _Cursor(graph, anchor)
-    for view in chain:
-        updated = _write_back(cursor, view, updated)
+    cursor = Cursor(graph, anchor)
+    for step in chain:
+        updated = write_back(cursor, step, updated)
     written.add(updated.unique())
+    # the views are found as reads of the root, before threading the root out of a Loop
+    # makes the reads in its body read the loop-carried value
+    renewed = _retake_views(cursor, root, updated, anchor)
     _thread_out(root, cursor.last, updated)
-    for view in reversed(chain):
-        inputs = [updated, *list(view.inputs())[1:]]
-        updated = cursor.node(view.kind(), inputs, view, view.output().type())
-        _thread_out(view.output(), cursor.last, updated)
-    return updated
+    for old, new in renewed.values():
+        if _read_after(old, cursor.last, writer):
+            _thread_out(old, cursor.last, new)
+    return renewed[target.unique()][1] if chain else updated
+
+
+def _retake_views(
+    cursor: Cursor, root: torch._C.Value, new_root: torch._C.Value, anchor: torch._C.Node
+) -> dict[int, tuple[torch._C.Value, torch._C.Value]]:
+    """Every view of ``root`` taken before ``anchor`` (in its block or an enclosing one), and
+    the views of those, taken again from ``new_root``: (old value, new value) by the old
+    value's ``unique()``."""
+    renewed: dict[int, tuple[torch._C.Value, torch._C.Value]] = {}
+    pending = [(root, new_root)]
+    while pending:
+        old, new = pending.pop()
+        for node in views_taken_from(old):
+            if not _taken_before(node, anchor):
+                continue
+            for old_view, new_view in retake(cursor, node, new, lambda item: _taken_before(item, anchor)):
+                renewed[old_view.unique()] = (old_view, new_view)
+                if isinstance(old_view.type(), torch._C.TensorType):
+                    pending.append((old_view, new_view))
+    return renewed
+
+
+def _taken_before(node: torch._C.Node, anchor: torch._C.Node) -> bool:
+    """Whether ``node`` runs before ``anchor``, in ``anchor``'s block or one enclosing it."""
+    enclosing = _ancestor_in(anchor, node.owningBlock())
+    return enclosing is not None and enclosing != node and node.isBefore(enclosing)
+
+
+def _read_after(value: torch._C.Value, node: torch._C.Node, writer: torch._C.Node) -> bool:
+    """Whether something other than ``writer`` reads ``value`` after ``node``: later in its
+    block or in an enclosing one, up to where ``value`` is defined, or anywhere in the body of
+    an enclosing Loop (the next iteration reads it)."""
+    uses = [use for use in value.uses() if use.user != writer]
+    block, anchor = node.owningBlock(), node
+    while True:
+        for use in uses:
+            if use.user.kind() == "prim::Return" and use.user.owningBlock() == block:
+                return True
+            inner = _ancestor_in(use.user, block)
+            if inner is not None and inner != anchor and inner.isAfter(anchor):
+                return True
+        if _defined_in(value, block):
+            return False
+        owner = block.owningNode()
+        if owner.kind() == "prim::Loop" and any(_ancestor_in(use.user, block) is not None for use in uses):
+            return True
+        anchor, block = owner, owner.owningBlock()
 
 
 def _ancestor_in(node: torch._C.Node, block: torch._C.Block) -> torch._C.Node | None:
@@ -319,7 +229,9 @@ def _thread_out(target: torch._C.Value, node: torch._C.Node, new: torch._C.Value
             out = owner.addOutput()
             out.setType(target.type())
         else:
-            raise _Unsupported(owner, f"writes inside the block of {owner.kind()} at {{where}}, which is not supported")
+            raise UnsupportedWrite(
+                owner, f"writes inside the block of {owner.kind()} at {{where}}, which is not supported"
+            )
         current, anchor, block = out, owner, owner.owningBlock()
     _replace_reads_after(target, block, anchor, current)
 
@@ -363,16 +275,6 @@ def _rounded_into_target(graph: torch._C.Graph, new: torch._C.Node, target: torc
     return rounded.output()
 
 
-class _Unsupported(Exception):  # noqa: N818 - internal, re-raised as an ExporterError
-    """An in-place write this pass cannot make functional; ``text`` names ``node`` (a view, a
-    block owner) by ``{where}``, filled with the user's location by :func:`remove_inplace`."""
-
-    def __init__(self, node: torch._C.Node, text: str) -> None:
-        super().__init__(text)
-        self.node = node
-        self.text = text
-
-
 def remove_inplace(
     graph: torch._C.Graph, locate: Callable[[torch._C.Node], str] | None = None, *, model_inputs: bool = True
 ) -> None:
@@ -393,7 +295,7 @@ def remove_inplace(
             continue
         try:
             root = _functionalize(graph, node, written)
-        except _Unsupported as error:
+        except UnsupportedWrite as error:
             where = error.text.format(where=locate(error.node))
             raise ExporterError(f"{node.kind()} at {locate(node)} {where}") from None
         if root.node().kind() == "prim::Param" and root.node().owningBlock().owningNode() is None:
@@ -428,7 +330,7 @@ def _functionalize(graph: torch._C.Graph, node: torch._C.Node, written: set[int]
     result = _rounded_into_target(graph, new, target)
     root = _view_chain(target, written)[1]
     # the in-place op's result aliases its target: later reads see the target's new value
-    node.output().replaceAllUsesWith(_functionalize_views(graph, target, result.node(), result, written))
+    node.output().replaceAllUsesWith(_functionalize_views(graph, node, result.node(), result, written))
     return root
 
 

@@ -16,8 +16,12 @@ import pytest
 import torch
 from conftest import (
     BASE_OPSETS,
+    CONTROL_FLOW_SEQUENCE_OPSET,
     CONTROL_FLOW_SEQUENCE_OPSETS,
     FEATURE_OPSETS,
+    MIN_OPSET,
+    NEWEST,
+    SEQUENCE_OPSET,
     SEQUENCE_OPSETS,
     Wrap,
     assert_matches_torch,
@@ -312,3 +316,196 @@ def test_masked_writes_in_a_loop_next_to_chunks(opset: int) -> None:
         other_inputs=[(torch.randn(3, 6), torch.tensor([[2, 2], [0, 0], [5, 4]]))],
         **dynamic_inputs(x={0: "b"}, index={0: "b"}),
     )
+
+
+# -- writes through every view op with an inverse ----------------------------------------------
+# Module-level functions, so they script as well as trace; each clones its input, writes
+# through one view op and returns the written base (and the view read after the write).
+
+
+def diagonal_fill(x: torch.Tensor) -> torch.Tensor:
+    dist = x.clone()
+    dist.diagonal(dim1=-2, dim2=-1).fill_(0)
+    return dist
+
+
+def diagonal_offset_copy(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.diagonal(1, 0, 2).copy_(torch.ones(1))
+    return y
+
+
+def linalg_diagonal_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    torch.linalg.diagonal(y, offset=-1).mul_(3)
+    return y
+
+
+def select_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.select(1, -1).zero_()
+    return y
+
+
+def stepped_slice_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[:, 1::2].add_(10)
+    return y
+
+
+def narrow_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.narrow(1, 1, 2).mul_(3)
+    y.narrow(-1, -2, 2).add_(1)
+    return y
+
+
+def squeeze_unsqueeze_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.unsqueeze(0)[0, 1].add_(1)
+    y[:, :1].squeeze(1).mul_(-1)
+    return y
+
+
+def regrouping_write(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    y = x.clone()
+    flat = y.flatten()
+    flat[::3].add_(10)
+    y.view(-1)[1] = 7.0
+    y.unflatten(-1, (2, -1))[..., 0, :].mul_(2)
+    y.reshape(y.size(0), -1)[:, -1].zero_()
+    return y, flat
+
+
+def moving_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.movedim(0, -1)[0].add_(1)
+    y.mT[0].mul_(2)
+    y.swapaxes(0, 1)[-1].sub_(5)
+    y.permute(2, 0, 1)[1].zero_()
+    return y
+
+
+def split_items_write(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    y = x.clone()
+    a, b = y.chunk(2, -1)
+    b.mul_(2)
+    y.split([1, 2], 1)[1].add_(1)
+    y.unbind(1)[-1].zero_()
+    y.tensor_split(2, 1)[1].add_(100)
+    return y, a
+
+
+def split_items_counted_at_run_time(x: torch.Tensor) -> torch.Tensor:
+    """The last item of a list whose length depends on a dynamic dim."""
+    y = x.clone()
+    parts = y.split(2, 0)
+    parts[-1].sub_(7)
+    parts[0].add_(1)
+    return y
+
+
+def split_items_in_a_loop(x: torch.Tensor) -> torch.Tensor:
+    """Each item written in a loop: the list is read again in the next iteration, so it is
+    loop-carried (an ONNX sequence through Loop, from opset 13)."""
+    y = x.clone()
+    for part in y.split(2, 0):
+        part.mul_(2)
+    return y
+
+
+def unfold_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.unfold(-1, 2, 2)[..., 1].add_(10)  # windows tile the dim
+    y.unfold(1, 1, 2).mul_(-1)  # windows with gaps
+    return y
+
+
+def identity_view_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.positive().add_(1)
+    y.detach()[0].zero_()
+    y.conj().mul_(2)
+    return y
+
+
+def real_view_write(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y.real.mul_(2)
+    return y
+
+
+BOTH = ("trace", "script")
+# name -> (function, example input, other input's sizes, dynamic axes of x, modes, lowest opset):
+# a traced list of items has the example's count, so lists whose count follows a dynamic dim
+# are scripted, and need ONNX sequences (opset 11; through a Loop, 13); aten::real is exported
+# from opset 17
+VIEW_OP_WRITES = {
+    "diagonal": (diagonal_fill, torch.randn(2, 4, 4), (3, 5, 5), {0: "b", 1: "n", 2: "n"}, BOTH, MIN_OPSET),
+    "diagonal_offset": (
+        diagonal_offset_copy,
+        torch.randn(3, 2, 4),
+        (4, 3, 2),
+        {0: "a", 1: "b", 2: "c"},
+        BOTH,
+        MIN_OPSET,
+    ),
+    "linalg_diagonal": (
+        linalg_diagonal_write,
+        torch.randn(2, 4, 3),
+        (1, 3, 5),
+        {0: "a", 1: "b", 2: "c"},
+        BOTH,
+        MIN_OPSET,
+    ),
+    "select": (select_write, torch.randn(3, 4), (2, 6), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "stepped_slice": (stepped_slice_write, torch.randn(3, 5), (2, 8), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "narrow": (narrow_write, torch.randn(2, 5), (3, 4), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "squeeze_unsqueeze": (squeeze_unsqueeze_write, torch.randn(3, 4), (2, 5), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "regrouping": (regrouping_write, torch.randn(3, 4), (2, 6), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "moving": (moving_write, torch.randn(3, 4, 5), (4, 2, 3), {0: "a", 1: "b", 2: "c"}, BOTH, MIN_OPSET),
+    "split_items": (split_items_write, torch.randn(4, 3, 6), (2, 3, 8), {0: "a", 2: "b"}, BOTH, MIN_OPSET),
+    "split_items_counted_at_run_time": (
+        split_items_counted_at_run_time,
+        torch.randn(4, 3),
+        (5, 2),
+        {0: "a", 1: "b"},
+        ("script",),
+        SEQUENCE_OPSET,
+    ),
+    "split_items_in_a_loop": (
+        split_items_in_a_loop,
+        torch.randn(4, 3),
+        (5, 2),
+        {0: "a", 1: "b"},
+        ("script",),
+        CONTROL_FLOW_SEQUENCE_OPSET,
+    ),
+    "unfold": (unfold_write, torch.randn(2, 5, 6), (3, 4, 8), {0: "a", 1: "b", 2: "c"}, BOTH, MIN_OPSET),
+    "identity_views": (identity_view_write, torch.randn(3, 4), (2, 2), {0: "a", 1: "b"}, BOTH, MIN_OPSET),
+    "real": (real_view_write, torch.randn(3, 4), (2, 2), {0: "a", 1: "b"}, BOTH, 17),
+}
+
+
+def _view_op_write_params() -> list[tuple[str, str, int]]:
+    return [
+        (name, mode, opset)
+        for name, (*_, modes, lowest) in VIEW_OP_WRITES.items()
+        for mode in modes
+        for opset in (lowest, NEWEST)
+    ]
+
+
+@pytest.mark.parametrize(("name", "mode", "opset"), _view_op_write_params())
+def test_write_through_view_op_static(name: str, mode: str, opset: int) -> None:
+    fn, x, *_ = VIEW_OP_WRITES[name]
+    model = torch.jit.script(fn) if mode == "script" else Wrap(fn)
+    assert_matches_torch(model, (x,), opset=opset)
+
+
+@pytest.mark.parametrize(("name", "mode", "opset"), _view_op_write_params())
+def test_write_through_view_op_dynamic(name: str, mode: str, opset: int) -> None:
+    """The view's size depends on the dynamic axes: the write-back reads it at run time."""
+    fn, x, other, axes, *_ = VIEW_OP_WRITES[name]
+    model = torch.jit.script(fn) if mode == "script" else Wrap(fn)
+    assert_matches_torch(model, (x,), opset=opset, other_inputs=[(torch.randn(other),)], **dynamic_inputs(x=axes))

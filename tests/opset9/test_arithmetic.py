@@ -44,6 +44,12 @@ ATAN2_X = [-0.0, -0.0, 0.0, 0.0, INF, -INF, -INF, 0.0, 0.0, -1.0, -2.0, 1.0, NAN
 TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388609.0, 16777215.0, -7.5, INF, -INF, NAN, 2.675, 1e10]
 
 
+@torch.jit.script
+def _script_conj(a: torch.Tensor) -> torch.Tensor:
+    """Scripted code records aten::conj (a trace of a real tensor records nothing)."""
+    return a.conj() * 2
+
+
 CASES = [
     # elementwise arithmetic
     Case("add", lambda a, b: a + b, pair((2, 3), (3,))),
@@ -103,6 +109,23 @@ CASES = [
     Case("atan2_special", torch.atan2, const(ATAN2_Y, ATAN2_X)),
     Case("atan2_int", torch.atan2, int_pair((12,), torch.int64, -3, 4)),
     Case("atan2_half", torch.atan2, f32s(2, 10, dtype=torch.float16), atol=2e-3, rtol=2e-3),
+    Case("frac", torch.frac, const([1.5, -1.5, 2.0, -0.25, 1e20, INF, -INF, NAN, -0.0, 3.75])),
+    Case("frac_double_half", lambda a: (torch.frac(a.double()), torch.frac(a.half())), f32(8, scale=10.0), atol=1e-2),
+    Case(
+        "signbit",
+        lambda a, i, b: (
+            torch.signbit(a),
+            torch.signbit(i),
+            torch.signbit(i.to(torch.uint8)),
+            torch.signbit(b),
+            torch.signbit(a.half()),
+        ),
+        lambda: (
+            torch.tensor([-2.0, 0.0, -0.0, 3.0, NAN, INF, -INF, -1e-30]),
+            torch.arange(-3, 5),
+            torch.tensor([True, False]),
+        ),
+    ),
     Case("sign", torch.sign, const([-2.0, 0.0, 3.0, NAN, -INF])),
     Case("sign_int32", torch.sign, ints(8, dtype=torch.int32)),
     Case("sign_bool", torch.sign, bools(1)),
@@ -118,6 +141,53 @@ CASES = [
     Case("log1p", torch.log1p, const([1e-10, -1e-9, 1e-6, 0.5, -0.5, 3.0, -1.0, INF, NAN, 0.0, 1e30])),
     Case("log1p_double", torch.log1p, const([1e-18, 1e-10, 0.25, 100.0], dtype=torch.float64)),
     Case("log1p_int", torch.log1p, ints(6, low=0, high=100)),
+    Case("expm1", torch.expm1, const([1e-10, -1e-9, 1e-6, 0.5, -0.5, 3.0, -30.0, -200.0, 100.0, INF, -INF, NAN, 0.0])),
+    Case(
+        "expm1_double_int",
+        lambda a, b: (torch.expm1(a), torch.expm1(b)),
+        lambda: (torch.randn(6).double() * 1e-9, torch.arange(-3, 3)),
+    ),
+    Case(
+        "exp2",
+        lambda a, b: (torch.exp2(a), torch.exp2(b)),
+        lambda: (torch.tensor([0.0, 1.0, 10.0, -3.0, 0.5, 127.5, INF, -INF, NAN]), torch.arange(-4, 20)),
+    ),
+    Case(
+        "deg2rad_rad2deg",
+        lambda a, b: (torch.deg2rad(a), torch.rad2deg(a), torch.deg2rad(b), torch.rad2deg(b)),
+        lambda: (torch.randn(5) * 180, torch.arange(-180, 181, 45)),
+    ),
+    Case(
+        "logaddexp",
+        lambda a, b: (torch.logaddexp(a, b), torch.logaddexp2(a, b)),
+        lambda: (torch.randn(3, 4) * 20, torch.randn(4) * 20),
+    ),
+    Case(
+        "logaddexp_special",
+        lambda a, b: (torch.logaddexp(a, b), torch.logaddexp2(a, b)),
+        const(
+            [INF, -INF, INF, -INF, NAN, 1.0, -1e30, 80.0, 0.0], [INF, -INF, -INF, 3.0, 1.0, NAN, -1e30, 80.0, -200.0]
+        ),
+    ),
+    Case(
+        "logaddexp_int_double",
+        lambda a, b: (torch.logaddexp(a.double(), b), torch.logaddexp2(a, b.float())),
+        int_pair((6,), torch.int64, -50, 50),
+    ),
+    Case(
+        "xlogy",
+        lambda x, y: (
+            torch.xlogy(x, y),
+            torch.special.xlogy(x, y),
+            torch.special.xlog1py(x, y),
+            torch.xlogy(2.0, y),
+            torch.xlogy(x, 3),
+        ),
+        const(
+            [0.0, 0.0, 0.0, 1.0, 2.0, -1.5, NAN, 0.0, 3.0, 1.0], [0.0, NAN, INF, 0.0, 3.0, -1.0, 2.0, -1.0, 1e-9, -1.0]
+        ),
+    ),
+    Case("xlogy_int", lambda x, y: (torch.xlogy(x, y), torch.special.xlog1py(x, y)), int_pair((8,), torch.int64, 0, 5)),
     Case("logit", torch.logit, lambda: (torch.rand(10) * 0.98 + 0.01,)),
     Case("logit_eps", lambda a: torch.logit(a, eps=0.1), const([0.0, 0.05, 0.5, 0.95, 1.0, NAN])),
     Case(
@@ -207,6 +277,8 @@ CASES = [
     ),
     # conjugation
     Case("conj_physical", lambda a: torch.conj_physical(a) + 1, f32(4)),
+    Case("positive", lambda a, b: (torch.positive(a), +b), lambda: (torch.randn(4), torch.randint(-3, 3, (4,)))),
+    Case("conj_scripted", _script_conj, f32(4), script=True),
     Case("resolve", lambda a: torch.resolve_neg(torch.resolve_conj(a)) * 2, f32(4)),
     # diff (Whisper)
     # Whisper

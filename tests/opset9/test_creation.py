@@ -55,6 +55,26 @@ CASES = [
         others=lambda: [(torch.randn(5, 2),)],
     ),
     Case("eye_int_dynamic", lambda a: torch.eye(a.size(0), dtype=torch.int64) * 1, f32(3), dynamic={"x0": [0]}),
+    Case(
+        "tril_triu_indices",
+        lambda a: (
+            a[tuple(torch.triu_indices(4, 4, 1))],
+            torch.tril_indices(3, 5, 1) * 1,
+            torch.triu_indices(5, 3, -1, dtype=torch.int32) * 1,
+        ),
+        f32(4, 4),
+    ),
+    Case(
+        "tril_triu_indices_dynamic",
+        lambda a: (
+            torch.triu_indices(a.size(0), a.size(1), 1) * 1,
+            torch.tril_indices(a.size(0), a.size(1), -1) * 1,
+            a[tuple(torch.triu_indices(a.size(0), a.size(1)))],
+        ),
+        f32(3, 4),
+        dynamic={"x0": [0, 1]},
+        others=lambda: [(torch.randn(5, 2),), (torch.randn(1, 1),)],
+    ),
     Case("shape_as_tensor", lambda a: torch._shape_as_tensor(a) * 1, f32(2, 3)),
     Case(
         "reshape_from_tensor",

@@ -14,6 +14,7 @@ from cases import (
     f32,
     helper_params,
     lowering_opsets,
+    lowering_opsets_below,
     op_params,
     run_case,
     signature_opsets,
@@ -191,6 +192,33 @@ CASES = [
         lambda x, i, s: x.index_add(0, i, s),
         lambda: (torch.randint(-5, 5, (4, 3)), torch.tensor([0, 0, 3]), torch.randint(-5, 5, (3, 3))),
     ),
+    Case(
+        "take_along_dim",
+        lambda a, i, j: (
+            torch.take_along_dim(a, i, 1),
+            torch.take_along_dim(a, j),
+            torch.take_along_dim(a, a.argsort(1), -1),
+        ),
+        lambda: (torch.randn(3, 4), torch.randint(0, 4, (3, 6)), torch.randint(0, 12, (2, 5))),
+    ),
+    Case(
+        "take_along_dim_broadcast",
+        lambda a, i: (torch.take_along_dim(a, i, 1), torch.take_along_dim(a.transpose(0, 2), i.transpose(0, 2), 1)),
+        lambda: (torch.arange(24).reshape(2, 3, 4), torch.randint(0, 3, (1, 5, 1))),
+    ),
+    Case(
+        "take_along_dim_sorted",
+        lambda a: torch.take_along_dim(a, a.argsort(dim=0, descending=True), 0),
+        f32(5, 3),
+    ),
+    Case(
+        "take_along_dim_dynamic",
+        lambda a, i: (torch.take_along_dim(a, i, 1), torch.take_along_dim(a, i)),
+        lambda: (torch.randn(3, 4), torch.randint(0, 4, (1, 2))),
+        min_opset=11,
+        dynamic={"x0": {0: "b", 1: "n"}, "x1": {1: "k"}},
+        others=lambda: [(torch.randn(2, 6), torch.randint(0, 6, (1, 7)))],
+    ),
 ]
 
 
@@ -332,3 +360,12 @@ def test_reducing_scatter_with_a_run_time_index_size_below_11_is_refused() -> No
     args = (torch.randn(5, 4), torch.tensor([[0, 1, 0], [0, 1, 4]]), torch.randn(2, 3))
     with pytest.raises(ExporterError, match=r"aten::scatter_reduce.*static sizes below opset 11"):
         assert_matches_torch(model, args, opset=10, input_names=["x"], dynamic_axes={"x": {1: "m"}})
+
+
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::take_along_dim"))
+def test_take_along_dim_on_run_time_sizes_below_11_names_opset_11(opset: int) -> None:
+    """Below GatherElements, the gather folds the sizes into constant positions."""
+    model = Wrap(lambda a, i: torch.take_along_dim(a, i, 1))
+    args = (torch.randn(3, 4), torch.randint(0, 4, (3, 2)))
+    with pytest.raises(ExporterError, match=r"aten::take_along_dim.*needs opset 11"):
+        assert_matches_torch(model, args, opset=opset, input_names=["a"], dynamic_axes={"a": {0: "b"}})

@@ -28,8 +28,78 @@ from conftest import Wrap, assert_matches_torch
 SPECIAL = [NAN, INF, -INF, 0.0, -0.0, 1.5, -2.5, 3e38, -1e-30, 65504.0]
 
 
+def close_pairs() -> tuple[torch.Tensor, torch.Tensor]:
+    """Equal, within and just outside the default tolerances, infinities, NaN against NaN."""
+    a = torch.tensor([1.0, 1.0, 1.0, 100.0, INF, INF, -INF, NAN, NAN, 0.0, 1e-9, 3.0])
+    b = torch.tensor([1.0, 1.0 + 5e-6, 1.0 + 5e-5, 100.001, INF, -INF, INF, NAN, 1.0, 5e-9, 0.0, INF])
+    return a, b
+
+
+@torch.jit.script
+def _script_allclose(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, bool, bool]:
+    return torch.allclose(a, b), torch.allclose(a, b, rtol=0.1, atol=0.0, equal_nan=True), torch.allclose(a, a + 1e-7)
+
+
 CASES = [
     # comparison and selection
+    Case(
+        "isclose",
+        lambda a, b: (
+            torch.isclose(a, b),
+            torch.isclose(a, b, equal_nan=True),
+            torch.isclose(a, b, rtol=0.0, atol=0.0),
+            b.isclose(a, rtol=1e-3, atol=1e-2),
+        ),
+        close_pairs,
+    ),
+    Case(
+        "isclose_int_bool_half",
+        lambda a, b: (
+            torch.isclose(a, b, rtol=0.3, atol=1.0),
+            torch.isclose(a > 0, b > 0),
+            torch.isclose(a.half(), b.half()),
+        ),
+        lambda: (torch.randint(-6, 6, (12,)), torch.randint(-6, 6, (12,))),
+    ),
+    Case(
+        "allclose_scripted",
+        _script_allclose,
+        close_pairs,
+        script=True,
+        dynamic={"x0": {0: "n"}, "x1": {0: "n"}},
+        others=lambda: [(torch.ones(3), torch.ones(3) + 1e-6), (torch.zeros(0), torch.zeros(0))],
+    ),
+    Case(
+        "isin",
+        lambda a, b: (
+            torch.isin(a, b),
+            torch.isin(a, b, invert=True),
+            torch.isin(b, a, assume_unique=True),
+            torch.isin(a, b[:0]),
+        ),
+        lambda: (torch.tensor([[1.0, NAN, 3.0], [INF, -0.0, 2.5]]), torch.tensor([3.0, NAN, 0.0, INF, 7.0])),
+    ),
+    Case(
+        "isin_mixed_scalar",
+        lambda a, b: (
+            torch.isin(a, b),
+            torch.isin(a, 2),
+            torch.isin(3, a),
+            torch.isin(b, a, invert=True),
+            torch.isin(a.to(torch.int8), 300),
+        ),
+        lambda: (torch.randint(-3, 4, (3, 4)), torch.tensor([1.0, 2.5, -3.0])),
+    ),
+    Case(
+        "isin_dynamic",
+        torch.isin,
+        lambda: (torch.randint(0, 6, (2, 3)), torch.randint(0, 6, (4,))),
+        dynamic={"x0": {0: "a", 1: "b"}, "x1": {0: "n"}},
+        others=lambda: [
+            (torch.randint(0, 6, (1, 5)), torch.randint(0, 6, (0,))),
+            (torch.randint(0, 6, (3, 1)), torch.arange(6)),
+        ],
+    ),
     Case(
         "eq_float",
         lambda a, b: a == b,
@@ -63,6 +133,14 @@ CASES = [
     Case("isnan", torch.isnan, const(SPECIAL)),
     Case("isnan_int", torch.isnan, ints(2, 3)),
     Case("isinf", torch.isinf, const(SPECIAL)),
+    Case(
+        "isposinf_isneginf",
+        lambda a, i: (torch.isposinf(a), torch.isneginf(a), torch.isposinf(i), torch.isneginf(i)),
+        lambda: (torch.tensor(SPECIAL), torch.arange(-3, 3)),
+    ),
+    Case(
+        "isposinf_isneginf_half", lambda a: (torch.isposinf(a), torch.isneginf(a)), const(SPECIAL, dtype=torch.float16)
+    ),
     Case("isinf_half", torch.isinf, const(SPECIAL, dtype=torch.float16)),
     Case("isinf_double", torch.isinf, const(SPECIAL + [1e300], dtype=torch.float64)),
     Case("isinf_bool", torch.isinf, bools(1)),
@@ -113,7 +191,7 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["clamp", "clamp_int", "nan_to_num_values"]
+HELPER_CASES = ["clamp", "clamp_int", "nan_to_num_values", "isin"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))

@@ -169,7 +169,81 @@ CASES = [
     ),
     Case("logsumexp_int", lambda a: torch.logsumexp(a, 0), small_ints(3, 4)),
     Case("logsumexp_half", lambda a: torch.logsumexp(a, 1), f32(3, 4, dtype=torch.float16), atol=1e-2, rtol=1e-2),
+    # NaN-skipping sums and means, nonzero counts
+    Case(
+        "nansum_nanmean",
+        lambda a: (
+            torch.nansum(a),
+            torch.nansum(a, 1),
+            a.nansum((0, 1), keepdim=True),
+            torch.nanmean(a),
+            torch.nanmean(a, 0),
+            a.nanmean(-1, True),
+        ),
+        lambda: (torch.tensor([[1.0, NAN, 3.0], [NAN, NAN, NAN], [INF, 2.0, -1.0], [0.5, -0.5, NAN]]),),
+    ),
+    Case(
+        "nansum_nanmean_dtype_int",
+        lambda a, b: (
+            torch.nansum(a, 1, dtype=torch.float64),
+            torch.nanmean(a, 1, dtype=torch.float64),
+            torch.nansum(b, 0),
+            b.nansum(),
+        ),
+        lambda: (torch.tensor([[NAN, 1.5], [2.0, 3.0]]), torch.randint(-5, 5, (3, 4), dtype=torch.int32)),
+    ),
+    Case(
+        "nansum_nanmean_dynamic",
+        lambda a: (torch.nansum(a, 1), torch.nanmean(a, 1)),
+        lambda: (torch.tensor([[1.0, NAN, 3.0], [NAN, NAN, NAN]]),),
+        dynamic={"x0": {0: "b", 1: "n"}},
+        others=lambda: [(torch.full((3, 1), NAN),), (torch.randn(1, 5),)],
+    ),
+    Case(
+        "count_nonzero",
+        lambda a, b, c: (
+            torch.count_nonzero(a),
+            torch.count_nonzero(a, 1),
+            torch.count_nonzero(a, (0, 1)),
+            b.count_nonzero(0),
+            c.count_nonzero(-1),
+        ),
+        lambda: (
+            torch.tensor([[0.0, NAN, -0.0], [INF, 2.0, 0.0]]),
+            torch.randint(-1, 2, (4, 3), dtype=torch.int8),
+            torch.rand(2, 5) > 0.5,
+        ),
+    ),
     # cumsum / cumprod
+    # trapezoid / trapz: samples dx apart, or at x (1-d along dim, same shape, lower rank)
+    Case(
+        "trapezoid_dx",
+        lambda y: (torch.trapezoid(y), torch.trapezoid(y, dx=0.5, dim=0), torch.trapz(y, dx=2.0, dim=1)),
+        f32(3, 4, 5),
+    ),
+    Case(
+        "trapezoid_x",
+        lambda y, x, xs: (torch.trapezoid(y, x), torch.trapz(y, xs, dim=1), torch.trapezoid(y, xs[0])),
+        lambda: (torch.randn(3, 4), torch.rand(4).cumsum(0), torch.rand(3, 4).cumsum(1)),
+    ),
+    Case(
+        "trapezoid_ints",
+        lambda y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y.double(), x, dim=0)),
+        lambda: (torch.randint(-5, 5, (4, 4)), torch.randint(0, 9, (4,))),
+    ),
+    Case("trapezoid_half", lambda y: torch.trapezoid(y, dx=0.25), f32(3, 6, dtype=torch.float16), atol=1e-2, rtol=1e-2),
+    Case(
+        "trapezoid_dynamic",
+        lambda y, x: (torch.trapezoid(y, dim=0), torch.trapezoid(y, x)),
+        lambda: (torch.randn(3, 4), torch.rand(4)),
+        dynamic={"x0": {0: "a", 1: "n"}, "x1": {0: "n"}},
+        # one sample and none: the integral is 0
+        others=lambda: [
+            (torch.randn(1, 1), torch.rand(1)),
+            (torch.randn(2, 0), torch.rand(0)),
+            (torch.randn(5, 7), torch.rand(7)),
+        ],
+    ),
     Case("cumsum_dims", lambda a: (torch.cumsum(a, 1), torch.cumsum(a, 0), torch.cumsum(a, -1)), f32(5, 9, 3)),
     Case(
         "cumsum_int_bool",
@@ -287,6 +361,8 @@ CASES = [
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
 HELPER_CASES = [
     "sum_dim",
+    "nansum_nanmean",
+    "count_nonzero",
     "mean_dims_keep",
     "all_any_bool_dims_keep",
     "max_dim",

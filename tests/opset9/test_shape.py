@@ -37,6 +37,9 @@ CASES = [
     Case("movedim_list", lambda a: torch.movedim(a, (0, 1), (2, 0)), f32(2, 3, 4, 5)),
     Case("numpy_T", lambda a: a.T, f32(2, 3, 4)),
     Case("numpy_T_bool", lambda a: a.T, typed(2, 3, dtype=torch.bool)),
+    Case("mT_mH_adjoint", lambda a: (a.mT, a.mH, a.adjoint(), torch.adjoint(a[0])), f32(2, 3, 4)),
+    Case("mT_int", lambda a: a.mT, typed(3, 2, dtype=torch.int64)),
+    Case("ravel", lambda a: (a.ravel(), a.t().ravel(), torch.ravel(a[0, 0])), f32(3, 4)),
     Case("flip", lambda a: a.flip(0, -1), arange(3, 4, 2)),
     Case("flip_int32", lambda a: torch.flip(a, [1]), arange(2, 5, dtype=torch.int32)),
     Case(
@@ -81,6 +84,26 @@ CASES = [
         others=lambda: [(torch.arange(24, dtype=torch.int32).reshape(1, 3, 2, 4),)],
     ),
     Case("pixel_unshuffle", lambda a: F.pixel_unshuffle(a, 2), arange(2, 3, 4, 6)),
+    Case(
+        "rot90",
+        lambda a: (
+            torch.rot90(a),
+            torch.rot90(a, 2),
+            torch.rot90(a, 3, (1, 2)),
+            a.rot90(-1, (2, 0)),
+            torch.rot90(a, 4),
+            a.rot90(5, (-1, -2)),
+        ),
+        arange(2, 3, 4),
+    ),
+    Case("rot90_bool", lambda a: torch.rot90(a, 1, (0, 1)), typed(3, 5, dtype=torch.bool)),
+    Case(
+        "rot90_dynamic",
+        lambda a: (torch.rot90(a), torch.rot90(a, 2, (1, 0)), torch.rot90(a, -1)),
+        arange(3, 4),
+        dynamic={"x0": {0: "r", 1: "c"}},
+        others=lambda: [(torch.arange(10.0).reshape(5, 2),), (torch.ones(1, 1),)],
+    ),
     Case("flip_bool", lambda a: a.flip(1), typed(2, 5, dtype=torch.bool)),
     Case("roll_half", lambda a: a.roll(1, 0), typed(4, 2, dtype=torch.float16)),
     Case("movedim_int64", lambda a: a.movedim(2, 0), typed(2, 3, 4, dtype=torch.int64)),
@@ -89,7 +112,7 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["unsqueeze", "squeeze_dim", "flip", "roll"]
+HELPER_CASES = ["unsqueeze", "squeeze_dim", "flip", "rot90", "roll"]
 
 
 @pytest.mark.filterwarnings("ignore:The use of `x.T`")

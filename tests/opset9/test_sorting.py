@@ -8,15 +8,29 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, distinct, helper_params, lowering_opsets, op_params, run_case
+from cases import Case, distinct, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, run_case
 from conftest import (
     SEQUENCE_OPSETS,
     Wrap,
     assert_matches_torch,
+    dynamic_inputs,
 )
 
 import exporter
-from exporter.errors import UnsupportedOperatorError
+from exporter.errors import SymbolicError, UnsupportedOperatorError
+
+NAN, INF = float("nan"), float("inf")
+# ties, infinities, NaN among numbers and next to +inf. An all-NaN row of more than 3 elements
+# is left out: torch's nanmedian index there is what its selection leaves (sorting.median_with)
+MEDIAN_ROWS = torch.tensor(
+    [
+        [3.0, 1.0, 2.0, 2.0, 0.5],
+        [1.0, NAN, 0.0, NAN, 4.0],
+        [INF, -INF, 5.0, 5.0, INF],
+        [NAN, INF, 1.0, INF, NAN],
+        [2.0, 1.0, 2.0, 1.0, -INF],
+    ]
+)
 
 CASES = [
     # sorting
@@ -78,6 +92,40 @@ CASES = [
         "bucketize_int_mixed",
         lambda x, y, b: (torch.bucketize(x, b), torch.bucketize(y, b)),
         lambda: (torch.tensor([0, 2, 5, 9]), torch.tensor([0.5, 2.0, 9.0]), torch.tensor([1, 2, 8])),
+    ),
+    # median: the lower middle value, the index of the stable order's choice among ties
+    Case("median_all", lambda x: torch.median(x), f32(4, 5)),
+    Case(
+        "median_dim_ties",
+        lambda x: (torch.median(x, 1), torch.median(x, 0, keepdim=True), x.median(-1, True)),
+        lambda: (torch.randint(0, 3, (5, 8)).float(),),
+    ),
+    Case(
+        "median_nan_inf",
+        lambda x: (torch.median(x, 1), torch.median(x)),
+        lambda: (MEDIAN_ROWS,),
+    ),
+    Case(
+        "median_int",
+        lambda a, b: (a.median(1), b.median(0), a.median()),
+        lambda: (torch.randint(-3, 3, (4, 7)), torch.randint(-3, 3, (6, 2), dtype=torch.int32)),
+    ),
+    Case("median_half", lambda x: (x.median(1), x.median()), lambda: (torch.randint(0, 4, (3, 6)).half(),)),
+    Case("median_0d", lambda x: (x.median(), x.median(0)), lambda: (torch.tensor(2.5),)),
+    Case(
+        "nanmedian",
+        lambda x: (torch.nanmedian(x, 1), torch.nanmedian(x), x.nanmedian(0, keepdim=True)),
+        lambda: (MEDIAN_ROWS,),
+    ),
+    Case("nanmedian_int", lambda x: (x.nanmedian(), x.nanmedian(1)), lambda: (torch.randint(-3, 3, (3, 4)),)),
+    Case("nanmedian_all_nan", lambda x: (x.nanmedian(1), x.nanmedian()), lambda: (torch.full((2, 3), NAN),)),
+    Case(
+        "median_dynamic",
+        lambda x: (x.median(1), x.nanmedian(0), x.median()),
+        lambda: (MEDIAN_ROWS,),
+        min_opset=10,
+        dynamic={"x0": {0: "rows", 1: "n"}},
+        others=lambda: [(torch.randint(0, 3, (3, 6)).float(),), (torch.tensor([[float("nan"), 1.0]]),)],
     ),
     # unique
     Case("unique", lambda x: torch.unique(x), lambda: (torch.tensor([3, 1, 2, 3, 1, -4]),), min_opset=11),
@@ -153,6 +201,13 @@ def test_unique_before_opset_11_names_opset_11(opset: int) -> None:
         return
     with pytest.raises(UnsupportedOperatorError, match="11"):
         assert_matches_torch(model, (torch.tensor([2, 1, 2]),), opset=opset)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::median"))
+def test_median_of_a_dynamic_dim_names_opset_10(opset: int) -> None:
+    """TopK takes k as an attribute at opset 9: the sort under median needs the dim's size."""
+    with pytest.raises(SymbolicError, match="needs opset 10"):
+        assert_matches_torch(Wrap(lambda x: x.median(1)), (MEDIAN_ROWS,), opset=opset, **dynamic_inputs(x={1: "n"}))
 
 
 DYNAMIC = [

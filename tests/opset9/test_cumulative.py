@@ -1,0 +1,96 @@
+"""The op table for running reductions: cummax, cummin, logcumsumexp (exporter.opset9.cumulative).
+
+Each case is traced, exported, run in onnxruntime and compared with eager torch at every opset
+where its lowering changes (tests/cases.py), from its first supported one.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from cases import INF, NAN, Case, f32, helper_params, lowering_opsets, op_params, run_case
+from conftest import Wrap, assert_matches_torch, dynamic_inputs
+
+from exporter.errors import SymbolicError
+
+# ties (the latest index wins), NaN (it sticks; a later NaN takes over the index), infinities
+RUNS = torch.tensor(
+    [
+        [1.0, 3.0, 3.0, 2.0, 3.0, 0.0],
+        [2.0, NAN, 5.0, NAN, 1.0, 7.0],
+        [-INF, -INF, 0.0, INF, INF, -1.0],
+        [NAN, 1.0, -2.0, -2.0, 4.0, NAN],
+    ]
+)
+
+CASES = [
+    Case("cummax", lambda a: (torch.cummax(a, 1), torch.cummax(a, 0), a.cummax(-1)), f32(3, 5, 4)),
+    Case("cummin", lambda a: (torch.cummin(a, 1), torch.cummin(a, 0)), f32(4, 7)),
+    Case(
+        "cummax_cummin_ties_nan",
+        lambda a: (torch.cummax(a, 1), torch.cummin(a, 1), torch.cummax(a, 0)),
+        lambda: (RUNS,),
+    ),
+    Case(
+        "cummax_cummin_ints_bool",
+        lambda a, b, c: (torch.cummax(a, 0), torch.cummin(b, 1), torch.cummax(c, 1), torch.cummin(c, 0)),
+        lambda: (
+            torch.randint(-3, 3, (6, 2)),
+            torch.randint(-3, 3, (2, 6), dtype=torch.int8),
+            torch.rand(3, 5) > 0.5,
+        ),
+    ),
+    Case(
+        "cummax_half_scalar",
+        lambda a, s: (torch.cummax(a, 1), torch.cummin(s, 0)),
+        lambda: (torch.randn(2, 5).half(), torch.tensor(3.0)),
+    ),
+    Case(
+        "cummax_dynamic_batch",
+        lambda a: torch.cummax(a, 1),
+        f32(2, 6),
+        dynamic={"x0": {0: "b"}},
+        others=lambda: [(torch.randn(5, 6),), (torch.randn(1, 6),)],
+    ),
+    Case("logcumsumexp", lambda a: (torch.logcumsumexp(a, 1), torch.logcumsumexp(a, 0)), f32(4, 9, scale=30.0)),
+    Case(
+        "logcumsumexp_special",
+        lambda a: torch.logcumsumexp(a, 1),
+        lambda: (
+            torch.tensor([[-INF, -INF, 1.0, -INF, 1e30], [100.0, -100.0, 100.0, NAN, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]]),
+        ),
+    ),
+    Case(
+        "logcumsumexp_half_double",
+        lambda a: (torch.logcumsumexp(a.half(), 0), torch.logcumsumexp(a.double(), 1)),
+        f32(5, 3),
+        atol=1e-2,
+        rtol=1e-2,
+    ),
+    Case("logcumsumexp_scalar", lambda a: torch.logcumsumexp(a, 0), lambda: (torch.tensor(2.5),)),
+]
+
+
+@pytest.mark.parametrize(("case", "opset"), op_params(CASES))
+def test_op(case: Case, opset: int) -> None:
+    run_case(case, opset)
+
+
+@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, ["cummax_cummin_ties_nan", "logcumsumexp"]))
+def test_helper_opsets(case: Case, opset: int) -> None:
+    """The scan's Slice takes its bounds as inputs from opset 10."""
+    run_case(case, opset)
+
+
+def test_case_names_are_unique() -> None:
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::cummax", "aten::logcumsumexp"))
+@pytest.mark.parametrize(
+    "fn", [lambda a: torch.cummax(a, 1), lambda a: torch.logcumsumexp(a, 1)], ids=["cummax", "logcumsumexp"]
+)
+def test_a_run_along_a_dim_known_only_at_run_time_is_refused(fn: object, opset: int) -> None:
+    """The scan unrolls over the dim's size: a dynamic one is refused by name."""
+    with pytest.raises(SymbolicError, match=r"NeedsExportTimeValue: (cummax/cummin|logcumsumexp)"):
+        assert_matches_torch(Wrap(fn), (torch.randn(2, 5),), opset=opset, **dynamic_inputs(x={1: "n"}))
