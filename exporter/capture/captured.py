@@ -40,6 +40,10 @@ class Captured:
     training: bool = False
     # the comparisons of the model's weights capture started, for cleanup's deduplication
     equal_weights: EqualWeights | None = None
+    # the rank of each flattened result of the example run (scripted models): ONNX requires a
+    # rank on every graph output, and where the graph leaves one unknown (squeeze of run-time
+    # sizes) the example's is the one torch's exporter declares too
+    example_output_ranks: list[int] | None = None
 
     def locate(self, node: torch._C.Node) -> str:
         """Where ``node`` comes from in the user's code, for error messages (source_location,
