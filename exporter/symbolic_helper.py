@@ -84,7 +84,6 @@ SIGNATURE_HELPERS: dict[str, str] = {
     "dft": "DFT takes its axis as an input from 20",
     "widened_arithmetic": "Add/Sub/Mul/Div take 8- and 16-bit integers from 14",
     "reshape_keeping_zeros": "Reshape takes allowzero from 14",
-    "reshape_to_sizes": "Reshape takes allowzero from 14",
     "pool_has_ceil_mode": "MaxPool/AveragePool take ceil_mode, and MaxPool dilations, from 10",
     "max_pool_dtype": "MaxPool takes int8/uint8 from 12",
     "has_round": "Round appears at 11",
@@ -765,26 +764,13 @@ def exclusive_cumsum(g: GraphContext, x: Value) -> Value:
 
 
 def reshape_keeping_zeros(g: GraphContext, x: Value, shape: Value) -> Value:
-    """Reshape to a ``shape`` computed at run time whose 0 entries are sizes: allowzero from
-    opset 14; before it a 0 copies the input's dim, which only differs for size-0 dims."""
-    return g.op("Reshape", x, shape, **({"allowzero": 1} if g.opset >= 14 else {}))
-
-
-def reshape_to_sizes(g: GraphContext, x: Value, shape: Value) -> Value:
-    """Reshape to sizes torch gave (view, reshape), where a 0 is a size: ONNX's Reshape copies
-    the input's dim for a 0 unless allowzero=1 (opset 14), which onnxruntime then refuses as a
-    size mismatch ((2, 0) viewed as (0, 3)). A constant 0 means an empty result (torch allows
-    no -1 beside it): allowzero from 14; before it the result is that empty tensor, a constant.
-    Sizes computed at run time keep the copying 0: a run-time 0 is a size the input has at that
-    dim in the graphs torch builds (``x.view(x.size(0), -1)``), and allowzero forbids -1 with it."""
+    """Reshape to a ``shape`` whose 0 entries are sizes (torch's), not copies of the input's dim:
+    allowzero from opset 14. Before it a 0 copies the input's dim, which only differs for size-0
+    dims; a constant ``shape`` with a 0 then means an empty result, which is that constant."""
     sizes = const_ints(shape)
-    if sizes is None or 0 not in sizes:
-        return g.op("Reshape", x, shape)
-    if g.opset >= 14:
-        return g.op("Reshape", x, shape, allowzero=1)
-    if x.dtype is None or -1 in sizes:
-        return g.op("Reshape", x, shape)
-    return g.constant(torch.zeros(sizes, dtype=tensors.to_torch_dtype(x.dtype)))
+    if g.opset < 14 and sizes is not None and x.dtype is not None and 0 in sizes and -1 not in sizes:
+        return g.constant(torch.zeros(sizes, dtype=tensors.to_torch_dtype(x.dtype)))
+    return g.op("Reshape", x, shape, **({"allowzero": 1} if g.opset >= 14 else {}))
 
 
 def pool_has_ceil_mode(g: GraphContext) -> bool:

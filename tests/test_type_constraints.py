@@ -28,7 +28,7 @@ F = torch.nn.functional
 
 
 @pytest.mark.parametrize(
-    ("op_type", "opset", "dtypes", "inputs", "outputs"),
+    ("op_type", "schema_opset", "dtypes", "inputs", "outputs"),
     [
         # ReduceMax never takes int16: widened to int32, and the result narrowed back
         ("ReduceMax", 18, [D.INT16, D.INT64], {0: D.INT32}, {0: D.INT16}),
@@ -46,15 +46,20 @@ F = torch.nn.functional
     ],
 )
 def test_casts_are_planned_from_the_schema(
-    op_type: str, opset: int, dtypes: list[ir.DataType], inputs: dict[int, ir.DataType], outputs: dict[int, ir.DataType]
+    op_type: str,
+    schema_opset: int,
+    dtypes: list[ir.DataType],
+    inputs: dict[int, ir.DataType],
+    outputs: dict[int, ir.DataType],
 ) -> None:
-    plan = plan_casts(op_type, opset, dtypes, 1)
+    """Each row is a fact of one schema version (not an opset the exporter is tested at)."""
+    plan = plan_casts(op_type, schema_opset, dtypes, 1)
     assert plan is not None
     assert (dict(plan.inputs), dict(plan.outputs)) == (inputs, outputs)
 
 
 @pytest.mark.parametrize(
-    ("op_type", "opset", "dtypes"),
+    ("op_type", "schema_opset", "dtypes"),
     [
         ("Add", 14, [D.UINT8, D.UINT8]),  # taken as it is from 14
         ("ReduceMax", 18, [D.INT8, D.INT64]),
@@ -64,8 +69,10 @@ def test_casts_are_planned_from_the_schema(
         ("Sqrt", 13, [D.INT64]),  # no exact wider dtype: left as written, for the checker to name
     ],
 )
-def test_nodes_that_fit_or_cannot_fit_are_left_as_written(op_type: str, opset: int, dtypes: list[ir.DataType]) -> None:
-    assert plan_casts(op_type, opset, dtypes, 1) is None
+def test_nodes_that_fit_or_cannot_fit_are_left_as_written(
+    op_type: str, schema_opset: int, dtypes: list[ir.DataType]
+) -> None:
+    assert plan_casts(op_type, schema_opset, dtypes, 1) is None
 
 
 @dataclasses.dataclass(frozen=True)

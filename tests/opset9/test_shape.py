@@ -152,7 +152,7 @@ class EmptyViews(torch.nn.Module):
         return x.reshape(0, 5) + 1, x.view(0, 3).sum(0), x.reshape(0)
 
 
-@pytest.mark.parametrize("opset", sorted({*lowering_opsets("aten::view"), *signature_opsets("reshape_to_sizes")}))
+@pytest.mark.parametrize("opset", sorted({*lowering_opsets("aten::view"), *signature_opsets("reshape_keeping_zeros")}))
 def test_zero_sizes_are_sizes_not_copies_of_the_input_dim(opset: int) -> None:
     """A 0 in ONNX's Reshape copies the input's dim (here 2) unless allowzero (14); below it
     the empty result is a constant."""
