@@ -142,6 +142,7 @@ def assemble(
     keep_none = captured.method == "script" and opset >= NONE_OUTPUT_OPSET
     outputs = _output_values(builder, results, keep_none=keep_none)
     _name_outputs(graph, outputs, output_names if output_names is not None else _key_names(results, len(outputs)))
+    _rank_outputs(graph, captured.example_output_ranks)
     _mark_dynamic_outputs(graph, dynamic_axes)
     model = ir.Model(graph, ir_version=ir_version_for(opset), producer_name="exporter")
     model.meta[FLAT_INPUTS_META] = tuple(flat_inputs)
@@ -411,6 +412,20 @@ def _name_outputs(graph: ir.Graph, outputs: list[ir.Value], output_names: Sequen
             raise ValueError(f"output name {name!r} is already the name of an input or initializer")
         _claim_name(graph, value, name)
         graph.outputs.append(value)
+
+
+def _rank_outputs(graph: ir.Graph, example_ranks: Sequence[int] | None) -> None:
+    """A rank for each tensor output the graph leaves without one: ONNX requires one on
+    every graph output (a file without it fails onnx's checker). It is known only at run time
+    where the graph squeezes run-time sizes or builds a shape from a run-time list; the
+    example run's rank is what torch's exporter declares then, with every dim unknown here.
+    Only when the example's results flatten to the graph's outputs one for one (no run-time
+    list or None among them)."""
+    if example_ranks is None or len(example_ranks) != len(graph.outputs):
+        return
+    for value, rank in zip(graph.outputs, example_ranks):
+        if isinstance(value.type, ir.TensorType) and value.shape is None:
+            value.shape = ir.Shape([None] * rank)
 
 
 def _mark_dynamic_outputs(graph: ir.Graph, dynamic_axes: dict[str, dict[int, str]]) -> None:

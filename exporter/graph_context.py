@@ -19,6 +19,7 @@ import torch
 from exporter import tensors
 from exporter.operator_export_types import OperatorExportTypes
 from exporter.ts_graph import module_calls, source_location
+from exporter.type_constraints import plan_casts
 from exporter.type_inference import InferenceCache, infer, infer_with_onnx
 
 __all__ = [
@@ -131,6 +132,47 @@ class GraphBuilder:
         infer_types: bool = True,
         trace_scope: str = "",
     ) -> list[ir.Value]:
+        """Append a node. An input of a dtype the op does not take at this opset (its ONNX
+        schema, or onnxruntime's kernels: type_constraints) goes through the nearest dtype it
+        takes, and the outputs of that type come back to it (type_constraints.plan_casts)."""
+        plan = None
+        if not domain:
+            dtypes = [v.dtype if v is not None and isinstance(v.type, ir.TensorType) else None for v in inputs]
+            plan = plan_casts(op_type, self.options.opset, dtypes, num_outputs)
+        if plan is None:
+            return self._append(op_type, inputs, attributes, domain, num_outputs, scope, infer_types, trace_scope)
+        fitted = [
+            self._converted(v, plan.inputs[i], scope, trace_scope) if i in plan.inputs else v
+            for i, v in enumerate(inputs)
+        ]
+        outputs = self._append(op_type, fitted, attributes, domain, num_outputs, scope, infer_types, trace_scope)
+        return [
+            self._converted(out, plan.outputs[i], scope, trace_scope) if i in plan.outputs else out
+            for i, out in enumerate(outputs)
+        ]
+
+    def _converted(self, value: ir.Value | None, dtype: ir.DataType, scope: str, trace_scope: str) -> ir.Value:
+        """``value`` as ``dtype``: a small constant converted now, anything else through Cast."""
+        assert value is not None
+        tensor = value.const_value
+        if tensor is not None and not value.is_initializer() and tensor.size <= _SHARED_CONSTANT_BYTES:
+            converted = _torch_of(tensor)
+            if converted is not None:
+                return self.constant(converted.to(tensors.to_torch_dtype(dtype)))
+        (out,) = self._append("Cast", [value], {"to": dtype}, "", 1, scope, True, trace_scope)
+        return out
+
+    def _append(
+        self,
+        op_type: str,
+        inputs: Sequence[ir.Value | None],
+        attributes: dict[str, Any],
+        domain: str,
+        num_outputs: int,
+        scope: str,
+        infer_types: bool,
+        trace_scope: str = "",
+    ) -> list[ir.Value]:
         attrs = [_to_attr(name, value) for name, value in attributes.items() if value is not None]
         name = self.unique_name(f"{scope}/{op_type}" if scope else f"/{op_type}")
         node = ir.Node(domain, op_type, inputs, attrs, num_outputs=num_outputs, name=name)
@@ -226,6 +268,17 @@ def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
     if torch_dtype is None:
         torch_dtype = _default_dtype(value)
     return torch.tensor(value, dtype=torch_dtype)
+
+
+def _torch_of(tensor: Any) -> torch.Tensor | None:
+    """A constant's values as a torch tensor, None for a dtype torch has no equivalent of."""
+    if isinstance(tensor, tensors.TorchTensor) and not isinstance(tensor, tensors.DeferredTorchTensor):
+        return tensor.raw.detach()
+    try:
+        tensors.to_torch_dtype(tensor.dtype)
+        return torch.from_numpy(np.array(tensor.numpy()))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _default_dtype(value: Any) -> torch.dtype:

@@ -764,8 +764,12 @@ def exclusive_cumsum(g: GraphContext, x: Value) -> Value:
 
 
 def reshape_keeping_zeros(g: GraphContext, x: Value, shape: Value) -> Value:
-    """Reshape to a ``shape`` computed at run time whose 0 entries are sizes: allowzero from
-    opset 14; before it a 0 copies the input's dim, which only differs for size-0 dims."""
+    """Reshape to a ``shape`` whose 0 entries are sizes (torch's), not copies of the input's dim:
+    allowzero from opset 14. Before it a 0 copies the input's dim, which only differs for size-0
+    dims; a constant ``shape`` with a 0 then means an empty result, which is that constant."""
+    sizes = const_ints(shape)
+    if g.opset < 14 and sizes is not None and x.dtype is not None and 0 in sizes and -1 not in sizes:
+        return g.constant(torch.zeros(sizes, dtype=tensors.to_torch_dtype(x.dtype)))
     return g.op("Reshape", x, shape, **({"allowzero": 1} if g.opset >= 14 else {}))
 
 

@@ -126,10 +126,12 @@ def infer(
     elif op_type == "MatMul" and len(inputs) == 2 and inputs[1] is not None:
         a, b = first.shape, inputs[1].shape
         _set(out, first.dtype, None)
-        if a is not None and b is not None and len(a) >= 2 and len(b) >= 2:
-            batch = _broadcast([ir.Shape(list(a)[:-2]), ir.Shape(list(b)[:-2])])
+        if a is not None and b is not None and len(a) >= 1 and len(b) >= 1:
+            # a 1-D operand is a row (first) or a column (second) whose axis the result drops
+            rows, cols = list(a) if len(a) >= 2 else [1, a[0]], list(b) if len(b) >= 2 else [b[0], 1]
+            batch = _broadcast([ir.Shape(rows[:-2]), ir.Shape(cols[:-2])])
             if batch is not None:
-                out.shape = ir.Shape([*batch, a[-2], b[-1]])
+                out.shape = ir.Shape([*batch, *rows[-2:-1][: len(a) - 1], *cols[-1:][: len(b) - 1]])
     elif op_type == "Gemm" and len(inputs) >= 2 and inputs[1] is not None:
         a, b = first.shape, inputs[1].shape
         _set(out, first.dtype, None)

@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import onnx_checks
 import onnx_ir as ir
 import pytest
 import torch
 
 import exporter
-from exporter import assemble, runtime_list
+from exporter import assemble, runtime_list, serialization
 from exporter.capture.inputs import flatten_inputs, named_tensors, split_args, wrap_numbers
 from exporter.graph_context import OPTIONAL_OPSET
 from exporter.tensors import quantized_output_parts
@@ -114,8 +115,10 @@ def run_model(model: bytes | ir.Model, inputs: Sequence[Any]) -> list[Any]:
     what the model means, not what this CPU's fused kernels compute (integer QDQ fusions saturate on CPUs
     without VNNI; tests of fusions say so in their names). Where onnxruntime has no kernel for
     an op at this opset (it runs opset 28 but has no QuantizeLinear-28), onnx's reference
-    evaluator runs instead, so the exported model is still checked against torch."""
+    evaluator runs instead, so the exported model is still checked against torch. A model
+    not written by an export (a test's own graph) passes the same checks as an exported file."""
     data = model if isinstance(model, bytes) else ir.to_proto(model).SerializeToString()
+    onnx_checks.check_unless_saved(data)
     try:
         return run_onnxruntime(data, inputs, optimize=False)
     except Exception as error:  # noqa: BLE001 - only the missing-kernel case is retried
@@ -131,7 +134,7 @@ def run_reference(data: bytes, inputs: Sequence[Any]) -> list[Any]:
     from onnx.reference import ReferenceEvaluator
 
     proto = onnx.load_from_string(data)
-    onnx.checker.check_model(proto, full_check=True)
+    onnx_checks.check_valid(proto)
     inputs = kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
     feed = {
         i.name: [item.numpy() for item in t] if isinstance(t, list) else t.numpy()
@@ -149,6 +152,10 @@ def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 
     # a Python number a scripted model returns is a 0-d output, as torch's exporter writes it
     expected = wrap_numbers((expected,))[0]
     expected_flat = [part for t in named_tensors(expected, "out")[0] for part in quantized_output_parts(t)]
+    _assert_flat_outputs_match(actual, expected_flat, rtol=rtol, atol=atol)
+
+
+def _assert_flat_outputs_match(actual: Sequence[Any], expected_flat: list[Any], *, rtol: float, atol: float) -> None:
     # an empty ONNX optional (None) matches torch's None, which named_tensors leaves out
     actual_flat = [leaf for out in actual if out is not None for leaf in (out if isinstance(out, list) else [out])]
     assert len(actual_flat) == len(expected_flat), f"{len(actual_flat)} outputs, torch returns {len(expected_flat)}"
@@ -243,3 +250,14 @@ def _one_torch_thread():  # noqa: ANN202 - generator fixture
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_export_is_valid_onnx():  # noqa: ANN202 - generator fixture
+    """Every model an export writes, in any test, passes onnx's full check and strict shape
+    inference (tests/onnx_checks.py): exporter.serialization.save is the one place every
+    export writes, so no test can skip the check, not even one that never runs its model."""
+    original = serialization.save
+    serialization.save = onnx_checks.saving_with_checks(original)
+    yield
+    serialization.save = original

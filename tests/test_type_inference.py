@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import onnx_ir as ir
+import pytest
 from cases import signature_opsets
 from conftest import MIN_OPSET, around
 
@@ -94,3 +97,22 @@ def test_reshape_to_a_run_time_shape_has_its_rank_below_opset_14() -> None:
         (target,) = builder.add_node("Concat", [leading, builder.constant([-1])], {"axis": 0})
         (flat,) = builder.add_node("Reshape", [x, target], {})
         assert (flat.dtype, flat.shape is not None and len(flat.shape)) == (ir.DataType.FLOAT, 3), opset
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (["n", 3, 4], [4, 5], "[None,3,5]"),  # a named batch dim is not kept (broadcast rules)
+        ([2, 1, 3, 4], [4], "[2,1,3]"),  # a column: its axis is dropped
+        ([4], [2, 4, 5], "[2,5]"),  # a row: its axis is dropped
+        ([4], [4], "[]"),
+        ([7, 1, 3, 4], [2, 4, 5], "[7,2,3,5]"),
+    ],
+)
+def test_matmul_rank_with_one_dimensional_operands(a: list[Any], b: list[Any], expected: str) -> None:
+    """MatMul is typed by the rules alone (ONNX's inference is skipped for it), so a vector
+    operand must give the result's rank too: a graph output needs one."""
+    x = ir.Value(name="x", type=ir.TensorType(ir.DataType.INT32), shape=ir.Shape(a))
+    y = ir.Value(name="y", type=ir.TensorType(ir.DataType.INT32), shape=ir.Shape(b))
+    (out,) = _builder(x, y).add_node("MatMul", [x, y], {})
+    assert (out.dtype, str(out.shape)) == (ir.DataType.INT32, expected)

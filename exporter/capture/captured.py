@@ -43,6 +43,10 @@ class Captured:
     # a traced module's submodules by path ("" the module itself), whose calls the trace scopes
     # name (ts_graph.module_calls); None where the graph records no module calls (scripted models)
     modules: dict[str, torch.nn.Module] | None = None
+    # the rank of each flattened result of the example run (scripted models): ONNX requires a
+    # rank on every graph output, and where the graph leaves one unknown (squeeze of run-time
+    # sizes) the example's is the one torch's exporter declares too
+    example_output_ranks: list[int] | None = None
 
     def locate(self, node: torch._C.Node) -> str:
         """Where ``node`` comes from in the user's code, for error messages (source_location,

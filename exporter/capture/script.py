@@ -30,6 +30,7 @@ from exporter.capture.lowering import (
 from exporter.capture.module_attributes import has_attribute_writes
 from exporter.capture.script_arguments import bind_arguments
 from exporter.errors import ExporterError, ModelRaisedError
+from exporter.tensors import quantized_output_parts
 from exporter.ts_graph import all_nodes, is_tensor_list_type, register_locator
 
 __all__ = ["capture_scripted", "fix_index_dtypes"]
@@ -101,12 +102,12 @@ def _script_optimizing(
         leaves, names = named_tensors(value, param.name)
         flat_inputs.extend(leaves)
         input_names.extend(names)
-    if example_run:
-        _run_once(_run_copy(model), call)
+    output_ranks = _output_ranks(_run_once(_run_copy(model), call)) if example_run else None
     graph = _propagate_shapes(graph, flat_inputs, params)
     fix_index_dtypes(graph)
     reason = "the graph comes from TorchScript; one example run checks that the inputs fit the model"
     captured = Captured(graph, input_names, flat_inputs, param_names, list(params), "script", reason)
+    captured.example_output_ranks = output_ranks
     if isinstance(model, torch.jit.ScriptModule):
         captured.call_sites = CallSites(model._c)
         register_locator(graph, captured.call_sites.locate)  # for the passes' errors
@@ -193,14 +194,21 @@ def _run_copy(model: torch.jit.ScriptModule | torch.jit.ScriptFunction) -> Calla
     return copy.deepcopy(model) if has_attribute_writes(graph) else model
 
 
-def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> None:
+def _run_once(model: Callable[..., Any], call: Sequence[Any]) -> Any:
     """Run the model once: inputs that do not fit fail here, with the model's own message,
     instead of producing a graph that fails in onnxruntime."""
     try:
         with torch.no_grad():
-            model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
+            return model(*[v.detach().clone() if isinstance(v, torch.Tensor) else v for v in call])
     except Exception as error:  # noqa: BLE001 - whatever the model raises is reported as the model's error
         raise ModelRaisedError(f"the model raised on the example inputs: {_script_error_message(error)}") from error
+
+
+def _output_ranks(result: Any) -> list[int]:
+    """The rank of each flattened result, flattened as the graph outputs are (a number is a
+    0-d output, a quantized tensor three: quantized_output_parts)."""
+    flat = named_tensors(wrap_nested(result), "output")[0]
+    return [part.dim() for tensor in flat for part in quantized_output_parts(tensor)]
 
 
 def _propagate_shapes(

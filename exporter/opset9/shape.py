@@ -42,7 +42,10 @@ def _reshape(g: GraphContext, self: Value, shape: Value) -> Value:
     export time are sizes of the output too, though others are not (``x.reshape(B, C * 9, L)``
     with a dynamic batch B): ONNX's inference gives no dim of a shape it cannot fold, and a
     later op may need them (F.fold needs its channels)."""
-    out = g.op("Reshape", self, shape)
+    # a 0 among sizes known at export time is a size (an empty result), not a copied dim;
+    # one computed at run time is the input's own dim there (x.view(x.size(0), -1))
+    zero_size = 0 in (h.const_ints(shape) or [])
+    out = h.reshape_keeping_zeros(g, self, shape) if zero_size else g.op("Reshape", self, shape)
     if out.shape is None and shape.shape is not None and len(shape.shape) == 1 and isinstance(shape.shape[0], int):
         out.shape = ir.Shape([None] * shape.shape[0])
     entries = _known_entries(shape)

@@ -151,8 +151,8 @@ def test_a_loop_built_from_the_layout_computes_what_torch_does() -> None:
     graph.outputs.extend(
         [*slots.read("carried", outputs), *slots.read("peaks", outputs), *slots.read("scans", outputs)]
     )
-    for value in graph.outputs:
-        value.type = ir.TensorType(ir.DataType.FLOAT)
+    for value, dims in zip(graph.outputs, ([3], [3], [None, 3])):  # ONNX requires each output's rank
+        value.type, value.shape = ir.TensorType(ir.DataType.FLOAT), ir.Shape(dims)
     model = ir.Model(graph, ir_version=8)
 
     def loop_in_torch(data: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

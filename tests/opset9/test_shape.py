@@ -9,7 +9,18 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, arange, f32, helper_params, lowering_opsets, op_params, pair, run_case, typed
+from cases import (
+    Case,
+    arange,
+    f32,
+    helper_params,
+    lowering_opsets,
+    op_params,
+    pair,
+    run_case,
+    signature_opsets,
+    typed,
+)
 from conftest import assert_matches_torch
 
 CASES = [
@@ -155,3 +166,22 @@ def test_squeeze_dynamic_dim(opset: int, scripted: bool) -> None:
 def test_squeeze_static_dim_stays_squeeze(opset: int) -> None:
     onnx_model = assert_matches_torch(Squeezes(), (torch.randn(2, 1, 1),), opset=opset)
     assert "Compress" not in {node.op_type for node in onnx_model.graph}
+
+
+class EmptyViews(torch.nn.Module):
+    """Sizes with a 0 (torch's: a size) of an empty tensor whose own dims differ there."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return x.reshape(0, 5) + 1, x.view(0, 3).sum(0), x.reshape(0)
+
+
+@pytest.mark.parametrize("opset", sorted({*lowering_opsets("aten::view"), *signature_opsets("reshape_keeping_zeros")}))
+def test_zero_sizes_are_sizes_not_copies_of_the_input_dim(opset: int) -> None:
+    """A 0 in ONNX's Reshape copies the input's dim (here 2) unless allowzero (14); below it
+    the empty result is a constant."""
+    onnx_model = assert_matches_torch(EmptyViews(), (torch.zeros(2, 0),), opset=opset)
+    reshapes = [node for node in onnx_model.graph if node.op_type == "Reshape"]
+    if opset >= 14:
+        assert all(node.attributes["allowzero"].as_int() == 1 for node in reshapes)
+    else:
+        assert not reshapes
