@@ -1,6 +1,6 @@
-"""Plumbing shared by the breadth sweeps (zoo_sweep.py, torchvision_sweep.py, timm_sweep.py):
-their command line, one worker subprocess per case, the commit measured, and results files
-rewritten atomically."""
+"""Plumbing shared by the breadth sweeps (zoo_sweep.py, torchvision_sweep.py, timm_sweep.py,
+library_sweep.py): their command line, one worker subprocess per case, the commit measured,
+results files rewritten atomically, and the comparison of onnxruntime's outputs with eager torch."""
 
 from __future__ import annotations
 
@@ -136,3 +136,80 @@ def save(data: dict[str, Any], path: Path, render: Callable[[dict[str, Any]], st
         tmp = target.with_name(target.name + ".tmp")
         tmp.write_text(text)
         os.replace(tmp, target)
+
+
+def import_torchvision() -> Any:
+    """``import torchvision`` through tests/torchvision_shim.py, which defines its compiled ops in
+    plain torch where the wheel's cannot load (a CUDA build beside a CPU torch)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import torchvision_shim
+
+    return torchvision_shim.import_torchvision()
+
+
+def calibrate_norms(model: Any, args: tuple[Any, ...]) -> None:
+    """Random weights with identity batch-norm statistics (running mean 0, variance 1, as
+    torchvision's detection backbones' FrozenBatchNorm2d start) let activations vanish (a
+    mobilenet FPN's features are ~1e-8): every box then has the same features and score, and
+    the outputs are ties in arbitrary order. One eager pass sets each norm's statistics to
+    those of its input, so every layer sees unit-scale activations, as with trained weights. The
+    pass runs on a batch of four images, so a norm after a 1x1 feature map sees a spread."""
+    import torch
+
+    def set_stats(module: Any, inputs: tuple[Any, ...]) -> None:
+        x = inputs[0]
+        dims = [d for d in range(x.dim()) if d != 1]
+        module.running_mean.copy_(x.mean(dims))
+        module.running_var.copy_(x.var(dims, unbiased=False).clamp(min=0.1))
+
+    hooks = [
+        m.register_forward_pre_hook(set_stats)
+        for m in model.modules()
+        if isinstance(getattr(m, "running_mean", None), torch.Tensor)
+        and isinstance(getattr(m, "running_var", None), torch.Tensor)
+    ]
+    with torch.no_grad():
+        model(*args)
+    for hook in hooks:
+        hook.remove()
+
+
+def flat_tensors(obj: Any) -> list[Any]:
+    """Tensors of a nested output (dicts by value order, lists, tuples), in order."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in flat_tensors(v)]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in flat_tensors(v)]
+    return []
+
+
+def compare_outputs(ref: list[Any], outs: list[Any]) -> tuple[str, str, float]:
+    """(status, error, worst difference) of onnxruntime's outputs against eager torch's: count,
+    then shape, then values (integers and booleans exactly, floats within 1e-3 (1 + max |ref|),
+    NaN where eager has NaN)."""
+    import numpy as np
+
+    if len(outs) != len(ref):
+        return "mismatch", f"{len(outs)} outputs, eager has {len(ref)}", float("inf")
+    worst = 0.0
+    for index, (r, o) in enumerate(zip(ref, outs)):
+        r = r.detach().numpy()
+        if r.shape != o.shape:
+            return "mismatch", f"output {index}: shape {o.shape} != eager {r.shape}", float("inf")
+        if r.size == 0:
+            continue
+        if r.dtype == np.bool_ or np.issubdtype(r.dtype, np.integer):
+            diff = float((r != o).sum())
+        else:
+            ref64 = r.astype(np.float64)
+            diff = float(np.max(np.abs(ref64 - o.astype(np.float64))) / (1.0 + np.max(np.abs(ref64))))
+            if np.isnan(r).any() != np.isnan(o).any():
+                diff = float("inf")
+        worst = max(worst, diff)
+    if worst > 1e-3:
+        return "mismatch", f"max |diff| / (1 + max |ref|) = {worst:.3g}", worst
+    return "pass", "", worst
