@@ -17,6 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "@@SWEEP-RESULT@@"  # the worker prints its result as one JSON line after this mark
+PHASE = "@@SWEEP-PHASE@@"  # a worker may announce each phase, so a timeout says where it hung
 
 
 def arguments(
@@ -101,8 +102,11 @@ def run_worker(script: str, worker_args: list[str], timeout: float) -> dict[str,
     cmd = [sys.executable, str(Path(script).resolve()), "--worker", *worker_args]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "error": f"timeout after {timeout:g} s"}
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        phases = [line[len(PHASE) :].strip() for line in out.splitlines() if line.startswith(PHASE)]
+        during = f" during {phases[-1]}" if phases else ""
+        return {"status": "timeout", "error": f"timeout after {timeout:g} s{during}"}
     for line in proc.stdout.splitlines():
         if line.startswith(MARK):
             res = json.loads(line[len(MARK) :])
@@ -110,6 +114,11 @@ def run_worker(script: str, worker_args: list[str], timeout: float) -> dict[str,
             return res
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
     return {"status": "crash", "error": f"exit {proc.returncode}: {tail[0][:300]}"}
+
+
+def phase(name: str) -> None:
+    """Announce (in a worker) the phase that starts: a timeout names the last one announced."""
+    print(PHASE + name, flush=True)
 
 
 def commit() -> str:
