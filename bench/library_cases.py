@@ -998,7 +998,7 @@ def fade() -> Example:
 def deemphasis() -> Example:
     import torchaudio
 
-    return Example(torchaudio.transforms.Deemphasis(), (torch.randn(1, 400),))
+    return Example(torchaudio.transforms.Deemphasis(), (torch.randn(1, 100),))
 
 
 @case("torchaudio")
@@ -1009,7 +1009,7 @@ def lowpass_biquad() -> Example:
         def forward(self, waveform: Tensor) -> Tensor:
             return torchaudio.functional.lowpass_biquad(waveform, 16000, 1000.0)
 
-    return Example(LowpassBiquad(), (torch.randn(1, 400),))
+    return Example(LowpassBiquad(), (torch.randn(1, 100),))
 
 
 @case("torchaudio")

@@ -48,7 +48,6 @@ import datetime
 import json
 import os
 import platform
-import tempfile
 import time
 import traceback
 import warnings
@@ -66,19 +65,13 @@ EXPORTERS = ["ours", "torchscript"]
 MODES = ["trace", "script"]
 OPSET = 17
 TIMEOUT = 120.0
+REPRO_TIMEOUT = 60.0  # a reproduction is a few ops; one of them hangs by design
 
 
 # ------------------------------------------------------------------ the worker
 
 
-def _feeds(sess: Any, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Inputs by name (``in<position>``); an exporter may drop inputs the graph does not read."""
-    names = {i.name for i in sess.get_inputs()}
-    return {f"in{k}": t.numpy() for k, t in enumerate(args) if f"in{k}" in names}
-
-
 def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
-    import onnx
     import torch
 
     warnings.filterwarnings("ignore")
@@ -108,49 +101,10 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
     }
     if example.dynamic:
         options["dynamic_axes"] = {f"in{k}": axes for k, axes in example.dynamic.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "m.onnx")
-        t0 = time.perf_counter()
-        try:
-            sweep_runner.phase("export")
-            with torch.no_grad():
-                sweep_runner.export_with(exporter, model, example.args, path, **options)
-        except Exception as exc:  # noqa: BLE001 - reported
-            result.update(
-                status="export",
-                error=sweep_runner.first_line(exc, cause=exporter != "ours"),
-                traceback=traceback.format_exc()[-3000:],
-            )
-            return result
-        result["export_seconds"] = round(time.perf_counter() - t0, 2)
-        try:
-            sweep_runner.phase("checker")
-            onnx.checker.check_model(path, full_check=True)
-        except Exception as exc:  # noqa: BLE001 - reported
-            result.update(
-                status="invalid", error=sweep_runner.first_line(exc), traceback=traceback.format_exc()[-3000:]
-            )
-            return result
-        runs = [("example", example.args, ref)]
-        if example.other is not None:
-            runs.append(("other input size", example.other, ref_other))
-        try:
-            sweep_runner.phase("onnxruntime session")
-            sess = sweep_runner.unoptimized_session(path)
-            for label, args, expected in runs:
-                sweep_runner.phase(f"onnxruntime run ({label})")
-                # an empty ONNX optional output is torch's None, which flat_tensors leaves out
-                outs = [o for o in sess.run(None, _feeds(sess, args)) if o is not None]
-                status, error, worst = sweep_runner.compare_outputs(expected, outs)
-                result["max_diff"] = max(result.get("max_diff", 0.0), worst)
-                if status != "pass":
-                    prefix = "other input size: " if label != "example" else ""
-                    result.update(status=status, error=prefix + error)
-                    return result
-        except Exception as exc:  # noqa: BLE001 - reported
-            result.update(status="ort", error=sweep_runner.first_line(exc), traceback=traceback.format_exc()[-3000:])
-            return result
-    result["status"] = "pass"
+    runs = [("example", example.args, ref)]
+    if example.other is not None:
+        runs.append(("other input size", example.other, ref_other))
+    result.update(sweep_runner.export_and_compare(exporter, model, example.args, runs, options))
     return result
 
 
@@ -291,7 +245,7 @@ def main() -> None:
         save(data, ns.results)
         return
     if ns.repros:
-        data["repros"] = library_failures.run_repros(ns.timeout)
+        data["repros"] = library_failures.run_repros(min(ns.timeout, REPRO_TIMEOUT))
         save(data, ns.results)
         return
     names = sweep_runner.selected(ns.models, CASES)

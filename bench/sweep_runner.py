@@ -222,3 +222,71 @@ def compare_outputs(ref: list[Any], outs: list[Any]) -> tuple[str, str, float]:
     if worst > 1e-3:
         return "mismatch", f"max |diff| / (1 + max |ref|) = {worst:.3g}", worst
     return "pass", "", worst
+
+
+def export_and_compare(
+    exporter: str,
+    model: Any,
+    args: tuple[Any, ...],
+    runs: list[tuple[str, tuple[Any, ...], list[Any]]],
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """Export ``model`` with ``exporter``, check the file with ``onnx.checker`` (full_check), and run
+    it in onnxruntime on each ``(label, inputs, eager outputs)`` of ``runs``: the result's
+    ``status`` is ``pass``, ``export``, ``invalid``, ``ort`` or ``mismatch``, with the error's first
+    line in ``error`` and its whole text in ``message``. Inputs are fed by name: ``input_names``
+    in ``options`` name them by position (an exporter may drop inputs the graph does not read).
+    Announces its phases (see ``phase``), so a hang is reported with the phase it hung in."""
+    import tempfile
+    import traceback
+
+    import onnx
+    import torch
+
+    names = list(options.get("input_names") or [])
+    result: dict[str, Any] = {}
+
+    def failed(status: str, exc: BaseException, cause: bool = False) -> dict[str, Any]:
+        result.update(
+            status=status,
+            error=first_line(exc, cause=cause),
+            message=ANSI.sub("", f"{type(exc).__name__}: {exc}")[:3000],
+            traceback=traceback.format_exc()[-3000:],
+        )
+        return result
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.onnx")
+        t0 = time.perf_counter()
+        try:
+            phase("export")
+            with torch.no_grad():
+                export_with(exporter, model, args, path, **options)
+        except Exception as exc:  # noqa: BLE001 - reported
+            return failed("export", exc, cause=exporter != "ours")
+        result["export_seconds"] = round(time.perf_counter() - t0, 2)
+        try:
+            phase("checker")
+            onnx.checker.check_model(path, full_check=True)
+        except Exception as exc:  # noqa: BLE001 - reported
+            return failed("invalid", exc)
+        try:
+            phase("onnxruntime session")
+            sess = unoptimized_session(path)
+            present = {i.name for i in sess.get_inputs()}
+            for label, run_args, expected in runs:
+                phase(f"onnxruntime run ({label})")
+                tensors = flat_tensors(run_args)
+                feeds = {n: t.numpy() for n, t in zip(names, tensors) if n in present}
+                # an empty ONNX optional output is torch's None, which flat_tensors leaves out
+                outs = [o for o in sess.run(None, feeds) if o is not None]
+                status, error, worst = compare_outputs(expected, outs)
+                result["max_diff"] = max(result.get("max_diff", 0.0), worst)
+                if status != "pass":
+                    prefix = "" if label == "example" else f"{label}: "
+                    result.update(status=status, error=prefix + error, message=prefix + error)
+                    return result
+        except Exception as exc:  # noqa: BLE001 - reported
+            return failed("ort", exc)
+    result["status"] = "pass"
+    return result

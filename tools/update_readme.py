@@ -1,4 +1,5 @@
-"""Regenerate README's coverage table and support matrix from the registry (never by hand)."""
+"""Regenerate README's coverage table and support matrix from the registry (never by hand), and copy
+the benchmark and library-sweep tables from their results."""
 
 from __future__ import annotations
 
@@ -29,6 +30,19 @@ def _bench_summary() -> str:
             break
         table.append(line)
     return "\n".join(header + [""] + [line for line in table]).strip() + "\n"
+
+
+def _library_sweep_table() -> str:
+    """The pass-count table of bench/results/library_sweep/results.md (rendered by library_sweep.py)."""
+    path = os.path.join(ROOT, "bench", "results", "library_sweep", "results.md")
+    if not os.path.exists(path):
+        return "No library sweep results yet: run `python bench/library_sweep.py`."
+    lines = open(path).read().splitlines()
+    start = lines.index("## Pass counts")
+    rest = lines[start + 1 :]
+    end = next((i for i, line in enumerate(rest) if line.startswith("## ")), len(rest))
+    table = [line for line in rest[:end] if line.startswith("|")]
+    return "\n".join(table) + "\n"
 
 
 def main() -> int:
@@ -67,6 +81,7 @@ def main() -> int:
     text = _replace(text, "coverage", table)
     text = _replace(text, "matrix", format_markdown())
     text = _replace(text, "bench", _bench_summary())
+    text = _replace(text, "libsweep", _library_sweep_table())
     open(path, "w").write(text)
     return 0
 
