@@ -240,7 +240,7 @@ model = torch.jit.script(Lowpass())
 args = (torch.rand(2, 8),)
 ''',
         "Every input of these nodes is known at export (constants, attributes, enum members), so "
-        "emission would fold them, but the up-front support check lists them first. torchvision's "
+        "emission could fold them, but the up-front support check lists them first. torchvision's "
         "perspective solves its 8x8 system from constant corner lists.",
     ),
     Construct(
@@ -516,6 +516,13 @@ def _cell(text: str) -> str:
     return sweep_runner.ANSI.sub("", text).replace("|", "\\|").replace("\n", " ")
 
 
+def _runs_table(rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    lines = ["| case | mode | status | first error (ours) |", "|---|---|---|---|"]
+    for name, mode, result in rows:
+        lines.append(f"| {name} | {mode} | {result['status']} | {_cell(error_line(result))[:300]} |")
+    return lines if rows else lines + ["| (none in the last run) | | | |"]
+
+
 def report(data: dict[str, Any], cases: dict[str, Any]) -> str:
     """FAILURES.md: a table of the constructs, then each group with its failing runs and its reproduction."""
     rows = failures(data)
@@ -554,21 +561,14 @@ def report(data: dict[str, Any], cases: dict[str, Any]) -> str:
         lines += ["", f'<a id="{c.key}"></a>', f"## {c.title}", "", f"Owner: **{c.owner}**."]
         if c.note:
             lines += ["", c.note]
-        lines += ["", "| case | mode | status | first error (ours) |", "|---|---|---|---|"]
-        for name, mode, result in groups[c.key]:
-            lines.append(f"| {name} | {mode} | {result['status']} | {_cell(error_line(result))[:300]} |")
-        if not groups[c.key]:
-            lines.append("| (none in the last run) | | | |")
+        lines += [""] + _runs_table(groups[c.key])
         lines += ["", "Reproduction:", "", "```python", c.repro.strip(), "```", ""]
         if repro:
             lines.append(f"With ours: **{repro['status']}**: {_cell(error_line(repro))[:400]}")
         else:
             lines.append("With ours: not run yet (`--repros`).")
     if unclassified:
-        lines += ["", '<a id="unclassified"></a>', "## Unclassified", ""]
-        lines += ["| case | mode | status | first error (ours) |", "|---|---|---|---|"]
-        for name, mode, result in unclassified:
-            lines.append(f"| {name} | {mode} | {result['status']} | {_cell(error_line(result))[:300]} |")
+        lines += ["", '<a id="unclassified"></a>', "## Unclassified", ""] + _runs_table(unclassified)
     return "\n".join(lines) + "\n"
 
 

@@ -43,7 +43,6 @@ the summary (the README's table is copied from it by tools/update_readme.py) and
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import datetime
 import json
 import os
@@ -266,20 +265,20 @@ def main() -> None:
     commit = sweep_runner.commit()
     jobs = [(n, m, e) for m in ns.modes.split(",") for n in names for e in ns.exporters.split(",") if _applies(n, m)]
     t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(sweep_runner.run_worker, __file__, [n, m, e], ns.timeout): (n, m, e) for n, m, e in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, m, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            save(data, ns.results)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:44s} {m:6s} {e:11s} {res['status']:8s} "
-                f"{res.get('error', '')[:140]}",
-                flush=True,
-            )
+
+    def run(name: str, mode: str, exporter: str) -> dict[str, Any]:
+        return sweep_runner.run_worker(__file__, [name, mode, exporter], ns.timeout)
+
+    for (n, m, e), res in sweep_runner.run_all(run, jobs, ns.jobs):
+        if e == "ours":
+            res["commit"] = commit
+        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
+        save(data, ns.results)
+        print(
+            f"[{time.perf_counter() - t0:6.0f}s] {n:44s} {m:6s} {e:11s} {res['status']:8s} "
+            f"{res.get('error', '')[:140]}",
+            flush=True,
+        )
     save(data, ns.results)
 
 

@@ -5,13 +5,14 @@ results files rewritten atomically, and the comparison of onnxruntime's outputs 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,17 @@ def run_worker(script: str, worker_args: list[str], timeout: float) -> dict[str,
             return res
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
     return {"status": "crash", "error": f"exit {proc.returncode}: {tail[0][:300]}"}
+
+
+def run_all(
+    run: Callable[..., dict[str, Any]], jobs: Sequence[tuple[str, ...]], workers: int
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """``run(*job)`` for every job, ``workers`` at once (each is a subprocess: threads suffice);
+    (job, result) in the order they finish, so the caller can save after each."""
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        futures = {pool.submit(run, *job): job for job in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            yield futures[fut], fut.result()
 
 
 def phase(name: str) -> None:

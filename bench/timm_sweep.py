@@ -27,7 +27,6 @@ Results merge into ``bench/results/timm_sweep.json``; the markdown beside it is 
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime
 import json
 import os
@@ -412,20 +411,16 @@ def main() -> None:
     commit = sweep_runner.commit()
     jobs = [(n, m, e) for m in ns.modes.split(",") for n in names for e in ns.exporters.split(",") if _applies(n, m)]
     t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(run_one, *job): job for job in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, m, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            sweep_runner.save(data, ns.results, render)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-                f"{res.get('error', '')[:150]}",
-                flush=True,
-            )
+    for (n, m, e), res in sweep_runner.run_all(run_one, jobs, ns.jobs):
+        if e == "ours":
+            res["commit"] = commit
+        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
+        sweep_runner.save(data, ns.results, render)
+        print(
+            f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
+            f"{res.get('error', '')[:150]}",
+            flush=True,
+        )
     # the wall time of a run over every model and mode; a partial run keeps the last full one's
     if ns.models or ns.modes != ",".join(MODES) or ns.exporters != ",".join(EXPORTERS):
         data["meta"].update({k: previous[k] for k in ("wall_seconds", "jobs", "full_run_date") if k in previous})

@@ -30,7 +30,6 @@ Results merge into ``bench/results/torchvision_sweep.json``; the markdown beside
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime
 import json
 import os
@@ -330,20 +329,16 @@ def main() -> None:
     commit = sweep_runner.commit()
     jobs = [(n, m, e) for e in ns.exporters.split(",") for m in ns.modes.split(",") for n in names if _applies(n, m)]
     t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(run_one, *job): job for job in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, m, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            sweep_runner.save(data, ns.results, render)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-                f"{res.get('error', '')[:150]}",
-                flush=True,
-            )
+    for (n, m, e), res in sweep_runner.run_all(run_one, jobs, ns.jobs):
+        if e == "ours":
+            res["commit"] = commit
+        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
+        sweep_runner.save(data, ns.results, render)
+        print(
+            f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
+            f"{res.get('error', '')[:150]}",
+            flush=True,
+        )
     sweep_runner.save(data, ns.results, render)
 
 
