@@ -2,6 +2,7 @@
 torchmetrics, torchvision (ops, transforms, detection parts), torchaudio, monai, julius,
 asteroid-filterbanks and pytorch-msssim.
 
+    bash scripts/library_sweep.sh                        # all of it: install once, sweep, --repros, README
     python bench/library_sweep.py                        # everything (about 15-20 min on 2 cores)
     python bench/library_sweep.py --quick                # one or two cases per library (about 2 min)
     python bench/library_sweep.py --libraries kornia,einops --modes script
@@ -10,13 +11,16 @@ asteroid-filterbanks and pytorch-msssim.
     python bench/library_sweep.py --render               # rewrite results.md and FAILURES.md from the JSON
     python bench/library_sweep.py --repros               # run FAILURES.md's reproductions with ours
 
-Install the libraries with the ``bench`` extra next to torch 2.13 without letting pip replace
-torch: ``pip install -c <(echo torch==2.13.0) -e '.[bench]'``; torchvision and torchaudio need
-``pip install --no-deps torchvision torchaudio`` (their wheels pin other torch releases; the
-sweep imports torchvision through tests/torchvision_shim.py and torchaudio without its compiled
-extension, see library_cases.import_library). A library that is not installed shows as ``build``.
+scripts/library_sweep.sh installs the libraries (once), runs the sweep (its arguments go to this
+script), reruns the reproductions and copies the pass counts into README.md. By hand: the
+``bench`` extra beside torch 2.13, pinned (torch and the versions measured) by
+bench/library_sweep_constraints.txt, ``pip install -c bench/library_sweep_constraints.txt -e
+'.[bench]'``, then torchvision and torchaudio with ``--no-deps`` and the same constraints (their
+wheels pin other torch releases; the sweep imports torchvision through tests/torchvision_shim.py
+and torchaudio without its compiled extension, see library_cases.import_library). A library that
+is not installed shows as ``build``.
 
-A case (bench/library_cases/) is a module or function of a library with example inputs, and for
+A case (bench/library_cases.py) is a module or function of a library with example inputs, and for
 some, dynamic axes and inputs of other sizes. Each case runs in modes ``trace`` and, where the
 library can script it, ``script`` (``torch.jit.script``; a case the library cannot script is
 traced only). Every (case, mode, exporter) runs in its own subprocess with a timeout
@@ -47,7 +51,6 @@ import datetime
 import json
 import os
 import platform
-import time
 import traceback
 import warnings
 from importlib import metadata
@@ -111,6 +114,7 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
 
 
 COUNTED = ("pass", "mismatch", "export", "invalid", "ort", "timeout", "crash")
+FULL_RUN = ("wall_seconds", "jobs", "workers", "full_run_date")  # meta of the last run over everything
 
 
 def _row(data: dict[str, Any], name: str, mode: str, exporter: str) -> dict[str, Any]:
@@ -145,6 +149,16 @@ def pass_table(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _wall_time(meta: dict[str, Any]) -> str:
+    """How long the last run over everything took: what a rerun costs (the load of the machine shows in it)."""
+    if "wall_seconds" not in meta:
+        return "No run over every case yet (its wall time shows here)."
+    return (
+        f"The last run over every case ({meta['full_run_date']}: {meta['jobs']} exports, {meta['workers']} "
+        f"subprocesses at once) took {meta['wall_seconds'] / 60:.0f} minutes."
+    )
+
+
 def render(data: dict[str, Any]) -> str:
     meta = data.get("meta", {})
     commits = sorted({r["commit"] for row in data["results"].values() for r in row.values() if "commit" in r})
@@ -158,6 +172,8 @@ def render(data: dict[str, Any]) -> str:
         "where the case has dynamic axes.",
         "",
         f"Ours measured at commit(s): {', '.join(commits) or '-'}. Library versions: {meta.get('libraries', '-')}.",
+        "",
+        _wall_time(meta),
         "",
         "## Pass counts",
         "",
@@ -257,28 +273,26 @@ def main() -> None:
     if ns.quick:
         names = [n for n in names if CASES[n].quick]
     tools, libraries = _versions()
+    previous = data.get("meta", {})
     data["meta"] = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "versions": tools,
         "libraries": libraries,
     }
-    commit = sweep_runner.commit()
     jobs = [(n, m, e) for m in ns.modes.split(",") for n in names for e in ns.exporters.split(",") if _applies(n, m)]
-    t0 = time.perf_counter()
 
     def run(name: str, mode: str, exporter: str) -> dict[str, Any]:
         return sweep_runner.run_worker(__file__, [name, mode, exporter], ns.timeout)
 
-    for (n, m, e), res in sweep_runner.run_all(run, jobs, ns.jobs):
-        if e == "ours":
-            res["commit"] = commit
-        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-        save(data, ns.results)
-        print(
-            f"[{time.perf_counter() - t0:6.0f}s] {n:44s} {m:6s} {e:11s} {res['status']:8s} "
-            f"{res.get('error', '')[:140]}",
-            flush=True,
+    wall = sweep_runner.record_all(data, run, jobs, ns.jobs, lambda d: save(d, ns.results))
+    # the wall time of a run over every case, mode and exporter; a partial run keeps the last full one's
+    every_mode = (ns.modes, ns.exporters) == (",".join(MODES), ",".join(EXPORTERS))
+    if every_mode and not (ns.models or ns.libraries or ns.quick):
+        data["meta"].update(
+            wall_seconds=round(wall), jobs=len(jobs), workers=ns.jobs, full_run_date=data["meta"]["date"]
         )
+    else:
+        data["meta"].update({k: previous[k] for k in FULL_RUN if k in previous})
     save(data, ns.results)
 
 

@@ -128,6 +128,34 @@ def run_all(
             yield futures[fut], fut.result()
 
 
+def record_all(
+    data: dict[str, Any],
+    run: Callable[..., dict[str, Any]],
+    jobs: Sequence[tuple[str, ...]],
+    workers: int,
+    save: Callable[[dict[str, Any]], None],
+) -> float:
+    """Run every job, ``(model, exporter)`` or ``(model, mode, exporter)``, with ``run_all`` and
+    merge its result into ``data["results"][model]`` under ``exporter`` or ``mode/exporter``: ours'
+    rows name the commit measured, ``save(data)`` runs after each (an interrupted sweep keeps what
+    it measured) and one line per run shows progress. Returns the wall time in seconds."""
+    measured = commit()
+    t0 = time.perf_counter()
+    for job, res in run_all(run, jobs, workers):
+        name, exporter = job[0], job[-1]
+        if exporter == "ours":
+            res["commit"] = measured
+        data["results"].setdefault(name, {})["/".join(job[1:])] = res
+        save(data)
+        labels = " ".join(f"{label:12s}" for label in job[1:])
+        print(
+            f"[{time.perf_counter() - t0:6.0f}s] {name:44s} {labels} {res['status']:9s} {res.get('error', '')[:140]}",
+            flush=True,
+        )
+    save(data)
+    return time.perf_counter() - t0
+
+
 def phase(name: str) -> None:
     """Announce (in a worker) the phase that starts: a timeout names the last one announced."""
     print(PHASE + name, flush=True)

@@ -408,26 +408,13 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, timm {timm.__version__}, onnxruntime "
         f"{onnxruntime.__version__}, python {platform.python_version()}",
     }
-    commit = sweep_runner.commit()
     jobs = [(n, m, e) for m in ns.modes.split(",") for n in names for e in ns.exporters.split(",") if _applies(n, m)]
-    t0 = time.perf_counter()
-    for (n, m, e), res in sweep_runner.run_all(run_one, jobs, ns.jobs):
-        if e == "ours":
-            res["commit"] = commit
-        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-        sweep_runner.save(data, ns.results, render)
-        print(
-            f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-            f"{res.get('error', '')[:150]}",
-            flush=True,
-        )
+    wall = sweep_runner.record_all(data, run_one, jobs, ns.jobs, lambda d: sweep_runner.save(d, ns.results, render))
     # the wall time of a run over every model and mode; a partial run keeps the last full one's
     if ns.models or ns.modes != ",".join(MODES) or ns.exporters != ",".join(EXPORTERS):
         data["meta"].update({k: previous[k] for k in ("wall_seconds", "jobs", "full_run_date") if k in previous})
     else:
-        data["meta"].update(
-            wall_seconds=round(time.perf_counter() - t0, 1), jobs=len(jobs), full_run_date=data["meta"]["date"]
-        )
+        data["meta"].update(wall_seconds=round(wall, 1), jobs=len(jobs), full_run_date=data["meta"]["date"])
     sweep_runner.save(data, ns.results, render)
 
 

@@ -326,20 +326,8 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, torchvision 0.28.0 (shimmed ops), onnxruntime "
         f"{onnxruntime.__version__}, python {platform.python_version()}",
     }
-    commit = sweep_runner.commit()
     jobs = [(n, m, e) for e in ns.exporters.split(",") for m in ns.modes.split(",") for n in names if _applies(n, m)]
-    t0 = time.perf_counter()
-    for (n, m, e), res in sweep_runner.run_all(run_one, jobs, ns.jobs):
-        if e == "ours":
-            res["commit"] = commit
-        data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-        sweep_runner.save(data, ns.results, render)
-        print(
-            f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-            f"{res.get('error', '')[:150]}",
-            flush=True,
-        )
-    sweep_runner.save(data, ns.results, render)
+    sweep_runner.record_all(data, run_one, jobs, ns.jobs, lambda d: sweep_runner.save(d, ns.results, render))
 
 
 if __name__ == "__main__":
