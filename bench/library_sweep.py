@@ -3,8 +3,8 @@ torchmetrics, torchvision (ops, transforms, detection parts), torchaudio, monai,
 asteroid-filterbanks and pytorch-msssim.
 
     bash scripts/library_sweep.sh                        # all of it: install once, sweep, --repros, README
-    python bench/library_sweep.py                        # everything (about 15-20 min on 2 cores)
-    python bench/library_sweep.py --quick                # one or two cases per library (about 2 min)
+    python bench/library_sweep.py                        # everything: 436 exports (see below for how long)
+    python bench/library_sweep.py --quick                # one or two cases per library: 46 exports, 2-5 min
     python bench/library_sweep.py --libraries kornia,einops --modes script
     python bench/library_sweep.py --models torchaudio.resample --exporters ours
     python bench/library_sweep.py --list                 # the cases, their library, scripted or not
@@ -19,6 +19,10 @@ bench/library_sweep_constraints.txt, ``pip install -c bench/library_sweep_constr
 wheels pin other torch releases; the sweep imports torchvision through tests/torchvision_shim.py
 and torchaudio without its compiled extension, see library_cases.import_library). A library that
 is not installed shows as ``build``.
+
+How long: 4-5 CPU seconds per export (mostly the worker's imports), so about 25 minutes for
+everything with the default two subprocesses on two idle cores; on the shared machine at load
+13-18 it took 58 minutes with up to nine (``--jobs``). results.md records the last full run's.
 
 A case (bench/library_cases.py) is a module or function of a library with example inputs, and for
 some, dynamic axes and inputs of other sizes. Each case runs in modes ``trace`` and, where the

@@ -2,7 +2,8 @@
 # The library sweep in one command: install its libraries into .venv beside torch 2.13 (once),
 # run bench/library_sweep.py (extra arguments go to it: --quick, --libraries kornia, ...), rerun
 # FAILURES.md's reproductions with ours, and copy the pass counts into README.md. Prints its
-# wall time last. The whole sweep takes 20-25 minutes on 2 quiet cores, --quick about 2.
+# wall time last. The whole sweep (436 exports) takes about 25 minutes on 2 idle cores, an hour
+# on a loaded machine; --quick (46) 2-5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
