@@ -27,7 +27,6 @@ Results merge into ``bench/results/timm_sweep.json``; the markdown beside it is 
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime
 import json
 import os
@@ -40,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import sweep_runner
-from torchvision_sweep import _calibrate_norms, _compare, _flat, _torchvision
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -203,7 +201,7 @@ def build(name: str, mode: str = "trace") -> tuple[Any, tuple[Any, ...], tuple[A
     """(model, args, args of batch two for the dynamic modes; for dynimg also of another size)."""
     import torch
 
-    _torchvision()
+    sweep_runner.import_torchvision()
     import timm
 
     _, side = MODELS[name]
@@ -213,7 +211,7 @@ def build(name: str, mode: str = "trace") -> tuple[Any, tuple[Any, ...], tuple[A
         patch = DYNIMG[name]
         args = (torch.rand(1, 3, 10 * patch, 10 * patch),)
         other = (torch.rand(2, 3, 8 * patch, 13 * patch),)
-        _calibrate_norms(model, (torch.rand(4, 3, 10 * patch, 10 * patch),))
+        sweep_runner.calibrate_norms(model, (torch.rand(4, 3, 10 * patch, 10 * patch),))
         return model, args, other
     try:
         model = timm.create_model(name, pretrained=False, img_size=side)
@@ -222,7 +220,7 @@ def build(name: str, mode: str = "trace") -> tuple[Any, tuple[Any, ...], tuple[A
     model.eval()
     args = (torch.rand(1, 3, side, side),)
     other = (torch.rand(2, 3, side, side),)
-    _calibrate_norms(model, (torch.rand(4, 3, side, side),))
+    sweep_runner.calibrate_norms(model, (torch.rand(4, 3, side, side),))
     return model, args, other
 
 
@@ -239,8 +237,8 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
     try:
         model, args, other = build(name, mode)
         with torch.no_grad():
-            ref = _flat(model(*args))
-            ref_other = _flat(model(*other)) if mode != "trace" else []
+            ref = sweep_runner.flat_tensors(model(*args))
+            ref_other = sweep_runner.flat_tensors(model(*other)) if mode != "trace" else []
     except Exception as exc:  # noqa: BLE001 - reported
         result["error"] = sweep_runner.first_line(exc)
         result["traceback"] = traceback.format_exc()[-3000:]
@@ -268,9 +266,9 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
             sess = sweep_runner.unoptimized_session(path)
             runs = [(args, ref)] + ([(other, ref_other)] if mode != "trace" else [])
             for run_args, run_ref in runs:
-                feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), _flat(run_args))}
+                feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), sweep_runner.flat_tensors(run_args))}
                 outs = [o for o in sess.run(None, feeds) if o is not None]
-                status, error, worst = _compare(run_ref, outs)
+                status, error, worst = sweep_runner.compare_outputs(run_ref, outs)
                 result["max_diff"] = max(result.get("max_diff", 0.0), worst)
                 if status != "pass":
                     if run_args is other:
@@ -401,7 +399,7 @@ def main() -> None:
     import onnxruntime
     import torch
 
-    _torchvision()
+    sweep_runner.import_torchvision()
     import timm
 
     previous = data.get("meta", {})
@@ -410,30 +408,13 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, timm {timm.__version__}, onnxruntime "
         f"{onnxruntime.__version__}, python {platform.python_version()}",
     }
-    commit = sweep_runner.commit()
     jobs = [(n, m, e) for m in ns.modes.split(",") for n in names for e in ns.exporters.split(",") if _applies(n, m)]
-    t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(run_one, *job): job for job in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, m, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            sweep_runner.save(data, ns.results, render)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-                f"{res.get('error', '')[:150]}",
-                flush=True,
-            )
+    wall = sweep_runner.record_all(data, run_one, jobs, ns.jobs, lambda d: sweep_runner.save(d, ns.results, render))
     # the wall time of a run over every model and mode; a partial run keeps the last full one's
     if ns.models or ns.modes != ",".join(MODES) or ns.exporters != ",".join(EXPORTERS):
         data["meta"].update({k: previous[k] for k in ("wall_seconds", "jobs", "full_run_date") if k in previous})
     else:
-        data["meta"].update(
-            wall_seconds=round(time.perf_counter() - t0, 1), jobs=len(jobs), full_run_date=data["meta"]["date"]
-        )
+        data["meta"].update(wall_seconds=round(wall, 1), jobs=len(jobs), full_run_date=data["meta"]["date"])
     sweep_runner.save(data, ns.results, render)
 
 

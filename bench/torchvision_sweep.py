@@ -30,12 +30,10 @@ Results merge into ``bench/results/torchvision_sweep.json``; the markdown beside
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 import traceback
@@ -128,13 +126,6 @@ TRACE11 = {
 # ------------------------------------------------------------------ building
 
 
-def _torchvision() -> Any:
-    sys.path.insert(0, str(ROOT / "tests"))
-    import torchvision_shim
-
-    return torchvision_shim.import_torchvision()
-
-
 def _spread_head_scores(model: Any) -> None:
     """torchvision initialises classification heads near zero: with random weights every class
     scores alike and NMS/top-k orders are arbitrary ties. Wider random weights in the heads
@@ -150,38 +141,11 @@ def _spread_head_scores(model: Any) -> None:
                 param.normal_(0, 0.3)
 
 
-def _calibrate_norms(model: Any, args: tuple[Any, ...]) -> None:
-    """Random weights with identity batch-norm statistics (running mean 0, variance 1, as
-        torchvision's detection backbones' FrozenBatchNorm2d start) let activations vanish (a
-        mobilenet FPN's features are ~1e-8): every box then has the same features and score, and
-        the outputs are ties in arbitrary order. One eager pass sets each norm's statistics to
-        those of its input, so every layer sees unit-scale activations, as with trained weights. The
-    pass runs on a batch of four images, so a norm after a 1x1 feature map sees a spread."""
-    import torch
-
-    def set_stats(module: Any, inputs: tuple[Any, ...]) -> None:
-        x = inputs[0]
-        dims = [d for d in range(x.dim()) if d != 1]
-        module.running_mean.copy_(x.mean(dims))
-        module.running_var.copy_(x.var(dims, unbiased=False).clamp(min=0.1))
-
-    hooks = [
-        m.register_forward_pre_hook(set_stats)
-        for m in model.modules()
-        if isinstance(getattr(m, "running_mean", None), torch.Tensor)
-        and isinstance(getattr(m, "running_var", None), torch.Tensor)
-    ]
-    with torch.no_grad():
-        model(*args)
-    for hook in hooks:
-        hook.remove()
-
-
 def build(name: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...], dict[str, dict[int, str]]]:
     """(model, args, other args (another size, for the dynamic mode), dynamic axes)."""
     import torch
 
-    tv = _torchvision()
+    tv = sweep_runner.import_torchvision()
     family, kwargs = MODELS[name]
     torch.manual_seed(0)
     if family in ("cls", "cls80", "cls224"):
@@ -211,49 +175,11 @@ def build(name: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...], dict[str, d
         calibration = args
         dynamic = {"x": {1: "height", 2: "width"}}
     model.eval()
-    _calibrate_norms(model, calibration)
+    sweep_runner.calibrate_norms(model, calibration)
     return model, args, other, dynamic
 
 
 # ------------------------------------------------------------------ the worker
-
-
-def _flat(obj: Any) -> list[Any]:
-    """Tensors of a nested output (dicts by value order, lists, tuples), in order."""
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, dict):
-        return [t for v in obj.values() for t in _flat(v)]
-    if isinstance(obj, (list, tuple)):
-        return [t for v in obj for t in _flat(v)]
-    return []
-
-
-def _compare(ref: list[Any], outs: list[Any]) -> tuple[str, str, float]:
-    import numpy as np
-
-    if len(outs) != len(ref):
-        return "mismatch", f"{len(outs)} outputs, eager has {len(ref)}", float("inf")
-    worst = 0.0
-    for index, (r, o) in enumerate(zip(ref, outs)):
-        r = r.detach().numpy()
-        if r.shape != o.shape:
-            return "mismatch", f"output {index}: shape {o.shape} != eager {r.shape}", float("inf")
-        if r.size == 0:
-            continue
-        if r.dtype == np.bool_ or np.issubdtype(r.dtype, np.integer):
-            diff = float((r != o).sum())
-        else:
-            ref64 = r.astype(np.float64)
-            diff = float(np.max(np.abs(ref64 - o.astype(np.float64))) / (1.0 + np.max(np.abs(ref64))))
-            if np.isnan(r).any() != np.isnan(o).any():
-                diff = float("inf")
-        worst = max(worst, diff)
-    if worst > 1e-3:
-        return "mismatch", f"max |diff| / (1 + max |ref|) = {worst:.3g}", worst
-    return "pass", "", worst
 
 
 def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
@@ -266,12 +192,12 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
     try:
         model, args, other, dynamic = build(name)
         with torch.no_grad():
-            ref = _flat(model(*args))
-            ref_other = _flat(model(*other)) if mode == "dynamic" else []
+            ref = sweep_runner.flat_tensors(model(*args))
+            ref_other = sweep_runner.flat_tensors(model(*other)) if mode == "dynamic" else []
         if mode == "script":
             model = torch.jit.script(model)
             with torch.no_grad():
-                ref = _flat(model(*args))
+                ref = sweep_runner.flat_tensors(model(*args))
     except Exception as exc:  # noqa: BLE001 - reported
         result["error"] = sweep_runner.first_line(exc)
         result["traceback"] = traceback.format_exc()[-3000:]
@@ -298,10 +224,10 @@ def worker(name: str, mode: str, exporter: str) -> dict[str, Any]:
             sess = sweep_runner.unoptimized_session(path)
             runs = [(args, ref)] + ([(other, ref_other)] if mode == "dynamic" else [])
             for run_args, run_ref in runs:
-                feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), _flat(run_args))}
-                # an empty ONNX optional output is torch's None, which _flat leaves out
+                feeds = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), sweep_runner.flat_tensors(run_args))}
+                # an empty ONNX optional output is torch's None, which flat_tensors leaves out
                 outs = [o for o in sess.run(None, feeds) if o is not None]
-                status, error, worst = _compare(run_ref, outs)
+                status, error, worst = sweep_runner.compare_outputs(run_ref, outs)
                 result["max_diff"] = max(result.get("max_diff", 0.0), worst)
                 if status != "pass":
                     if run_args is other:
@@ -400,24 +326,8 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, torchvision 0.28.0 (shimmed ops), onnxruntime "
         f"{onnxruntime.__version__}, python {platform.python_version()}",
     }
-    commit = sweep_runner.commit()
     jobs = [(n, m, e) for e in ns.exporters.split(",") for m in ns.modes.split(",") for n in names if _applies(n, m)]
-    t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(run_one, *job): job for job in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, m, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[f"{m}/{e}"] = res
-            sweep_runner.save(data, ns.results, render)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:38s} {m:8s} {e:12s} {res['status']:9s} "
-                f"{res.get('error', '')[:150]}",
-                flush=True,
-            )
-    sweep_runner.save(data, ns.results, render)
+    sweep_runner.record_all(data, run_one, jobs, ns.jobs, lambda d: sweep_runner.save(d, ns.results, render))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ and ``bench/results/zoo_sweep.md`` is rewritten from it.
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime
 import json
 import os
@@ -661,23 +660,8 @@ def main() -> None:
         "versions": f"torch {torch.__version__}, transformers {transformers.__version__}, "
         f"python {platform.python_version()}",
     }
-    commit = sweep_runner.commit()
     pairs = [(n, e) for n in names for e in exporters]
-    t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(run_pair, n, e): (n, e) for n, e in pairs}
-        for fut in concurrent.futures.as_completed(futures):
-            n, e = futures[fut]
-            res = fut.result()
-            if e == "ours":
-                res["commit"] = commit
-            data["results"].setdefault(n, {})[e] = res
-            sweep_runner.save(data, ns.results, render)
-            print(
-                f"[{time.perf_counter() - t0:6.0f}s] {n:24s} {e:12s} {res['status']:9s} {res.get('error', '')[:150]}",
-                flush=True,
-            )
-    sweep_runner.save(data, ns.results, render)
+    sweep_runner.record_all(data, run_pair, pairs, ns.jobs, lambda d: sweep_runner.save(d, ns.results, render))
 
 
 if __name__ == "__main__":
