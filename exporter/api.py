@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, BinaryIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, BinaryIO, TypeVar, cast
 
 import onnx_ir as ir
 import torch
@@ -17,6 +18,7 @@ from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
 from exporter.errors import ExporterError
+from exporter.export_flag import exporting
 from exporter.opsets import check_opset
 from exporter.registry import REGISTRY
 from exporter.report import ExportReport, PhaseTimer
@@ -55,6 +57,22 @@ class VerificationError(ExporterError):
     """export(..., verify=True) found onnxruntime disagreeing with eager torch."""
 
 
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+def _marked_as_exporting(function: _Function) -> _Function:
+    """``function`` run with the export flag up (:mod:`exporter.export_flag`): the user's
+    forward, wherever export runs it, sees ``torch.onnx.is_in_onnx_export()`` True."""
+
+    @functools.wraps(function)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        with exporting():
+            return function(*args, **kwargs)
+
+    return cast(_Function, marked)
+
+
+@_marked_as_exporting
 def export(
     model: torch.nn.Module | torch.jit.ScriptModule | torch.jit.ScriptFunction,
     args: Any,

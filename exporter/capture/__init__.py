@@ -48,6 +48,19 @@ What is left, each restored also on failure:
 - What a forward does outside its module (Python globals, tensors held elsewhere than the
   module's tables and top-level containers) happens as when the user runs it: the copy runs
   the user's code.
+- ``torch.onnx.is_in_onnx_export()`` reads True while an export runs (:mod:`exporter.export_flag`):
+  models branch on it to take the path ONNX expresses (torch's exporter sets it for the whole
+  export, so without it such models would export their eager path). Its flag,
+  ``torch.onnx._internal.torchscript_exporter._globals.GLOBALS.in_onnx_export``, is one
+  attribute for the process, the one write into ``torch.onnx`` (README: independence), made
+  only if the process imported ``torch.onnx``; if not, a finder at the front of
+  ``sys.meta_path`` raises it should the forward import torch.onnx mid-export. Exports in
+  parallel threads share it through a counter: the first raises it, the last lowers it (only
+  if an export raised it), also on failure; the finder leaves with the last export. Other
+  threads of the user's read True meanwhile, as with torch's exporter;
+  ``exporter.is_in_onnx_export()`` answers per thread. Off: ``EXPORTER_TORCH_EXPORT_FLAG=off``.
+  Tests: tests/test_export_flag.py (``test_parallel_exports_share_torch_flag_through_a_counter``,
+  ``test_the_flags_are_down_after_a_forward_raised``).
 """
 
 from __future__ import annotations
