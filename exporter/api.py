@@ -91,6 +91,7 @@ def export(
     verify: bool = False,
     report: bool = False,
     progress: serialization.Progress | None = None,
+    external_data: bool | None = None,
 ) -> ir.Model | ExportReport:
     """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch's ONNX export function.
 
@@ -99,9 +100,12 @@ def export(
     With ``verify=True`` the model is run in onnxruntime and compared with eager torch
     before anything is written. Nothing is written at ``f`` unless the export succeeds.
     ``progress(written, total)`` is called while weights are written (the command line
-    draws a bar with it on a terminal).
+    draws a bar with it on a terminal). ``external_data``: None writes weights into the file
+    up to 2 GiB and to ``<f>.data`` beside it above; True always to ``<f>.data`` (``f`` must be
+    a path); False always into the file (over 2 GiB is an error, before anything is written).
     """
     opset = check_opset(opset_version)
+    serialization.check_destination(f, external_data)
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
@@ -132,7 +136,7 @@ def export(
         with timer.phase("verify"):
             _verify_before_writing(model, args, onnx_model, mode)
     with timer.phase("save"):
-        serialization.save(onnx_model, f, progress)
+        serialization.save(onnx_model, f, progress, external_data)
     logger.info("exported %s nodes at opset %s in %.3f s", len(onnx_model.graph), opset, sum(timer.seconds.values()))
     if report:
         return ExportReport.build(onnx_model, opset, timer, captured.method, captured.reason)
