@@ -74,7 +74,7 @@ from exporter.capture.autograd import prepare_functions
 from exporter.capture.captured import Captured
 from exporter.capture.equal_weights import EqualWeights, module_weights
 from exporter.capture.inputs import split_args, wrap_numbers
-from exporter.capture.module_copy import in_export_mode
+from exporter.capture.module_copy import in_export_mode, with_copied_buffers
 from exporter.capture.script import capture_scripted
 from exporter.capture.trace import capture_traced, has_scripted_parts, no_attention_fastpath, tracing_errors
 
@@ -92,7 +92,7 @@ def capture(model: Any, args: Any, *, training: bool | None = False, compare_wei
     answer stands; after a forward that really ran (which may write buffers in place) the
     weights are compared again as it left them.
     """
-    with in_export_mode(model, training) as runs:
+    with in_export_mode(model, training, copy_buffers=False) as runs:
         is_training = isinstance(runs, torch.nn.Module) and bool(getattr(runs, "training", False))
         compare = compare_weights and not is_training
         early = EqualWeights(module_weights(runs)) if compare and isinstance(runs, torch.nn.Module) else None
@@ -121,6 +121,7 @@ def _capture(model: Any, args: Any) -> Captured:
         # its control flow) is then inlined like any scripted model.
         # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
         positional = wrap_numbers(positional)
+        model = with_copied_buffers(model)  # the trace runs the forward for real
         with _JIT_TRACE_LOCK, tracing_errors(model, positional, {}), torch.no_grad(), no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
         # tracing just ran it; lists are flattened as a trace's are
