@@ -286,11 +286,13 @@ class _Staging:
     and the next prepared. A transposed weight is therefore copied in chunks of rows, each at
     most _CHUNK_BYTES, into two buffers taken in turn: taken in turn suffices because a buffer
     is filled again only once the piece prepared in it two copies earlier is written (see
-    write_model). Other views needing a copy (rare: permuted weights) are copied whole.
+    write_model). Other views needing a copy (rare: permuted weights) are copied whole. A weight
+    computed at write time whose rows are computed alone (a folded Conv weight) is computed
+    into the same buffers, a chunk of rows at a time.
     """
 
     def __init__(self, weights: list[object]) -> None:
-        copied = [weight for weight in weights if _copied_into_buffer(weight)]
+        copied = [weight for weight in weights if _copied_into_buffer(weight) or _computed_in_rows(weight)]
         sizes = [_piece_bytes(weight) for weight in copied]
         # two buffers as soon as two pieces go through them, be they of one weight or of two:
         # with one, the next chunk of a lone transposed weight was copied over the chunk
@@ -307,6 +309,13 @@ class _Staging:
     def parts(self, tensor: object) -> list[Callable[[], torch.Tensor | None]]:
         """Callables preparing ``tensor``'s bytes in file order, each a contiguous CPU tensor
         (None: write the tensor itself)."""
+        if _computed_in_rows(tensor):  # a folded Conv weight: a few MiB of output channels at a time
+            rows = int(tensor.shape[0])  # type: ignore[attr-defined]
+            step = _piece_bytes(tensor) // _row_bytes(tensor)
+            return [
+                functools.partial(self._computed_rows, tensor, start, min(step, rows - start))
+                for start in range(0, rows, step)
+            ]
         if not _chunked(tensor):
             return [functools.partial(self.prepare, tensor)]
         raw = tensor.raw.detach()
@@ -322,6 +331,12 @@ class _Staging:
         buffer = self._buffers[self._turn % len(self._buffers)]
         self._turn += 1
         return buffer
+
+    def _computed_rows(self, tensor: tensors.DeferredTorchTensor, start: int, count: int) -> torch.Tensor:
+        """Rows ``start:start+count`` of a weight computed at write time, computed into a buffer."""
+        dtype = tensors.to_torch_dtype(tensor.dtype)
+        shape = (count, *(int(d) for d in tensor.shape[1:]))
+        return tensor.rows(start, start + count, self._buffer()[: count * _row_bytes(tensor)].view(dtype).view(shape))
 
     def _rows(self, weight: np.ndarray, start: int, count: int) -> torch.Tensor:
         """Rows ``start:start+count`` of ``weight.T``, contiguous: the columns gathered into a
@@ -377,8 +392,26 @@ def _chunked(tensor: object) -> bool:
     )
 
 
+def _computed_in_rows(tensor: object) -> bool:
+    """Whether a weight is computed at write time a few rows at a time (larger than a chunk, and
+    its rows computed alone)."""
+    return (
+        isinstance(tensor, tensors.DeferredTorchTensor)
+        and tensor.computes_rows
+        and tensor.nbytes > _CHUNK_BYTES
+        and int(tensor.shape[0]) > 1
+    )
+
+
+def _row_bytes(tensor: tensors.DeferredTorchTensor) -> int:
+    return tensor.nbytes // int(tensor.shape[0])
+
+
 def _piece_bytes(tensor: object) -> int:
     """The most bytes one piece of ``tensor`` takes in a staging buffer."""
+    if _computed_in_rows(tensor):
+        row = _row_bytes(tensor)  # type: ignore[arg-type]
+        return min(tensor.nbytes, max(1, _CHUNK_BYTES // row) * row)  # type: ignore[attr-defined]
     raw = tensor.raw  # type: ignore[attr-defined]
     if _chunked(tensor):
         row = raw.shape[1] * raw.element_size()

@@ -115,3 +115,29 @@ def test_external_data_is_laid_out_as_onnx_ir_saves_it(chunk_bytes: int, tmp_pat
         (t.name, t.data_location, list(t.external_data), t.raw_data) for t in theirs
     ]
     assert [t.name for t in ours if not t.external_data] == ["small", "edge"]
+
+
+def test_weights_computed_in_rows_are_written_through_the_buffers(monkeypatch) -> None:
+    """A computed weight larger than a chunk is computed a few rows at a time into the staging
+    buffers (uneven last chunk included), beside a transposed weight taking the same buffers."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", 1000)
+    generator = torch.Generator().manual_seed(2)
+    source = torch.randn(23, 3, 5, 5, generator=generator)
+    factor = torch.rand(23, 1, 1, 1, generator=generator)
+    calls: list[tuple[int, int]] = []
+
+    def compute_rows(start: int, stop: int, out: torch.Tensor) -> torch.Tensor:
+        calls.append((start, stop))
+        return torch.mul(source[start:stop], factor[start:stop], out=out)
+
+    folded = tensors.DeferredTorchTensor(
+        lambda: source * factor, source.shape, torch.float32, name="w", compute_rows=compute_rows
+    )
+    transposed = tensors.TorchTensor(torch.randn(40, 30, generator=generator).t())
+    assert len(serialization._Staging([folded])._buffers) == 2
+    stream = _SlowStream()
+    serialization.write_model(_model_with({"w": folded, "t.T": transposed}), stream)
+    written = {t.name: t for t in onnx.load_from_string(stream.getvalue()).graph.initializer}
+    assert written["w"].raw_data == _expected_bytes(tensors.TorchTensor(source * factor))
+    assert written["t.T"].raw_data == _expected_bytes(transposed)
+    assert calls == [(0, 3), (3, 6), (6, 9), (9, 12), (12, 15), (15, 18), (18, 21), (21, 23)]
