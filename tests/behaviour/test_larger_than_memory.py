@@ -32,13 +32,16 @@ ANONYMOUS_BOUND_MIB = 32
 
 
 def _checkpoint(path: pathlib.Path, width: int, layers: int) -> None:
-    """Written in a subprocess: the torch.save one builds the weights in memory first."""
+    """A large one is written in a subprocess: the torch.save one builds the weights in memory."""
     if path.suffix == ".safetensors":
         pytest.importorskip("safetensors")
+    write = ltm.write_safetensors if path.suffix == ".safetensors" else ltm.write_torch_checkpoint
+    if width * width * layers * 4 < 2**26:
+        write(path, width, layers)
+        return
     code = (
         f"import sys, pathlib; sys.path.insert(0, {str(BENCH)!r}); import larger_than_memory as ltm\n"
-        f"path = pathlib.Path({str(path)!r})\n"
-        f"(ltm.write_safetensors if path.suffix == '.safetensors' else ltm.write_torch_checkpoint)(path, {width}, {layers})\n"
+        f"ltm.{write.__name__}(pathlib.Path({str(path)!r}), {width}, {layers})\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
