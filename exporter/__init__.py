@@ -61,6 +61,7 @@ from exporter.errors import (
     TracingError,
     UnsupportedOperatorError,
 )
+from exporter.export_flag import is_in_onnx_export
 from exporter.graph_context import GraphContext
 from exporter.operator_export_types import OperatorExportTypes
 from exporter.opsets import DEFAULT_OPSET, MIN_OPSET, max_opset
@@ -70,6 +71,7 @@ from exporter.verify import VerificationReport, verify
 
 __all__ = [
     "export",
+    "is_in_onnx_export",
     "verify",
     "VerificationReport",
     "VerificationError",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import os
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, BinaryIO
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, BinaryIO, TypeVar, cast
 
 import onnx_ir as ir
 import torch
@@ -17,6 +18,7 @@ from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
 from exporter.errors import ExporterError
+from exporter.export_flag import exporting
 from exporter.module_functions import FUNCTIONS_OPSET, classes_to_export, function_extraction
 from exporter.operator_export_types import operator_export_type as parse_operator_export_type
 from exporter.opsets import check_opset
@@ -57,6 +59,22 @@ class VerificationError(ExporterError):
     """export(..., verify=True) found onnxruntime disagreeing with eager torch."""
 
 
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+def _marked_as_exporting(function: _Function) -> _Function:
+    """``function`` run with the export flag up (:mod:`exporter.export_flag`): the user's
+    forward, wherever export runs it, sees ``torch.onnx.is_in_onnx_export()`` True."""
+
+    @functools.wraps(function)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        with exporting():
+            return function(*args, **kwargs)
+
+    return cast(_Function, marked)
+
+
+@_marked_as_exporting
 def export(
     model: torch.nn.Module | torch.jit.ScriptModule | torch.jit.ScriptFunction,
     args: Any,
@@ -78,6 +96,7 @@ def export(
     verify: bool = False,
     report: bool = False,
     progress: serialization.Progress | None = None,
+    external_data: bool | None = None,
 ) -> ir.Model | ExportReport:
     """Export ``model`` run on ``args`` to ONNX at ``f``; same convention as torch's ONNX export function.
 
@@ -86,7 +105,9 @@ def export(
     With ``verify=True`` the model is run in onnxruntime and compared with eager torch
     before anything is written. Nothing is written at ``f`` unless the export succeeds.
     ``progress(written, total)`` is called while weights are written (the command line
-    draws a bar with it on a terminal).
+    draws a bar with it on a terminal). ``external_data``: None writes weights into the file
+    up to 2 GiB and to ``<f>.data`` beside it above; True always to ``<f>.data`` (``f`` must be
+    a path); False always into the file (over 2 GiB is an error, before anything is written).
     ``operator_export_type`` (torch's ``OperatorExportTypes`` or :class:`OperatorExportTypes`,
     default ONNX), ``autograd_inlining`` and ``export_modules_as_functions`` mean what they mean
     to torch's exporter (:mod:`exporter.operator_export`, :mod:`exporter.module_functions`).
@@ -101,6 +122,7 @@ def export(
             f"export_modules_as_functions needs opset_version {FUNCTIONS_OPSET} or higher (ONNX local "
             f"functions come with IR version 8), got {opset}"
         )
+    serialization.check_destination(f, external_data)
     mode = _training_mode(training)
     axes = normalize_dynamic_axes(dynamic_axes)
     timer = PhaseTimer()
@@ -134,7 +156,7 @@ def export(
         with timer.phase("verify"):
             _verify_before_writing(model, args, onnx_model, mode)
     with timer.phase("save"):
-        serialization.save(onnx_model, f, progress)
+        serialization.save(onnx_model, f, progress, external_data)
     logger.info("exported %s nodes at opset %s in %.3f s", len(onnx_model.graph), opset, sum(timer.seconds.values()))
     if report:
         return ExportReport.build(onnx_model, opset, timer, captured.method, captured.reason)

@@ -130,17 +130,41 @@ class DeferredTorchTensor(TorchTensor):
     as the model's weights. Computed while being written, one exists at a time. The
     computation reads the model's own tensors, so the values are those at export time only
     as long as the model is not changed in between.
+
+    ``compute_rows(start, stop, out)``, where given, computes rows ``start:stop`` (dim 0) alone
+    into ``out``: the file is then written a few MiB at a time through reused buffers, so not
+    even one whole derived weight is in memory (a memory-mapped model's weights are read from
+    its file as they are written).
     """
 
     def __init__(
-        self, compute: Callable[[], torch.Tensor], shape: torch.Size, dtype: torch.dtype, name: str | None = None
+        self,
+        compute: Callable[[], torch.Tensor],
+        shape: torch.Size,
+        dtype: torch.dtype,
+        name: str | None = None,
+        compute_rows: Callable[[int, int, torch.Tensor], object] | None = None,
     ) -> None:
         super().__init__(torch.empty(shape, dtype=dtype, device="meta"), name=name)
         self._compute = compute
+        self._compute_rows = compute_rows
 
     @property
     def raw(self) -> torch.Tensor:  # type: ignore[override]
         return self._compute()
+
+    @property
+    def computes_rows(self) -> bool:
+        return self._compute_rows is not None
+
+    def rows(self, start: int, stop: int, out: torch.Tensor) -> torch.Tensor:
+        """Rows ``start:stop`` of the values written into ``out`` (contiguous, of their shape and
+        dtype); all of them are computed where rows are not computed alone."""
+        if self._compute_rows is None:
+            out.copy_(self._compute()[start:stop])
+        else:
+            self._compute_rows(start, stop, out)
+        return out
 
     def __dlpack__(self, *, stream: Any = None) -> Any:
         return self.raw.__dlpack__(stream=stream)

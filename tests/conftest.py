@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -207,6 +208,19 @@ def assert_runs_match_torch(data: bytes, model: Any, examples: Sequence[Any]) ->
         with torch.no_grad():
             expected = model(*positional, **kwargs)
         assert_outputs_match(run_model(data, flatten_inputs(example, model)), expected)
+
+
+def assert_file_matches_torch(path: str | os.PathLike[str], model: Any, examples: Sequence[Any]) -> None:
+    """For a model written to ``path`` (its external data beside it): the full model check on the
+    file, then onnxruntime (optimizations off) on each example against eager torch."""
+    import onnx
+
+    onnx.checker.check_model(os.fspath(path), full_check=True)
+    for example in examples:
+        positional, kwargs = split_args(example)
+        with torch.no_grad():
+            expected = model(*positional, **kwargs)
+        assert_outputs_match(run_onnxruntime(path, flatten_inputs(example, model), optimize=False), expected)
 
 
 def assert_matches_torch_from(needs: int, model: Any, args: Any, *, opset: int, **kwargs: Any) -> None:

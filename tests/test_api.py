@@ -1,6 +1,6 @@
 """export(): calling conventions, opsets, initializers, atomic writes, and the options: input and
-output names and nesting, dynamic axes, training modes, verbose and verify, byte-identical and
-concurrent exports, node names."""
+output names and nesting, dynamic axes, training modes, verbose and verify, external data,
+byte-identical and concurrent exports, node names."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 import torch
-from conftest import MIN_OPSET, NEWEST, assert_matches_torch, export_to_bytes, run_model
+from conftest import MIN_OPSET, NEWEST, assert_file_matches_torch, assert_matches_torch, export_to_bytes, run_model
 
 import exporter
 from exporter import serialization
@@ -165,6 +165,115 @@ def test_large_model_uses_external_data(tmp_path, monkeypatch) -> None:
     assert report.passed
     with pytest.raises(ValueError, match="external data"):
         exporter.export(model, (torch.randn(2, 64),), io.BytesIO())
+
+
+class Weighted(torch.nn.Module):
+    """Initializers over and under 256 bytes, a weight written transposed (linear on a 3-d
+    input) and one computed at write time (Conv+BatchNorm folded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 8)
+        self.conv = torch.nn.Conv2d(2, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.scale = torch.nn.Parameter(torch.full((8,), 0.5))  # 32 bytes: stays in the model file
+
+    def forward(self, x: torch.Tensor, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.linear(x) * self.scale, self.bn(self.conv(image))
+
+
+def _weighted() -> tuple[torch.nn.Module, tuple[torch.Tensor, torch.Tensor]]:
+    model = Weighted().eval()
+    model.bn.running_mean.uniform_(-1, 1)
+    model.bn.running_var.uniform_(0.5, 2)
+    return model, (torch.randn(2, 3, 16), torch.randn(1, 2, 6, 6))
+
+
+def test_external_data_true_writes_the_weights_beside_even_a_small_model(tmp_path) -> None:
+    """As torch's dynamo exporter lays it out: ``<f>.data``, initializers over 256 bytes in it."""
+    model, args = _weighted()
+    path = tmp_path / "m.onnx"
+    exporter.export(model, args, path, external_data=True)
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "m.onnx.data"]
+    proto = onnx.load(str(path), load_external_data=False)
+    where = {
+        t.name: dict((e.key, e.value) for e in t.external_data)["location"] if t.external_data else None
+        for t in proto.graph.initializer
+    }
+    sizes = {t.name: np.prod(t.dims) * 4 for t in proto.graph.initializer}  # all float32
+    assert {name for name, size in sizes.items() if size > 256} == {n for n, w in where.items() if w == "m.onnx.data"}
+    assert {name for name, size in sizes.items() if size <= 256} == {n for n, w in where.items() if w is None}
+    assert where["scale"] is None and "m.onnx.data" in where.values()
+    assert (tmp_path / "m.onnx.data").stat().st_size == sum(size for size in sizes.values() if size > 256)
+    assert_file_matches_torch(path, model, [args, (torch.randn(2, 3, 16), torch.randn(1, 2, 6, 6))])
+
+
+def test_external_data_true_without_weights_leaves_an_empty_data_file(tmp_path) -> None:
+    """export_params=False: the weights are inputs; the data file is there, empty, as torch's is."""
+    model, args = _weighted()
+    path = tmp_path / "m.onnx"
+    exporter.export(model, args, path, external_data=True, export_params=False, do_constant_folding=False)
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "m.onnx.data"]
+    assert (tmp_path / "m.onnx.data").stat().st_size == 0
+    onnx.checker.check_model(str(path), full_check=True)
+
+
+def test_external_data_false_keeps_the_weights_in_the_file(tmp_path) -> None:
+    model, args = _weighted()
+    path = tmp_path / "m.onnx"
+    exporter.export(model, args, path, external_data=False)
+    assert os.listdir(tmp_path) == ["m.onnx"]
+    assert_file_matches_torch(path, model, [args])
+
+
+def test_external_data_false_refuses_a_model_over_2_gib_before_writing(tmp_path, monkeypatch) -> None:
+    """Lowered threshold (a real 2 GiB model is a slow test); the file already there stays."""
+    monkeypatch.setattr(serialization, "EXTERNAL_DATA_THRESHOLD", 256)
+    model, args = _weighted()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"previous model")
+    with pytest.raises(ValueError, match=r"external_data=False, but the model's weights \(.* GiB\) exceed 2 GiB"):
+        exporter.export(model, args, path, external_data=False)
+    assert os.listdir(tmp_path) == ["m.onnx"]
+    assert path.read_bytes() == b"previous model"
+
+
+class RaisesInForward(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("the forward ran")
+
+
+def test_external_data_with_a_file_object_is_refused_before_the_export_runs() -> None:
+    with pytest.raises(TypeError, match="external_data=True needs f to be a file path.*a BytesIO has no place"):
+        exporter.export(RaisesInForward(), (torch.randn(2),), io.BytesIO(), external_data=True)
+    with pytest.raises(TypeError, match="external_data must be True, False or None, got 'yes'"):
+        exporter.export(RaisesInForward(), (torch.randn(2),), io.BytesIO(), external_data="yes")
+
+
+@pytest.mark.parametrize("failure", ["progress", "rename"])
+def test_a_failed_external_write_leaves_nothing_behind(tmp_path, monkeypatch, failure: str) -> None:
+    """Stopped while the data file is written, or when the model file replaces its target
+    (the data file, already in place, is removed too)."""
+    model, args = _weighted()
+    path = tmp_path / "m.onnx"
+    progress = None
+    if failure == "progress":
+
+        def progress(written: int, total: int) -> None:
+            raise KeyboardInterrupt
+
+    else:
+        replace = os.replace
+
+        def broken_replace(src: str, dst: str) -> None:
+            if dst == str(path):
+                raise OSError(28, "No space left on device")
+            replace(src, dst)
+
+        monkeypatch.setattr(serialization.os, "replace", broken_replace)
+    with pytest.raises(KeyboardInterrupt if failure == "progress" else OSError):
+        exporter.export(model, args, path, external_data=True, progress=progress)
+    assert os.listdir(tmp_path) == []
 
 
 def test_model_state_is_unchanged_by_export() -> None:

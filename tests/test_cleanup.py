@@ -11,7 +11,7 @@ import onnx
 import pytest
 import torch
 from cases import lowering_opsets
-from conftest import assert_matches_torch, assert_outputs_match, run_model
+from conftest import DEFAULT_OPSET, assert_matches_torch, assert_outputs_match, export_to_bytes, run_model
 
 import exporter
 from exporter.capture.equal_weights import EqualWeights
@@ -178,20 +178,7 @@ def test_cancelled_comparisons_answer_nothing() -> None:
 
 @pytest.mark.parametrize("opset", lowering_opsets("aten::batch_norm", "aten::_convolution"))
 def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
-    model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3),
-        torch.nn.BatchNorm2d(8),
-        torch.nn.ReLU(),
-        torch.nn.Conv2d(8, 4, 3, bias=False),
-        torch.nn.BatchNorm2d(4),
-    ).eval()
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.running_mean.normal_()
-                module.running_var.uniform_(0.5, 2)
-                module.weight.normal_()
-                module.bias.normal_()
+    model = _conv_batchnorm_model()
     x = torch.randn(2, 3, 10, 10)
 
     folded = assert_matches_torch(model, (x,), opset=opset, atol=1e-5)
@@ -206,3 +193,34 @@ def test_conv_batchnorm_folds_in_eval_with_constant_folding(opset: int) -> None:
     bn = model[1]
     expected = model[0].weight * (bn.weight / torch.sqrt(bn.running_var + bn.eps)).reshape(-1, 1, 1, 1)
     torch.testing.assert_close(torch.from_numpy(weight.numpy()), expected.detach(), atol=1e-6, rtol=0)
+
+
+def test_folded_conv_weights_are_written_a_few_output_channels_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With chunks of a few channels (4 MiB in use), the file holds the same folded weights."""
+    from exporter import serialization
+
+    model = _conv_batchnorm_model()
+    x = torch.randn(2, 3, 10, 10)
+    whole = export_to_bytes(model, (x,))[0]
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", 200)
+    chunked = assert_matches_torch(model, (x,), opset=DEFAULT_OPSET, atol=1e-5)
+    assert serialization._computed_in_rows(chunked.graph.initializers["0.weight"].const_value)
+    assert export_to_bytes(model, (x,))[0] == whole
+
+
+def _conv_batchnorm_model() -> torch.nn.Module:
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, bias=False),
+        torch.nn.BatchNorm2d(4),
+    ).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.normal_()
+                module.running_var.uniform_(0.5, 2)
+                module.weight.normal_()
+                module.bias.normal_()
+    return model

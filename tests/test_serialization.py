@@ -87,3 +87,57 @@ def test_a_lone_transposed_weight_in_chunks_is_written_whole(monkeypatch) -> Non
     serialization.write_model(_model_with({"w.T": weight, "b": tensors.TorchTensor(torch.ones(7))}), stream)
     written = {t.name: t for t in onnx.load_from_string(stream.getvalue()).graph.initializer}
     assert written["w.T"].raw_data == _expected_bytes(weight)
+
+
+@pytest.mark.parametrize("chunk_bytes", [4 * 1024 * 1024, 1000], ids=["whole", "chunks"])
+def test_external_data_is_laid_out_as_onnx_ir_saves_it(chunk_bytes: int, tmp_path, monkeypatch) -> None:
+    """The data file and the initializer entries are those of onnx_ir.save (which torch's dynamo
+    exporter calls): over 256 bytes packed densely in graph order, the rest inline; transposed
+    weights go through the staging buffers into the data file."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", chunk_bytes)
+    generator = torch.Generator().manual_seed(0)
+    weights = {
+        "a.T": tensors.TorchTensor(torch.randn(300, 200, generator=generator).t()),
+        "small": tensors.TorchTensor(torch.randn(8, generator=generator)),
+        "b": tensors.TorchTensor(torch.randn(50, 40, generator=generator).to(torch.bfloat16)),
+        "c": tensors.DeferredTorchTensor(lambda: torch.full((30, 4), 2.5), torch.Size([30, 4]), torch.float32),
+        "edge": tensors.TorchTensor(torch.randn(64, generator=generator)),  # 256 bytes: inline
+        "d.T": tensors.TorchTensor(torch.randn(7, 300, generator=generator).t()),
+    }
+    model_stream, data_stream = _SlowStream(), _SlowStream()
+    external = serialization.ExternalData(data_stream, "m.onnx.data")
+    serialization.write_model(_model_with(weights), model_stream, external=external)
+    ir.save(_model_with(weights), tmp_path / "m.onnx", external_data="m.onnx.data")
+    assert data_stream.getvalue() == (tmp_path / "m.onnx.data").read_bytes()
+    ours = onnx.load_from_string(model_stream.getvalue()).graph.initializer
+    theirs = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False).graph.initializer
+    assert [(t.name, t.data_location, list(t.external_data), t.raw_data) for t in ours] == [
+        (t.name, t.data_location, list(t.external_data), t.raw_data) for t in theirs
+    ]
+    assert [t.name for t in ours if not t.external_data] == ["small", "edge"]
+
+
+def test_weights_computed_in_rows_are_written_through_the_buffers(monkeypatch) -> None:
+    """A computed weight larger than a chunk is computed a few rows at a time into the staging
+    buffers (uneven last chunk included), beside a transposed weight taking the same buffers."""
+    monkeypatch.setattr(serialization, "_CHUNK_BYTES", 1000)
+    generator = torch.Generator().manual_seed(2)
+    source = torch.randn(23, 3, 5, 5, generator=generator)
+    factor = torch.rand(23, 1, 1, 1, generator=generator)
+    calls: list[tuple[int, int]] = []
+
+    def compute_rows(start: int, stop: int, out: torch.Tensor) -> torch.Tensor:
+        calls.append((start, stop))
+        return torch.mul(source[start:stop], factor[start:stop], out=out)
+
+    folded = tensors.DeferredTorchTensor(
+        lambda: source * factor, source.shape, torch.float32, name="w", compute_rows=compute_rows
+    )
+    transposed = tensors.TorchTensor(torch.randn(40, 30, generator=generator).t())
+    assert len(serialization._Staging([folded])._buffers) == 2
+    stream = _SlowStream()
+    serialization.write_model(_model_with({"w": folded, "t.T": transposed}), stream)
+    written = {t.name: t for t in onnx.load_from_string(stream.getvalue()).graph.initializer}
+    assert written["w"].raw_data == _expected_bytes(tensors.TorchTensor(source * factor))
+    assert written["t.T"].raw_data == _expected_bytes(transposed)
+    assert calls == [(0, 3), (3, 6), (6, 9), (9, 12), (12, 15), (15, 18), (18, 21), (21, 23)]

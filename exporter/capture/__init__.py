@@ -48,6 +48,19 @@ What is left, each restored also on failure:
 - What a forward does outside its module (Python globals, tensors held elsewhere than the
   module's tables and top-level containers) happens as when the user runs it: the copy runs
   the user's code.
+- ``torch.onnx.is_in_onnx_export()`` reads True while an export runs (:mod:`exporter.export_flag`):
+  models branch on it to take the path ONNX expresses (torch's exporter sets it for the whole
+  export, so without it such models would export their eager path). Its flag,
+  ``torch.onnx._internal.torchscript_exporter._globals.GLOBALS.in_onnx_export``, is one
+  attribute for the process, the one write into ``torch.onnx`` (README: independence), made
+  only if the process imported ``torch.onnx``; if not, a finder at the front of
+  ``sys.meta_path`` raises it should the forward import torch.onnx mid-export. Exports in
+  parallel threads share it through a counter: the first raises it, the last lowers it (only
+  if an export raised it), also on failure; the finder leaves with the last export. Other
+  threads of the user's read True meanwhile, as with torch's exporter;
+  ``exporter.is_in_onnx_export()`` answers per thread. Off: ``EXPORTER_TORCH_EXPORT_FLAG=off``.
+  Tests: tests/test_export_flag.py (``test_parallel_exports_share_torch_flag_through_a_counter``,
+  ``test_the_flags_are_down_after_a_forward_raised``).
 """
 
 from __future__ import annotations
@@ -61,7 +74,7 @@ from exporter.capture.autograd import prepare_functions
 from exporter.capture.captured import Captured
 from exporter.capture.equal_weights import EqualWeights, module_weights
 from exporter.capture.inputs import split_args, wrap_numbers
-from exporter.capture.module_copy import in_export_mode
+from exporter.capture.module_copy import in_export_mode, with_copied_buffers
 from exporter.capture.script import capture_scripted
 from exporter.capture.trace import capture_traced, has_scripted_parts, no_attention_fastpath, tracing_errors
 
@@ -79,7 +92,7 @@ def capture(model: Any, args: Any, *, training: bool | None = False, compare_wei
     answer stands; after a forward that really ran (which may write buffers in place) the
     weights are compared again as it left them.
     """
-    with in_export_mode(model, training) as runs:
+    with in_export_mode(model, training, copy_buffers=False) as runs:
         is_training = isinstance(runs, torch.nn.Module) and bool(getattr(runs, "training", False))
         compare = compare_weights and not is_training
         early = EqualWeights(module_weights(runs)) if compare and isinstance(runs, torch.nn.Module) else None
@@ -108,6 +121,7 @@ def _capture(model: Any, args: Any) -> Captured:
         # its control flow) is then inlined like any scripted model.
         # Positional Python numbers are traced as 0-d tensors, as torch's exporter does.
         positional = wrap_numbers(positional)
+        model = with_copied_buffers(model)  # the trace runs the forward for real
         with _JIT_TRACE_LOCK, tracing_errors(model, positional, {}), torch.no_grad(), no_attention_fastpath():
             traced = torch.jit.trace(model, positional, check_trace=False, strict=False)
         # tracing just ran it; lists are flattened as a trace's are

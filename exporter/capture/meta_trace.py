@@ -35,6 +35,7 @@ from torch.overrides import TorchFunctionMode
 
 from exporter.capture.fast_meta import MetaKernels
 from exporter.capture.module_copy import structural_copy
+from exporter.export_flag import carried_into_thread
 from exporter.ts_graph import all_nodes, function_bodies
 
 __all__ = ["META_MIN_BYTES", "MODE", "Unfit", "meta_trace", "why_not_meta"]
@@ -156,6 +157,7 @@ def _in_own_thread(run: Callable[[], torch._C.Graph]) -> torch._C.Graph:
     """
     result: list[torch._C.Graph] = []
     failure: list[BaseException] = []
+    run = carried_into_thread(run)  # the forward asks exporter.is_in_onnx_export() there
 
     def target() -> None:
         try:

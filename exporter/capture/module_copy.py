@@ -9,8 +9,10 @@ The copy is structural: a new object per module (of the module's own class), wit
 ``_parameters``, ``_buffers`` and ``_modules`` tables and new top-level containers (lists,
 tuples, dicts, sets) in its attributes. Its parameters are the module's own (a real trace,
 whose graph reads them) or meta twins (a meta trace); its buffers are copies of the module's
-(a forward may write them in place: batch norm's statistics in training mode, counters) or
-meta twins. References to
+where the forward runs for real (it may write them in place: batch norm's statistics in
+training mode, counters: :func:`with_copied_buffers`), the module's own until then (a meta
+trace reads only their dtype and shape, and the export writes their values: copying them up
+front put every buffer of a memory-mapped model in memory), or meta twins. References to
 parameters, buffers or modules kept elsewhere in the attributes (an RNN's ``_flat_weights``)
 point into the copy too. Objects the copy cannot reproduce are shared: ScriptModules (a
 trace of a model holding one runs torch.jit.trace, on the module itself), and anything
@@ -26,7 +28,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["structural_copy", "in_export_mode"]
+__all__ = ["structural_copy", "in_export_mode", "with_copied_buffers"]
 
 # How deep attribute containers are followed for references into the module (``_flat_weights``
 # is one level; nested lists of layers two).
@@ -86,6 +88,12 @@ def _copy_of(tensor: torch.Tensor) -> torch.Tensor:
         return tensor.clone()
 
 
+def with_copied_buffers(module: torch.nn.Module) -> torch.nn.Module:
+    """A structural copy of ``module`` whose buffers are copies: what a forward that runs for
+    real runs on, so that the buffers it writes in place are not the user's."""
+    return structural_copy(module, buffer=_copy_of)
+
+
 _SCALARS = frozenset({bool, int, float, str, type(None)})
 
 
@@ -116,10 +124,12 @@ def _copied(value: Any, copies: dict[int, Any], tensors: dict[int, torch.Tensor]
 
 
 @contextlib.contextmanager
-def in_export_mode(model: Any, training: bool | None) -> Iterator[Any]:
+def in_export_mode(model: Any, training: bool | None, copy_buffers: bool = True) -> Iterator[Any]:
     """``model`` as export runs it: for an ``nn.Module``, a structural copy in the training mode
     asked for (``None`` keeps the module's own flags), set with the copy's own ``train()`` (a
-    module may override it); other models as they are.
+    module may override it); other models as they are. ``copy_buffers=False`` leaves the
+    module's own buffers in the copy, for a caller that runs the forward for real only on
+    :func:`with_copied_buffers` of it.
 
     Two cases switch flags the user can see, for the duration only: a ScriptModule (it cannot
     be copied; its flags are read when it is lowered) and the ScriptModules inside a copied
@@ -129,7 +139,7 @@ def in_export_mode(model: Any, training: bool | None) -> Iterator[Any]:
     if isinstance(model, torch.jit.ScriptModule):
         runs = model
     elif isinstance(model, torch.nn.Module):
-        runs = structural_copy(model, buffer=_copy_of)
+        runs = with_copied_buffers(model) if copy_buffers else structural_copy(model)
     else:
         yield model
         return

@@ -19,6 +19,7 @@ from exporter.capture import meta_trace
 from exporter.capture.captured import Captured
 from exporter.capture.inputs import named_tensors, rebuild
 from exporter.capture.lowering import inline_calls
+from exporter.capture.module_copy import with_copied_buffers
 from exporter.errors import ExporterError, TracingError
 from exporter.ts_graph import PACKAGE_DIR, module_call_scope
 
@@ -124,9 +125,9 @@ def no_attention_fastpath() -> contextlib.AbstractContextManager[Any]:
 
 def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Captured:
     """Trace ``model`` on meta tensors where it allows (:mod:`exporter.capture.meta_trace`), else
-    for real. A module is traced as it is given: capture hands in a structural copy in the export
-    mode (:mod:`exporter.capture.module_copy`), and a meta trace copies that copy again with meta
-    weights."""
+    for real. Capture hands in a structural copy in the export mode that shares the module's
+    buffers (:mod:`exporter.capture.module_copy`); a meta trace copies that copy again with meta
+    weights, a real trace with copied buffers."""
     module = model if isinstance(model, torch.nn.Module) else None
     forward = model.forward if module is not None else model
     top_names = _parameter_names(forward, len(args), kwargs)
@@ -164,6 +165,9 @@ def capture_traced(model: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
             captured = Captured(graph, input_names, flat_inputs, param_names, params, "meta trace")
             captured.modules = _modules(module)
             return captured
+    if module is not None:  # the forward runs for real: on copies of the buffers it may write
+        model = module = with_copied_buffers(module)
+        param_names, params = unique_state(module)
     with tracing_errors(model, args, kwargs):
         graph = _trace_graph(module, calling(model), flat_inputs + params)
     inline_calls(graph)  # a trace records calls of scripted functions

@@ -21,14 +21,18 @@ def initializer_tensor(value: ir.Value | None) -> torch.Tensor | None:
 
 
 def _folded_weight(weight: torch.Tensor, factor: torch.Tensor, name: str) -> tensors.DeferredTorchTensor:
-    """W * factor per output channel, computed when written (one folded weight in memory
-    at a time, not all of them)."""
+    """W * factor per output channel, computed when written, a few output channels at a time
+    (not even one folded weight in memory: a memory-mapped model's Conv weights are read from
+    its file as they are written)."""
     per_channel = factor.to(weight.dtype).reshape(-1, *([1] * (weight.dim() - 1)))
 
     def compute() -> torch.Tensor:
         return weight * per_channel
 
-    return tensors.DeferredTorchTensor(compute, weight.shape, weight.dtype, name=name)
+    def compute_rows(start: int, stop: int, out: torch.Tensor) -> torch.Tensor:
+        return torch.mul(weight[start:stop], per_channel[start:stop], out=out)
+
+    return tensors.DeferredTorchTensor(compute, weight.shape, weight.dtype, name=name, compute_rows=compute_rows)
 
 
 def fuse_conv_batchnorm(model: ir.Model) -> int:
