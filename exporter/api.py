@@ -17,6 +17,7 @@ from exporter.assemble import assemble, normalize_dynamic_axes
 from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
+from exporter.defined_before_use import check_defined_before_use
 from exporter.errors import ExporterError
 from exporter.export_flag import exporting
 from exporter.module_functions import FUNCTIONS_OPSET, classes_to_export, function_extraction
@@ -150,6 +151,7 @@ def export(
         fold = do_constant_folding and not captured.training
         functions = function_extraction(model, captured.modules, function_classes, captured.param_names, custom_opsets)
         cleanup(onnx_model, fold_constants=fold, equal_weights=captured.equal_weights, before_deduplication=functions)
+        check_defined_before_use(onnx_model)  # an exporter defect raises here: no file is written
     if verbose:
         print(onnx_model)
     if verify:

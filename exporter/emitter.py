@@ -192,12 +192,17 @@ class _Emitter:
 
     def replace(self, old: Any, new: Any) -> None:
         """Rebind every value (here and in enclosing scopes) that holds the object ``old``: a
-        Python list that becomes a run-time list is aliased by all the values naming it."""
+        Python list that becomes a run-time list is aliased by all the values naming it. An
+        export-time list holding ``old`` as an item (``maxes = shapes[0]`` then ``maxes[i] = m``)
+        holds ``new`` instead: the item and the name are one list in TorchScript."""
         emitter: _Emitter | None = self
+        seen: set[int] = set()
         while emitter is not None:
             for key, obj in emitter.env.items():
                 if obj is old:
                     emitter.env[key] = new
+                elif isinstance(obj, list):
+                    _replace_items(obj, old, new, seen)
             emitter = emitter.parent
 
     def keep_inputs_of(self, value: ir.Value) -> None:
@@ -647,3 +652,15 @@ def emit_graph(
     for value in emitter.torch_run_time_values.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results
+
+
+def _replace_items(items: list[Any], old: Any, new: Any, seen: set[int]) -> None:
+    """``old`` replaced by ``new`` among ``items`` and the lists nested in them, each list once."""
+    if id(items) in seen:
+        return
+    seen.add(id(items))
+    for position, item in enumerate(items):
+        if item is old:
+            items[position] = new
+        elif isinstance(item, list):
+            _replace_items(item, old, new, seen)

@@ -17,6 +17,7 @@ __all__ = [
     "UnsupportedOp",
     "ModelRaisedError",
     "NeedsExportTimeValue",
+    "UseBeforeDefinitionError",
 ]
 
 
@@ -125,3 +126,18 @@ class TracingError(ExporterError):
         else:
             text += "\n  the model raises the same way when run eagerly on these inputs: check the inputs"
         super().__init__(text)
+
+
+class UseBeforeDefinitionError(ExporterError):
+    """The exported graph reads a value before (or without) defining it: onnx would reject the
+    file, so none is written. Always a defect of the exporter (a value of one subgraph leaked
+    into its enclosing graph, a node appended out of order), never of the model."""
+
+    def __init__(self, *, node: str, value: str, graph: str, location: str) -> None:
+        self.node = node
+        self.value = value
+        self.location = location
+        super().__init__(
+            f"exporter defect: node {node!r} in graph {graph!r} reads {value!r}, which is not defined before it in "
+            f"that graph or an enclosing one ({location}). No file was written; please report this with the model"
+        )

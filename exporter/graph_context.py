@@ -31,6 +31,7 @@ __all__ = [
     "source_location",
     "OPTIONAL_OPSET",
     "TRACE_SCOPE",
+    "TORCH_NODE",
     "scope_path",
 ]
 
@@ -41,6 +42,9 @@ OPTIONAL_OPSET = 16
 # ir.Node.meta key: the trace scope name of the TorchScript node an ONNX node was emitted for
 # (ts_graph.module_calls reads it), which says which module calls the node belongs to.
 TRACE_SCOPE = "exporter.trace_scope"
+# ir.Node.meta key: the TorchScript node an ONNX node was emitted for, so a check of the
+# finished graph (defined_before_use.py) names the user's source line only when it fails.
+TORCH_NODE = "exporter.torch_node"
 
 # Constants at most this many bytes are shared by content within one graph.
 _SHARED_CONSTANT_BYTES = 256
@@ -391,6 +395,11 @@ class GraphContext:
             scope=self._scope,
             trace_scope=self._trace_scope,
         )
+        if self.node is not None:
+            for output in outputs:
+                producer = output.producer()
+                if producer is not None:
+                    producer.meta[TORCH_NODE] = self.node
         return outputs[0] if num_outputs == 1 else tuple(outputs)
 
     def constant(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:

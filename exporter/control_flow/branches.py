@@ -24,9 +24,10 @@ from exporter.control_flow.branch_types import (
     typed_sequence_placeholders,
 )
 from exporter.control_flow.flatten import flatten, regroup
+from exporter.control_flow.list_values import list_values
 from exporter.control_flow.outer_state import as_runtime_list, outer_dicts, outer_lists, require_sequences
 from exporter.control_flow.results import as_bool_condition, as_list, node_result, typed_like
-from exporter.control_flow.slots import OUTER_LISTS, Slots, outer_dict_items
+from exporter.control_flow.slots import OUTER_LIST_VALUES, OUTER_LISTS, Slots, outer_dict_items
 from exporter.errors import SymbolicError
 from exporter.graph_context import GraphContext
 
@@ -79,18 +80,22 @@ def _onnx_if(
     lists = [as_runtime_list(g, entry) for entry in changed]
     before = [runtime_list.sequence_of(g, items) for items in lists]
     dicts = outer_dicts(g, blocks)
+    held = list_values(g, blocks)
     output_types = [v.type() for v in g.node.outputs()]
     _, flat_types = flatten([None] * len(output_types), output_types)
     slots = Slots(_OUTPUTS, len(flat_types))
     slots.add(OUTER_LISTS, len(lists), lambda: [items.sequence for items in lists])
     for index, entry in enumerate(dicts):
         slots.add(outer_dict_items(index), len(entry.keys), functools.partial(entry.written, _WHERE))
+    slots.add(OUTER_LIST_VALUES, len(held), lambda: [entry.current() for entry in held])
 
     def start_from_before() -> None:  # each branch starts from the state before the If
         for items, value in zip(lists, before):
             items.sequence = value
         for entry in dicts:
             entry.restore()
+        for held_list in held:
+            held_list.restore()
 
     branches = []
     for block, name in ((then_block, "then_branch"), (else_block, "else_branch")):
@@ -126,5 +131,7 @@ def _onnx_if(
         items.set_sequence(value)
     for index, entry in enumerate(dicts):
         entry.update(slots.read(outer_dict_items(index), values))
+    for held_list, value in zip(held, slots.read(OUTER_LIST_VALUES, values)):
+        held_list.rebind(value)
     grouped = [as_list(v) for v in regroup(slots.read(_OUTPUTS, values), output_types)]
     return node_result(grouped, count)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from exporter.control_flow.list_values import ListValue, list_values
 from exporter.control_flow.onnx_loop import onnx_loop
 from exporter.control_flow.outer_state import OuterDict, OuterList, outer_dicts, outer_lists, remember_run_time_lists
 from exporter.control_flow.results import node_result
@@ -30,6 +31,7 @@ def emit_loop(g: GraphContext, trip_count: object, condition: object, carried: l
     """prim::Loop(int max_trip_count, bool cond, *carried) with its body block."""
     (body,) = list(g.node.blocks())
     changed = outer_lists(g, [body])
+    held = list_values(g, [body])
     dicts = outer_dicts(g, [body])
     static_for = isinstance(trip_count, int) and condition is True and _is_for_loop(body) and trip_count <= UNROLL_LIMIT
     python_state = _needs_python_state(changed, dicts, carried)
@@ -39,8 +41,9 @@ def emit_loop(g: GraphContext, trip_count: object, condition: object, carried: l
             return _unrolled(g, body, trip_count, carried)
         restore = remember_run_time_lists(changed)
         try:
-            return onnx_loop(g, trip_count, condition, carried, changed)
+            return onnx_loop(g, trip_count, condition, carried, changed, held=held)
         except (NeedsExportTimeValue, SymbolicError) as error:
+            _restore(held)
             if not _refused(error):
                 raise
             restore()  # the unrolled form needs less of ONNX
@@ -49,7 +52,17 @@ def emit_loop(g: GraphContext, trip_count: object, condition: object, carried: l
         iterations = static_loop_iterations(body, carried, g.lookup, min(trip_count, UNROLL_LIMIT))
         if iterations is not None:
             return _unrolled(g, body, iterations, carried)
-    return onnx_loop(g, trip_count, condition, carried, changed, dicts)
+    try:
+        return onnx_loop(g, trip_count, condition, carried, changed, dicts, held=held)
+    except (NeedsExportTimeValue, SymbolicError):
+        _restore(held)  # an enclosing loop may still unroll
+        raise
+
+
+def _restore(held: list[ListValue]) -> None:
+    """The lists held as values named as before the Loop form was tried."""
+    for entry in held:
+        entry.restore()
 
 
 def _needs_python_state(changed: list[OuterList], dicts: list[OuterDict], carried: list[object]) -> bool:

@@ -4,6 +4,7 @@ and whatever else the body changes, laid out by one record (slots.LoopSlots):
 - the loop's own carried values (a tuple or a fixed-length list one value per item),
 - run-time lists of enclosing code the body changes, as sequences (opset 13),
 - dict items of enclosing code the body writes, one value per key,
+- int lists of enclosing code held as one value each that the body changes (list_values.py),
 - concat buffers (list_forms.py) and scan outputs,
 - a dummy carried value when there is nothing else (Loop-1 wants at least one).
 """
@@ -23,9 +24,10 @@ from exporter.control_flow import optionals
 from exporter.control_flow.carried import body_input, consistent_carried, initial_value, lists_keep_their_length
 from exporter.control_flow.flatten import flatten, regroup
 from exporter.control_flow.list_forms import list_forms
+from exporter.control_flow.list_values import ListValue
 from exporter.control_flow.outer_state import RUN_TIME_LOOP, OuterDict, OuterList, as_runtime_list, require_sequences
 from exporter.control_flow.results import as_bool_condition, as_list, node_result, typed_like
-from exporter.control_flow.slots import OUTER_LISTS, LoopSlots, outer_dict_items
+from exporter.control_flow.slots import OUTER_LIST_VALUES, OUTER_LISTS, LoopSlots, outer_dict_items
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
@@ -51,6 +53,8 @@ def onnx_loop(
     carried: list[object],
     changed: list[OuterList],
     dicts: Sequence[OuterDict] = (),
+    *,
+    held: Sequence[ListValue] = (),
 ) -> object:
     """prim::Loop as an ONNX Loop. Raises NeedsExportTimeValue where the Loop form cannot
     express the loop (lists below the sequence opset, a condition that is not a bool, a body
@@ -80,6 +84,7 @@ def onnx_loop(
     lists_in = [items.new_sequence_value(g.unique_name("loop_list")) for items in lists]
     slots.carry(OUTER_LISTS, lists_in, lambda: [items.sequence for items in lists], initial_lists)
     _carry_dicts(g, slots, dicts)
+    _carry_list_values(g, slots, held)
     for items, value in zip(lists, lists_in):
         items.sequence = value
     collectors = [ScanItem() for _ in forms.scans]
@@ -128,6 +133,8 @@ def onnx_loop(
         items.set_sequence(value)
     for index, entry in enumerate(dicts):
         entry.update(slots.read(outer_dict_items(index), values))
+    for held_list, value in zip(held, slots.read(OUTER_LIST_VALUES, values)):
+        held_list.rebind(value)
     for index, buffer in enumerate(buffers):
         grown, sizes = slots.read(_concat_buffer(index), values)
         g.replace(buffer, runtime_list.concatenated(g, buffer, grown, sizes))
@@ -182,6 +189,16 @@ def _carry_dicts(g: GraphContext, slots: LoopSlots, dicts: Sequence[OuterDict]) 
         inputs = [body_input(g, v, "loop_dict_item", tensors_only=True) for v in start]
         slots.carry(outer_dict_items(index), inputs, functools.partial(entry.written, RUN_TIME_LOOP), start)
         entry.update(inputs)
+
+
+def _carry_list_values(g: GraphContext, slots: LoopSlots, held: Sequence[ListValue]) -> None:
+    """Each int list held as one value that the body changes is one more carried value; while
+    the body is emitted its names hold the body input."""
+    start = [entry.current() for entry in held]
+    inputs = [body_input(g, v, "loop_list_value", tensors_only=True) for v in start]
+    slots.carry(OUTER_LIST_VALUES, inputs, lambda: [entry.current() for entry in held], list(start))
+    for entry, value in zip(held, inputs):
+        entry.rebind(value)
 
 
 def _grown(buffer: ConcatItem) -> list[object]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import onnx_ir as ir
 import torch
 
 from exporter import runtime_list
@@ -38,16 +39,17 @@ RUN_TIME_LOOP = "a loop whose trip count is only known at run time"
 class OuterList:
     """A list defined before a control-flow node and used inside its blocks."""
 
-    def __init__(self, obj: list[object] | RuntimeList) -> None:
+    def __init__(self, obj: list[object] | RuntimeList | ir.Value) -> None:
         self.obj = obj
         self.uses: list[torch._C.Node] = []
         self.values: list[torch._C.Value] = []
         self.mutated = False
 
 
-def outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[OuterList]:
+def outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block], *, held_as_values: bool = False) -> list[OuterList]:
     """The lists (export-time or run-time) from enclosing code that ``blocks`` change, each
-    with all of its uses inside them: these must be threaded through the If or Loop."""
+    with all of its uses inside them: these must be threaded through the If or Loop. With
+    ``held_as_values``, the int lists held as one run-time value instead (list_values.py)."""
     # Most blocks change no list: searching for the mutating ops in C++ first is much
     # cheaper than walking every node in Python.
     mutations = REGISTRY.kinds_where(lambda facts: facts.mutates_list)
@@ -61,7 +63,7 @@ def outer_lists(g: GraphContext, blocks: Sequence[torch._C.Block]) -> list[Outer
             if any(inside(block, value.node()) for block in blocks):
                 continue
             obj = g.lookup(value)
-            if not isinstance(obj, (list, RuntimeList)):
+            if not isinstance(obj, ir.Value if held_as_values else (list, RuntimeList)):
                 continue
             entry = found.setdefault(id(obj), OuterList(obj))
             entry.uses.append(node)
@@ -77,6 +79,7 @@ def as_runtime_list(g: GraphContext, entry: OuterList) -> RuntimeList:
     export-time list becomes one, for every value that names it."""
     if isinstance(entry.obj, RuntimeList):
         return entry.obj
+    assert not isinstance(entry.obj, ir.Value), "a list held as one value is threaded as it is (list_values.py)"
     converted = runtime_list.from_items(g, entry.obj, runtime_list.list_item_dtype(entry.values))
     g.replace(entry.obj, converted)
     return converted

@@ -19,13 +19,15 @@ from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 
-__all__ = ["Slots", "LoopSlots", "SlotsError", "OUTER_LISTS", "outer_dict_items"]
+__all__ = ["Slots", "LoopSlots", "SlotsError", "OUTER_LISTS", "OUTER_LIST_VALUES", "outer_dict_items"]
 
 Value = ir.Value
 
 # The groups an If and a Loop both carry: the lists, and the written items of each dict, of
 # enclosing code their blocks change (outer_state.py).
 OUTER_LISTS = "lists"
+# ... and the int lists of enclosing code held as one value each (list_values.py).
+OUTER_LIST_VALUES = "list values"
 
 
 def outer_dict_items(index: int) -> str:

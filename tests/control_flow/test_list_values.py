@@ -1,0 +1,108 @@
+"""Int lists computed at run time (a shape: one 1-d int64 value) that run-time control flow
+changes in place are threaded through the ONNX Loop or If (exporter.control_flow.list_values):
+written through an alias (``maxes = shapes[0]``), in nested loops, in a branch. Before, the
+item assignment in a body rebound the list to a value local to the body's subgraph, which the
+main graph then read: a file failing onnx's check. Exported with dynamic axes and compared
+with eager torch on inputs of other sizes, at opset 11 (no sequences in Loop: the value form
+needs none) and the newest.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import NEWEST, assert_matches_torch, dynamic_inputs
+
+OPSETS = (11, NEWEST)
+IMAGES = dynamic_inputs(a={1: "h", 2: "w"}, b={1: "h2", 2: "w2"})
+ROWS = dynamic_inputs(x={0: "n", 1: "m"})
+
+
+def max_by_axis(the_list: list[list[int]]) -> list[int]:
+    # torchvision's GeneralizedRCNNTransform.max_by_axis
+    maxes = the_list[0]
+    for sublist in the_list[1:]:
+        for index, item in enumerate(sublist):
+            maxes[index] = max(maxes[index], item)
+    return maxes
+
+
+class BatchShape(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a.new_zeros(max_by_axis([list(a.shape), list(b.shape)]))
+
+
+class ThroughAlias(torch.nn.Module):
+    """The list is read after the loop through the outer list, not the name written."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shapes = [list(x.shape), list(x.shape)]
+        sizes = shapes[0]
+        for i in range(x.size(0)):
+            sizes[1] = sizes[1] + i
+        return x.new_zeros(shapes[0])
+
+
+class NestedRunTimeLoops(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        sizes = list(x.shape)
+        for i in range(x.size(0)):
+            for j in range(x.size(1)):
+                sizes[(i + j) % 2] = sizes[(i + j) % 2] + 1
+        return x.new_zeros(sizes)
+
+
+class InABranch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        sizes = list(x.shape)
+        if bool(x.sum() > 0):
+            sizes[0] = sizes[0] * 2
+        else:
+            sizes[1] = 1
+        return x.new_zeros(sizes)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_max_by_axis_of_two_image_shapes(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(BatchShape()),
+        (torch.rand(3, 32, 40), torch.rand(3, 28, 46)),
+        opset=opset,
+        other_inputs=[(torch.rand(3, 20, 10), torch.rand(3, 25, 5)), (torch.rand(3, 7, 9), torch.rand(3, 8, 8))],
+        **IMAGES,
+    )
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_a_list_written_through_an_alias_in_a_run_time_loop(opset: int) -> None:
+    model = assert_matches_torch(
+        torch.jit.script(ThroughAlias()),
+        (torch.rand(3, 4),),
+        opset=opset,
+        other_inputs=[(torch.rand(1, 2),), (torch.rand(5, 3),)],
+        **ROWS,
+    )
+    (loop,) = [node for node in model.graph if node.op_type == "Loop"]
+    assert len(loop.outputs) == 1  # the list's value, carried (no dummy)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_a_list_written_in_nested_run_time_loops(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(NestedRunTimeLoops()),
+        (torch.rand(3, 4),),
+        opset=opset,
+        other_inputs=[(torch.rand(1, 1),), (torch.rand(2, 5),)],
+        **ROWS,
+    )
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_a_list_written_in_a_run_time_branch(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(InABranch()),
+        (torch.rand(3, 4),),
+        opset=opset,
+        other_inputs=[(-torch.rand(2, 5),), (torch.rand(1, 6),)],
+        **ROWS,
+    )
