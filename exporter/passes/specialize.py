@@ -9,7 +9,8 @@ module's attributes (export_facts.py). This pass walks the graph in order, evalu
 on those facts (evaluation.py), and:
 
 - replaces each value it computes (a number, a string, a list, a dtype, a device, an object
-  read from an attribute) by a constant;
+  read from an attribute) by a constant, except values computed from a tensor's sizes, which
+  it uses but leaves to the emitter to fold (so the inputs kept match torch's: input_parity);
 - inlines the branch taken by each ``if`` whose condition it knows, so the other branch (a
   sparse path, a CUDA path, a raise) goes;
 - unrolls a ``while`` loop whose condition it knows on every iteration (the rank-matching
@@ -60,6 +61,8 @@ _SPECIALIZED_KINDS = (
     "aten::is_floating_point",
     "prim::GetAttr",
 )
+# Nodes reading a tensor's sizes (see _Walk.sized).
+_SIZE_READS = frozenset({"aten::size", "aten::numel", "aten::sym_size", "aten::sym_numel"})
 # What a trial of a loop finds when its condition holds for more than UNROLL_LIMIT iterations.
 _TOO_LONG = object()
 # Rounds of merging a loop's carried facts with what its body makes of them before giving up.
@@ -116,6 +119,9 @@ class _Walk:
         self.replaced: dict[int, torch._C.Value] = {}
         # outputs of the copies of unrolled loop bodies: typed here from their facts
         self.fresh: set[int] = set()
+        # values computed from a tensor's sizes: known here, but left for the emitter to fold,
+        # which keeps the inputs torch's exporter reads for them (exporter.input_parity)
+        self.sized: set[int] = set()
 
     def trial(self) -> _Walk:
         """A walk computing facts only, sharing this one's view of the graph."""
@@ -160,13 +166,16 @@ class _Walk:
 
     def evaluate(self, node: torch._C.Node, env: Env) -> None:
         results = evaluate(node, [self.fact(env, v) for v in node.inputs()])
+        sized = _reads_sizes(node) or any(v.unique() in self.sized for v in node.inputs())
         for output, fact in zip(node.outputs(), results):
             if fact is UNKNOWN:
                 fact = self.typed(output)
             env[output.unique()] = fact
+            if sized:
+                self.sized.add(output.unique())
             if self.rewrite and output.unique() in self.fresh:
                 self.retype(output, fact)
-            if self.rewrite and isinstance(fact, Known) and _foldable(node, output, fact.value):
+            if self.rewrite and isinstance(fact, Known) and not sized and _foldable(node, output, fact.value):
                 with self.graph.insert_point_guard(node):
                     constant = _constant(self.graph, fact.value, output.type())
                 constant.node().copyMetadata(node)
@@ -213,7 +222,9 @@ class _Walk:
     def loop(self, node: torch._C.Node, env: Env) -> None:
         """prim::Loop(trip_count, condition, *carried): unrolled where its count is known and it
         is a while loop or changes a carried value's rank; otherwise kept, its body specialized
-        on what holds in every iteration."""
+        on what holds in every iteration. A for loop of known count that keeps its ranks is
+        left to the emitter, which unrolls it itself and keeps the inputs torch's exporter
+        reads through such a loop (exporter.input_parity)."""
         (body,) = list(node.blocks())
         inputs = [self.fact(env, v) for v in node.inputs()]
         trip, condition, initial = inputs[0], inputs[1], inputs[2:]
@@ -223,7 +234,7 @@ class _Walk:
             too_long = trial is _TOO_LONG
             if isinstance(trial, tuple):
                 count, final, rank_changes = trial
-                if count == 0 or not _is_for_loop(body) or rank_changes or not _carries_tensors(node):
+                if not _is_for_loop(body) or rank_changes:
                     self.unroll(node, env, count, final)
                     return
         carried, changed = self.invariant(body, env, initial)
@@ -344,10 +355,10 @@ def _untrust(value: torch._C.Value) -> None:
     value.setType(retyped)
 
 
-def _carries_tensors(loop: torch._C.Node) -> bool:
-    """Whether a loop carries a tensor (or a container of them) from one iteration to the next:
-    a loop that carries none only checks, counts or fills lists, and unrolled it folds away."""
-    return any(holds_tensor(output.type()) for output in loop.outputs())
+def _reads_sizes(node: torch._C.Node) -> bool:
+    if node.kind() == "aten::len":
+        return isinstance(node.inputsAt(0).type(), torch._C.TensorType)
+    return node.kind() in _SIZE_READS
 
 
 def _is_for_loop(body: torch._C.Block) -> bool:
