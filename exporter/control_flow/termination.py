@@ -15,7 +15,7 @@ import onnx_ir as ir
 
 from exporter import symbolic_helper as h
 from exporter.errors import EndlessLoopError
-from exporter.graph_context import GraphContext
+from exporter.graph_context import GraphContext, upstream_values
 
 __all__ = ["check_loop_ends"]
 
@@ -53,21 +53,12 @@ def _varying_inputs(body: ir.Graph) -> set[int]:
 def _changes(value: ir.Value, varying: set[int]) -> bool:
     """Whether ``value`` is computed from a varying body input. A node with subgraphs (an If
     inside the body) may read any of them by name: it counts as varying."""
-    seen: set[int] = set()
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
+    for current in upstream_values(value):
         if id(current) in varying:
             return True
         producer = current.producer()
-        if producer is None:
-            continue
-        if any(attr.type in _GRAPH_ATTRS for attr in producer.attributes.values()):
+        if producer is not None and any(attr.type in _GRAPH_ATTRS for attr in producer.attributes.values()):
             return True
-        pending.extend(v for v in producer.inputs if v is not None)
     return False
 
 
