@@ -13,7 +13,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import passes, serialization
-from exporter.assemble import assemble, normalize_dynamic_axes
+from exporter.assemble import assemble, dynamic_input_axes, normalize_dynamic_axes, optional_input_candidates
 from exporter.capture import capture
 from exporter.capture.module_copy import in_export_mode
 from exporter.cleanup import cleanup
@@ -130,7 +130,13 @@ def export(
     with timer.phase("capture"):
         captured = capture(model, args, training=_TRAINING[mode], compare_weights=do_constant_folding and export_params)
     with timer.phase("passes"):
-        passes.run_all(captured.graph)
+        facts = passes.ExportFacts.of_inputs(
+            captured.inputs,
+            captured.params,
+            dynamic_input_axes(captured, input_names, axes),
+            optional_input_candidates(captured, opset),
+        )
+        passes.run_all(captured.graph, facts)
     with timer.phase("emission"):
         onnx_model = assemble(
             captured,

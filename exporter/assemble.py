@@ -23,6 +23,8 @@ from exporter.tensors import quantized_input_parts
 __all__ = [
     "assemble",
     "normalize_dynamic_axes",
+    "dynamic_input_axes",
+    "optional_input_candidates",
     "ir_version_for",
     "FLAT_INPUTS_META",
     "NONE_OUTPUT_OPSET",
@@ -166,6 +168,39 @@ def _is_optional_input(captured: Captured, ts_value: torch._C.Value, opset: int,
         and isinstance(ts_value.type(), torch._C.OptionalType)
         and bool(ts_value.uses())
         and all(registry.node_facts(use.user).checks_optional for use in ts_value.uses())
+    )
+
+
+def dynamic_input_axes(
+    captured: Captured, input_names: Sequence[str] | None, dynamic_axes: Mapping[str, Mapping[int, str]]
+) -> dict[int, frozenset[int]]:
+    """The axes ``dynamic_axes`` names for each of the captured graph's user inputs (by position
+    among its inputs), non-negative: what the passes must not take from the example's sizes. An
+    axis the input does not have is left out here; binding the inputs reports it."""
+    names = iter(_input_names(captured, input_names))
+    result: dict[int, frozenset[int]] = {}
+    for index, tensor in enumerate(captured.inputs):
+        name = next(names)
+        if isinstance(tensor, torch.Tensor) and tensor.is_quantized:
+            next(names), next(names)  # its scale and zero point
+        if name not in dynamic_axes or not isinstance(tensor, torch.Tensor):
+            continue
+        rank = tensor.dim()
+        axes = (axis + rank if axis < 0 else axis for axis in dynamic_axes[name])
+        result[index] = frozenset(axis for axis in axes if 0 <= axis < rank)
+    return result
+
+
+def optional_input_candidates(captured: Captured, opset: int) -> frozenset[int]:
+    """The user inputs :func:`_is_optional_input` may make ONNX optional inputs (it also asks
+    how the graph uses them, which the passes may still change): whether such an input is None
+    is left to run time by the passes."""
+    if captured.method != "script" or opset < OPTIONAL_INPUT_OPSET:
+        return frozenset()
+    return frozenset(
+        index
+        for index, ts_value in enumerate(captured.ts_inputs[: len(captured.inputs)])
+        if isinstance(ts_value.type(), torch._C.OptionalType)
     )
 
 

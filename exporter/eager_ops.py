@@ -19,13 +19,13 @@ from exporter import tensors
 from exporter.quantization import QUANTIZED_STORAGE
 from exporter.runtime_list import RuntimeList, ScanItem
 
-__all__ = ["folded", "corrected_dtypes"]
+__all__ = ["folded", "corrected_dtypes", "run_op", "TORCH_REFUSALS"]
 
 # Folding a node by running it in torch is skipped when the result would be larger than this.
 _FOLD_LIMIT_BYTES = 1 << 20
 # What torch raises for an op it cannot run on given arguments: its C++ checks (RuntimeError,
 # NotImplementedError for a missing kernel), bad argument types or values, a dim out of range.
-_TORCH_REFUSALS = (RuntimeError, TypeError, ValueError, IndexError)
+TORCH_REFUSALS = (RuntimeError, TypeError, ValueError, IndexError)
 
 
 def folded(node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list[Any] | None:
@@ -36,7 +36,7 @@ def folded(node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: Sequenc
         return None
     try:
         result = _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
-    except _TORCH_REFUSALS:  # the symbolic handles what torch cannot fold
+    except TORCH_REFUSALS:  # the symbolic handles what torch cannot fold
         return None
     results = list(result) if isinstance(result, tuple) else [result]
     if len(results) != node.outputsSize():
@@ -103,16 +103,24 @@ def _meta_dtypes(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> list
 
     try:
         out = _run_aten(schema, [_to_eager(arg, meta(obj)) for arg, obj in zip(schema.arguments, inputs)])
-    except _TORCH_REFUSALS:  # no verdict: the recorded dtype stands
+    except TORCH_REFUSALS:  # no verdict: the recorded dtype stands
         return None
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     return [o.dtype if isinstance(o, torch.Tensor) else None for o in outs]
 
 
+def run_op(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> Any:
+    """The op of ``schema`` (aten or prim) run in torch on ``inputs`` as a graph holds them
+    (dtypes, layouts and memory formats as ints), for the specialization pass: it raises
+    what torch raises (:data:`TORCH_REFUSALS`) where the op cannot run on them."""
+    return _run_aten(schema, [_to_eager(arg, obj) for arg, obj in zip(schema.arguments, inputs)])
+
+
 def _run_aten(schema: torch._C.FunctionSchema, values: Sequence[Any]) -> Any:
-    """Call the aten overload of ``schema`` in torch on eager ``values`` bound by position
+    """Call the overload of ``schema`` in torch on eager ``values`` bound by position
     (keyword-only arguments by name), without autograd."""
-    packet = getattr(torch.ops.aten, schema.name.split("::", 1)[1])
+    namespace, name = schema.name.split("::", 1)
+    packet = getattr(getattr(torch.ops, namespace), name)
     overload = getattr(packet, schema.overload_name or "default")
     args, kwargs = [], {}
     for arg, value in zip(schema.arguments, values):

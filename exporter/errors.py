@@ -18,6 +18,8 @@ __all__ = [
     "ModelRaisedError",
     "NeedsExportTimeValue",
     "UseBeforeDefinitionError",
+    "EndlessLoopError",
+    "RankChangingLoopError",
 ]
 
 
@@ -40,6 +42,18 @@ class NeedsExportTimeValue(ValueError):
     the iteration number, carried numbers, static shapes); any other error from a loop body is
     a bug and surfaces. A ValueError, so callers catching a symbolic's ValueError still do.
     """
+
+
+class EndlessLoopError(ExporterError):
+    """A loop whose condition cannot change inside its body and whose trip count is unbounded
+    (a ``while`` on values computed before it): the model would never return for inputs that
+    enter it, so no file is written. The message names the loop's source line."""
+
+
+class RankChangingLoopError(ExporterError):
+    """A loop changes the rank of a value it carries (``x = x[..., None]``) and how many times
+    it runs is known only at run time: an ONNX Loop carries values of one rank, and unrolling
+    needs the count at export. The message names the loop's source line."""
 
 
 @dataclasses.dataclass(frozen=True)

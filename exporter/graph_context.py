@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ __all__ = [
     "TRACE_SCOPE",
     "TORCH_NODE",
     "scope_path",
+    "upstream_values",
 ]
 
 # ONNX optional values (None on some run-time path) flow through If and Loop from opset 16.
@@ -45,6 +46,23 @@ TRACE_SCOPE = "exporter.trace_scope"
 # ir.Node.meta key: the TorchScript node an ONNX node was emitted for, so a check of the
 # finished graph (defined_before_use.py) names the user's source line only when it fails.
 TORCH_NODE = "exporter.torch_node"
+
+
+def upstream_values(value: ir.Value) -> Iterator[ir.Value]:
+    """``value`` and every value of its graph it is computed from, each once, through the
+    inputs of their producers (not into the subgraphs of an If or Loop)."""
+    seen: set[int] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        producer = current.producer()
+        if producer is not None:
+            pending.extend(v for v in producer.inputs if v is not None)
+
 
 # Constants at most this many bytes are shared by content within one graph.
 _SHARED_CONSTANT_BYTES = 256

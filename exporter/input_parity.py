@@ -44,6 +44,7 @@ import onnx_ir as ir
 import torch
 
 from exporter.errors import ExporterError
+from exporter.graph_context import upstream_values
 from exporter.op_facts import OpFacts, SequenceRead
 from exporter.registry import Registry
 from exporter.runtime_list import SEQUENCE_OPSET, RuntimeList
@@ -111,17 +112,7 @@ def keep_inputs_of(graph: ir.Graph, value: ir.Value) -> None:
     """The graph inputs ``value`` is computed from join ``graph``'s (the main graph's)
     ``KEPT_INPUTS``, which cleanup never drops."""
     kept = graph.meta.setdefault(KEPT_INPUTS, set())
-    seen: set[int] = set()
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if current.is_graph_input() and not current.is_initializer():
-            kept.add(current)
-        elif current.producer() is not None:
-            pending.extend(v for v in current.producer().inputs if v is not None)
+    kept.update(v for v in upstream_values(value) if v.is_graph_input() and not v.is_initializer())
 
 
 def _read_at_run_time(obj: Any) -> Iterable[ir.Value]:

@@ -39,6 +39,8 @@ __all__ = [
     "is_tensor_list_type",
     "module_call_scope",
     "module_calls",
+    "is_script_object",
+    "script_class_name",
 ]
 
 # Node attribute (a string): the call sites through which an inlined node was reached, one
@@ -125,6 +127,8 @@ def walk(block: torch._C.Graph | torch._C.Block) -> Iterator[torch._C.Node]:
 
 
 _SCRIPTED_FRAME = re.compile(r'File "(?P<path>.+)", line (?P<line>\d+)')
+# TorchScript's marks under the code a node comes from
+_UNDERLINE = re.compile(r"~+")
 
 
 def source_location(node: torch._C.Node | None) -> str:
@@ -165,9 +169,11 @@ def _own_location(node: torch._C.Node) -> str:
         path, line_number = scripted.group("path"), scripted.group("line")
         if _inside_torch(path) and node.hasAttribute(CALL_SITES):
             return call_chain(node, node.s(CALL_SITES))
+        # the code is the first line TorchScript underlines ("~~~"), the line the number names
+        # (a loop's range spans its body: its last underlined line is the body's)
         code = ""
         for index, line in enumerate(frames):
-            if "<--- HERE" in line and index > 0:
+            if index > 1 and _UNDERLINE.fullmatch(line.replace("<--- HERE", "").strip() or "x"):
                 code = frames[index - 1].strip()
                 break
         location = f"{path}:{line_number}"
@@ -390,3 +396,19 @@ def module_calls(scope_name: str) -> tuple[tuple[str, int], ...]:
         else:
             calls.append((name, 0))
     return tuple(calls)
+
+
+def is_script_object(value: object) -> bool:
+    """Whether ``value`` is an object of a TorchScript class as torch hands it to Python: a
+    ScriptObject, or an instance of the Python class ``torch.jit.script`` compiled (what a
+    module attribute holding one reads as)."""
+    return isinstance(value, torch._C.ScriptObject) or torch.jit._state._get_script_class(type(value)) is not None
+
+
+def script_class_name(value: object) -> str | None:
+    """The qualified TorchScript class name of an object :func:`is_script_object` accepts."""
+    if isinstance(value, torch._C.ScriptObject):
+        return value._type().qualified_name()
+    if torch.jit._state._get_script_class(type(value)) is not None:
+        return torch._jit_internal._qualified_name(type(value))
+    return None

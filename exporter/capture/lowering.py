@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from exporter.capture.module_attributes import has_attribute_writes, resolve_attribute_writes
-from exporter.ts_graph import CALL_SITES, all_nodes, has_blocks, source_location
+from exporter.ts_graph import CALL_SITES, all_nodes, has_blocks, is_script_object, schema_of, source_location
 
 __all__ = [
     "inline_calls",
@@ -200,17 +200,67 @@ def _inline_plain_attributes(graph: torch._C.Graph, module: torch._C.ScriptModul
     of their values at export time (writes in forward were resolved before). The same holds for
     the attributes of objects of TorchScript classes a module holds (torchvision's
     ``self.box_coder.weights``, a tuple of floats): the reads become constants, and the object
-    then has no use left."""
+    then has no use left. A container of such objects that forward only reads (a layer's
+    ``Dict[int, Recipe]`` of parsed recipes, keyed by rank: einops caches them so) becomes one
+    constant holding the module's objects; the specialization pass reads what forward looks
+    up in it (exporter.passes.specialize)."""
     for node in list(graph.findAllNodes("prim::GetAttr", True)):
         owner = _attribute_owner(node.inputsAt(0), graph, module)
         value = _attribute(owner, node.s("name"))
-        if value is _MISSING or not _plain_constant(value):
+        if value is _MISSING:
             continue
-        with graph.insert_point_guard(node):
-            constant = graph.insertConstant(value)
+        if _plain_constant(value):
+            with graph.insert_point_guard(node):
+                constant = graph.insertConstant(value)
+        elif _holds_objects(value) and _only_read(node.output()):
+            constant = _object_constant(graph, node, value)
+        else:
+            continue
         node.output().replaceAllUsesWith(constant)
         node.destroy()
     torch._C._jit_pass_dce(graph)
+
+
+def _holds_objects(value: Any) -> bool:
+    """Whether ``value`` is a dict, list or tuple holding objects of TorchScript classes (and
+    otherwise plain constants)."""
+    if isinstance(value, dict):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return False
+    return any(is_script_object(item) or _holds_objects(item) for item in items) and all(
+        is_script_object(item) or _plain_constant(item) or _holds_objects(item) for item in items
+    )
+
+
+# prim ops that read a container without keeping or changing it
+_CONTAINER_READS = frozenset({"prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex"})
+
+
+def _only_read(value: torch._C.Value) -> bool:
+    """Whether every use of ``value`` reads it (by its schema: no argument it writes), so a
+    constant can stand for it."""
+    for use in value.uses():
+        if use.user.kind() in _CONTAINER_READS:
+            continue
+        schema = schema_of(use.user)
+        if schema is None or use.offset >= len(schema.arguments):
+            return False
+        alias = schema.arguments[use.offset].alias_info
+        if alias is not None and alias.is_write:
+            return False
+    return True
+
+
+def _object_constant(graph: torch._C.Graph, node: torch._C.Node, value: Any) -> torch._C.Value:
+    """A constant holding ``value`` (the module's own objects, read and never written)."""
+    constant = graph.create("prim::Constant")
+    constant.ival_("value", value)
+    constant.output().setType(node.output().type())
+    constant.insertBefore(node)
+    return constant.output()
 
 
 _MISSING = object()

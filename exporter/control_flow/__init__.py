@@ -20,5 +20,6 @@ Modules, each with one job:
 - ``list_forms``: which form a list changed in a Loop takes (scan output, buffer, sequence)
 - ``carried``: a Loop's carried values (initial values, body inputs, one type through the body)
 - ``onnx_loop``: the ONNX Loop form of prim::Loop
+- ``termination``: a Loop that could never end is refused
 - ``loop``: prim::Loop, an ONNX Loop or unrolled
 """

@@ -28,6 +28,7 @@ from exporter.control_flow.list_values import ListValue
 from exporter.control_flow.outer_state import RUN_TIME_LOOP, OuterDict, OuterList, as_runtime_list, require_sequences
 from exporter.control_flow.results import as_bool_condition, as_list, node_result, typed_like
 from exporter.control_flow.slots import OUTER_LIST_VALUES, OUTER_LISTS, LoopSlots, outer_dict_items
+from exporter.control_flow.termination import check_loop_ends
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.runtime_list import ConcatItem, RuntimeList, ScanItem
@@ -118,6 +119,7 @@ def onnx_loop(
         )
     if body_graph.outputs[0].dtype != ir.DataType.BOOL:
         raise NeedsExportTimeValue("the loop condition must be a bool")
+    check_loop_ends(g, trip_count, condition, body_graph)
     consistent_carried(g, body_graph, slots, _CARRIED)
     if slots.output_count() == slots.width(_DUMMY):  # the Loop would compute nothing
         return None

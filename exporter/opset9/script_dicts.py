@@ -17,6 +17,7 @@ export time whose attributes hold graph values.
 from __future__ import annotations
 
 import onnx_ir as ir
+import torch
 
 from exporter import runtime_list
 from exporter.errors import NeedsExportTimeValue
@@ -25,6 +26,7 @@ from exporter.op_facts import DictMutation
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 from exporter.script_object import ScriptObject
+from exporter.ts_graph import is_script_object
 
 _KEY_TYPES = (str, int, float, bool)
 
@@ -187,9 +189,14 @@ def prim_set_attr(g: GraphContext, *inputs: object) -> None:
 
 @onnx_symbolic("prim::GetAttr")
 def prim_get_attr(g: GraphContext, *inputs: object) -> object:
-    """prim::GetAttr[name](Class obj) -> t: an attribute of an object made in forward."""
+    """prim::GetAttr[name](Class obj) -> t: an attribute of an object made in forward, or of
+    one a module attribute holds (a constant of the module's objects: capture/lowering.py)."""
     (obj,) = inputs
     name = g.node.s("name")
+    if isinstance(obj, torch._C.ScriptObject) and obj.hasattr(name):
+        return obj.getattr(name)
+    if is_script_object(obj) and hasattr(obj, name):
+        return getattr(obj, name)
     if not isinstance(obj, ScriptObject) or name not in obj.attributes:
         raise ValueError(f"reading attribute {name!r} of {obj!r}: not set at export time")
     return obj.attributes[name]
