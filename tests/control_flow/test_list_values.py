@@ -3,17 +3,16 @@ changes in place are threaded through the ONNX Loop or If (exporter.control_flow
 written through an alias (``maxes = shapes[0]``), in nested loops, in a branch. Before, the
 item assignment in a body rebound the list to a value local to the body's subgraph, which the
 main graph then read: a file failing onnx's check. Exported with dynamic axes and compared
-with eager torch on inputs of other sizes, at opset 11 (no sequences in Loop: the value form
-needs none) and the newest.
+with eager torch on inputs of other sizes, from opset 11, where item writes
+(ScatterElements) come, to the newest (no sequences in Loop: the value form needs none).
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from conftest import NEWEST, assert_matches_torch, dynamic_inputs
+from conftest import SEQUENCE_OPSETS, assert_matches_torch, dynamic_inputs
 
-OPSETS = (11, NEWEST)
 IMAGES = dynamic_inputs(a={1: "h", 2: "w"}, b={1: "h2", 2: "w2"})
 ROWS = dynamic_inputs(x={0: "n", 1: "m"})
 
@@ -62,7 +61,7 @@ class InABranch(torch.nn.Module):
         return x.new_zeros(sizes)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_max_by_axis_of_two_image_shapes(opset: int) -> None:
     assert_matches_torch(
         torch.jit.script(BatchShape()),
@@ -73,7 +72,7 @@ def test_max_by_axis_of_two_image_shapes(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_a_list_written_through_an_alias_in_a_run_time_loop(opset: int) -> None:
     model = assert_matches_torch(
         torch.jit.script(ThroughAlias()),
@@ -86,7 +85,7 @@ def test_a_list_written_through_an_alias_in_a_run_time_loop(opset: int) -> None:
     assert len(loop.outputs) == 1  # the list's value, carried (no dummy)
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_a_list_written_in_nested_run_time_loops(opset: int) -> None:
     assert_matches_torch(
         torch.jit.script(NestedRunTimeLoops()),
@@ -97,7 +96,7 @@ def test_a_list_written_in_nested_run_time_loops(opset: int) -> None:
     )
 
 
-@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
 def test_a_list_written_in_a_run_time_branch(opset: int) -> None:
     assert_matches_torch(
         torch.jit.script(InABranch()),
