@@ -11,6 +11,7 @@ which exports a model larger than the machine's RAM the same way.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ import sys
 
 import pytest
 from conftest import assert_file_matches_torch
+
+import exporter
 
 BENCH = pathlib.Path(__file__).resolve().parent.parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
@@ -51,7 +54,12 @@ def _export_measured(checkpoint: pathlib.Path, out: pathlib.Path, width: int, la
     mapped model's, with its anonymous memory sampled every 2 ms."""
     command = [sys.executable, str(BENCH / "larger_than_memory.py"), "--worker", "ours"]
     command += [str(checkpoint), str(out), str(width), str(layers), external]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    # the worker imports the exporter these tests import, whatever the interpreter's install holds
+    package_root = str(pathlib.Path(exporter.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    if done.returncode != 0:
+        raise AssertionError(f"the export worker failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
