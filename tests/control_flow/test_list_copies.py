@@ -29,6 +29,7 @@ from exporter.errors import SymbolicError
 ROWS = dynamic_inputs(x={0: "n", 1: "m"})
 SHAPES = [(torch.rand(3, 4),), (torch.rand(2, 5),), (torch.rand(6, 1),)]
 COPY_FORMS = {"list": 0, "copy": 1, "slice": 2}
+ALIAS = 3  # ``b = a``: no copy
 
 
 def copied_ints(a: list[int], form: int) -> list[int]:
@@ -36,7 +37,9 @@ def copied_ints(a: list[int], form: int) -> list[int]:
         return list(a)
     if form == 1:
         return a.copy()
-    return a[:]
+    if form == 2:
+        return a[:]
+    return a  # ALIAS: the same list
 
 
 def copied_tensors(a: list[Tensor], form: int) -> list[Tensor]:
@@ -44,7 +47,9 @@ def copied_tensors(a: list[Tensor], form: int) -> list[Tensor]:
         return list(a)
     if form == 1:
         return a.copy()
-    return a[:]
+    if form == 2:
+        return a[:]
+    return a  # ALIAS: the same list
 
 
 def mutate_ints(items: list[int], kind: str, value: int) -> None:
@@ -211,4 +216,21 @@ def test_a_copy_of_an_export_time_tensor_list_is_a_new_list(form: str, kind: str
 @pytest.mark.parametrize("form", COPY_FORMS)
 def test_a_copy_of_a_sequence_is_a_new_list(form: str, kind: str, side: str, opset: int) -> None:
     model = torch.jit.script(CopyTensorsThenMutate(True, COPY_FORMS[form], kind, SIDES[side]))
+    assert_matches_torch(model, SHAPES[0], opset=opset, other_inputs=SHAPES[1:], **ROWS)
+
+
+@pytest.mark.parametrize("opset", (MIN_OPSET, NEWEST))
+@pytest.mark.parametrize(
+    ("list_kind", "kind"),
+    [("items", kind) for kind in INT_MUTATIONS] + [("shape", kind) for kind in SHAPE_MUTATIONS],
+)
+def test_an_int_list_assigned_to_another_name_is_the_same_list(list_kind: str, kind: str, opset: int) -> None:
+    model = torch.jit.script(CopyThenMutate(list_kind, ALIAS, kind, True))
+    assert_matches_torch(model, SHAPES[0], opset=opset, other_inputs=SHAPES[1:], **ROWS)
+
+
+@pytest.mark.parametrize("opset", (CONTROL_FLOW_SEQUENCE_OPSET, NEWEST))
+@pytest.mark.parametrize("kind", TENSOR_MUTATIONS)
+def test_a_sequence_assigned_to_another_name_is_the_same_list(kind: str, opset: int) -> None:
+    model = torch.jit.script(CopyTensorsThenMutate(True, ALIAS, kind, True))
     assert_matches_torch(model, SHAPES[0], opset=opset, other_inputs=SHAPES[1:], **ROWS)
