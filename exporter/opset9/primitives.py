@@ -374,14 +374,20 @@ def aten_add_t(g: GraphContext, a: object, b: object) -> object:
 
 @onnx_symbolic("aten::extend", mutates_list=True)
 def aten_extend(g: GraphContext, self: object, other: object) -> object:
-    """extend.t(t[](a!) self, t[] other) -> (): in place, on the export-time or run-time list."""
+    """extend.t(t[](a!) self, t[] other) -> (): in place, on the export-time or run-time list.
+
+    An int list held as one value (a shape) stays one: the Concat of both rebinds every name
+    of it, as item assignment does."""
+    if isinstance(self, Value) and not isinstance(other, RuntimeList):
+        g.replace(self, aten_add_t(g, self, other))
+        return None
     target, items = _list_operand(g, self, "extend"), _list_operand(g, other, "extend")
     if isinstance(target, list) and isinstance(items, list):
         target.extend(items)
         return None
     result = runtime_list.concat(g, target, items)
-    if isinstance(target, RuntimeList):
-        runtime_list.assign(target, result)
+    if isinstance(self, RuntimeList):
+        runtime_list.assign(self, result)
     else:  # the export-time list becomes a run-time one for every value bound to it
         g.replace(self, result)
     return None

@@ -23,6 +23,7 @@ from exporter import runtime_list
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.op_facts import DictMutation
+from exporter.opset9.script_lists import value_list_copy
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 from exporter.script_object import ScriptObject
@@ -235,8 +236,8 @@ def aten_copy_t(g: GraphContext, self: object) -> object:
     of either stays separate."""
     if isinstance(self, RuntimeList):
         return runtime_list.copy(self)
-    if isinstance(self, ir.Value):  # a shape computed at run time: immutable
-        return self
+    if isinstance(self, ir.Value):  # a shape computed at run time: one 1-d int64 value
+        return value_list_copy(g, self)
     if not isinstance(self, list):
         raise ValueError(f"copy() of {type(self).__name__} is not supported")
     return list(self)

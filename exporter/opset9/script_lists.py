@@ -203,9 +203,26 @@ def aten_list_t(g: GraphContext, l: object) -> object:  # noqa: E741 - schema na
     """list.t(t[] l) -> t[]: a copy, so later mutation of either list stays separate."""
     if isinstance(l, RuntimeList):
         return runtime_list.copy(l)
-    if isinstance(l, Value):  # a shape computed at run time: an immutable 1-d int64 value
-        return l
+    if isinstance(l, Value):  # a shape computed at run time: one 1-d int64 value
+        return value_list_copy(g, l)
     return list(_export_time_list(g, l, "list()"))
+
+
+def value_list_copy(g: GraphContext, items: Value) -> Value:
+    """A copy of an int list held as one run-time value, as a value of its own.
+
+    The value itself is immutable, but item assignment rebinds every name holding it
+    (GraphContext.replace): a copy sharing it would be rewritten with the original, a wrong
+    model. The emitter tells lists apart only by the object bound, so the copy needs a new
+    value: a second Shape of the same tensor where the list is one (its static dims stay
+    known to h.shape_item), else an Identity.
+    """
+    producer = items.producer()
+    if producer is not None and producer.op_type == "Shape" and producer.domain == "" and not producer.attributes:
+        (source,) = producer.inputs
+        if source is not None:
+            return g.op("Shape", source)
+    return g.op("Identity", items)
 
 
 @onnx_symbolic("aten::_set_item.t", mutates_list=True)
