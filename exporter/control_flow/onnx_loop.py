@@ -135,7 +135,11 @@ def onnx_loop(
         items.set_sequence(value)
     for index, entry in enumerate(dicts):
         entry.update(slots.read(outer_dict_items(index), values))
-    for held_list, value in zip(held, slots.read(OUTER_LIST_VALUES, values)):
+    for held_list, value, body_output in zip(
+        held, slots.read(OUTER_LIST_VALUES, values), slots.read(OUTER_LIST_VALUES, body_graph.outputs[1:])
+    ):
+        if held_list.kept_shape is not None:
+            value.shape = body_output.shape = ir.Shape(held_list.kept_shape)
         held_list.rebind(value)
     for index, buffer in enumerate(buffers):
         grown, sizes = slots.read(_concat_buffer(index), values)
@@ -198,6 +202,10 @@ def _carry_list_values(g: GraphContext, slots: LoopSlots, held: Sequence[ListVal
     the body is emitted its names hold the body input."""
     start = [entry.current() for entry in held]
     inputs = [body_input(g, v, "loop_list_value", tensors_only=True) for v in start]
+    for entry, value, first in zip(held, inputs, start):
+        if entry.keeps_length and first.shape is not None and first.shape.is_static():
+            entry.kept_shape = ir.Shape(first.shape)  # its length holds in every iteration
+            value.shape = ir.Shape(first.shape)
     slots.carry(OUTER_LIST_VALUES, inputs, lambda: [entry.current() for entry in held], list(start))
     for entry, value in zip(held, inputs):
         entry.rebind(value)

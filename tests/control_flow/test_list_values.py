@@ -9,6 +9,8 @@ with eager torch on inputs of other sizes, from opset 11, where item writes
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from conftest import SEQUENCE_OPSETS, assert_matches_torch, dynamic_inputs
@@ -29,6 +31,23 @@ def max_by_axis(the_list: list[list[int]]) -> list[int]:
 class BatchShape(torch.nn.Module):
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return a.new_zeros(max_by_axis([list(a.shape), list(b.shape)]))
+
+
+class PaddedBatch(torch.nn.Module):
+    """torchvision's GeneralizedRCNNTransform.batch_images: the batch's shape from the loop,
+    rounded up, then each image copied into a zero batch by slices of its own run-time sizes
+    (the copies read the batch's rank, which the list threaded through the loop keeps)."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        images = [a, b]
+        max_size = list(max_by_axis([list(img.shape) for img in images]))
+        max_size[1] = int(math.ceil(float(max_size[1]) / 8.0) * 8.0)
+        max_size[2] = int(math.ceil(float(max_size[2]) / 8.0) * 8.0)
+        batched = images[0].new_full([len(images)] + max_size, 0)
+        for i in range(batched.shape[0]):
+            img = images[i]
+            batched[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
+        return batched
 
 
 class ThroughAlias(torch.nn.Module):
@@ -68,6 +87,17 @@ def test_max_by_axis_of_two_image_shapes(opset: int) -> None:
         (torch.rand(3, 32, 40), torch.rand(3, 28, 46)),
         opset=opset,
         other_inputs=[(torch.rand(3, 20, 10), torch.rand(3, 25, 5)), (torch.rand(3, 7, 9), torch.rand(3, 8, 8))],
+        **IMAGES,
+    )
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+def test_images_padded_into_one_batch_of_the_largest_sizes(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(PaddedBatch()),
+        (torch.rand(3, 12, 10), torch.rand(3, 9, 14)),
+        opset=opset,
+        other_inputs=[(torch.rand(3, 5, 17), torch.rand(3, 8, 3)), (torch.rand(3, 16, 16), torch.rand(3, 1, 2))],
         **IMAGES,
     )
 
