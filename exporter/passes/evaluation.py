@@ -357,6 +357,32 @@ def _read_known(kind: str, container: list | tuple | dict | str, rest: Sequence[
     return Known(container[key])
 
 
+def _slice(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
+    """aten::slice.t of a list known in whole or in part (``shape[1:]`` of a list of names,
+    ``x.shape[offset:]`` with a dynamic axis): the items in the slice, as Python slices them,
+    where its bounds are known (torch cannot run this generic op itself). Slices of tensors
+    and strings go by their schema."""
+    if not isinstance(node.inputsAt(0).type(), torch._C.ListType):
+        return _by_schema(node, inputs)
+    items = as_items(inputs[0])
+    bounds = inputs[1:]
+    if items is None or items.made_by_op or not trackable(node.output()):
+        return [UNKNOWN]
+    if not all(isinstance(f, Known) and (f.value is None or _is_int(f.value)) for f in bounds):
+        return [UNKNOWN]
+    start, end, step = (*(f.value for f in bounds), None, None, 1)[:3]  # type: ignore[union-attr]
+    if step is None or step < 1:  # type: ignore[operator]
+        return [UNKNOWN]
+    sliced = items.items[slice(start, end, step)]  # type: ignore[misc]
+    if all(isinstance(f, Known) for f in sliced):
+        return [Known([f.value for f in sliced])]  # type: ignore[union-attr]
+    return [Items(sliced)]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _format(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
     """aten::format(str self, ...): ``"{}".format(...)`` of known strings, ints and bools (how
     TorchScript prints other values is its own)."""
@@ -414,6 +440,7 @@ _HANDLERS: dict[str, Callable[[torch._C.Node, Sequence[Fact]], list[Fact]]] = {
     "prim::GetAttr": _get_attr,
     "prim::Uninitialized": _uninitialized,
     "aten::format": _format,
+    "aten::slice": _slice,
 }
 
 

@@ -12,11 +12,14 @@ on those facts (evaluation.py), and:
   read from an attribute) by a constant, except values computed from a tensor's sizes, which
   it uses but leaves to the emitter to fold (so the inputs kept match torch's: input_parity);
 - inlines the branch taken by each ``if`` whose condition it knows, so the other branch (a
-  sparse path, a CUDA path, a raise) goes;
+  sparse path, a CUDA path, a raise) goes; after an ``if`` one branch of which raises, its
+  condition is known to be the other branch's (the check passed);
 - unrolls a ``while`` loop whose condition it knows on every iteration (the rank-matching
-  ``while x.dim() < y.dim(): x = x[..., None]``), and a ``for`` loop of known count that changes
-  the rank of a value it carries, since an ONNX Loop carries values of one rank; such a loop
-  whose count is known only at run time is refused (errors.RankChangingLoopError).
+  ``while x.dim() < y.dim(): x = x[..., None]``, and a ``for`` loop whose ``return`` or ``break``
+  makes its condition a carried flag: kornia's shape checks), and a ``for`` loop of known
+  count that changes the rank of a value it carries, since an ONNX Loop carries values of one
+  rank; such a loop whose count is known only at run time is refused
+  (errors.RankChangingLoopError).
 
 What depends on a run-time size or value stays in the graph as it was: only tensor computation
 and genuinely run-time values reach the symbolics, and the emitter's own folding stays the
@@ -115,8 +118,9 @@ class _Walk:
         # example run's propagation, trusted where evaluation knows nothing
         self.trusted = trusted
         self.rewrite = rewrite
-        # value -> the value that replaced it (a constant, a branch's result, an unrolled loop's)
-        self.replaced: dict[int, torch._C.Value] = {}
+        # value -> the value that replaced it (a constant, a branch's result, an unrolled loop's),
+        # by unique number: a replaced value may be gone with its node (an inlined If's result)
+        self.replaced: dict[int, tuple[int, torch._C.Value]] = {}
         # outputs of the copies of unrolled loop bodies: typed here from their facts
         self.fresh: set[int] = set()
         # values computed from a tensor's sizes: known here, but left for the emitter to fold,
@@ -135,25 +139,30 @@ class _Walk:
         ts_type = torch._C.TensorType.get().with_sizes(list(fact.sizes)).with_dtype(fact.dtype)
         output.setType(ts_type.with_device(fact.device) if fact.device is not None else ts_type)
 
-    def current(self, value: torch._C.Value) -> torch._C.Value:
-        while value.unique() in self.replaced:
-            value = self.replaced[value.unique()]
+    def current(self, value: torch._C.Value, unique: int | None = None) -> torch._C.Value:
+        """What stands for ``value`` now; ``unique``, its number, where it may be gone."""
+        key = value.unique() if unique is None else unique
+        while key in self.replaced:
+            key, value = self.replaced[key]
         return value
 
     def replace(self, old: torch._C.Value, new: torch._C.Value) -> None:
         old.replaceAllUsesWith(new)
-        self.replaced[old.unique()] = new
+        self.replaced[old.unique()] = (new.unique(), new)
 
     @staticmethod
     def fact(env: Env, value: torch._C.Value) -> Fact:
         return env.get(value.unique(), UNKNOWN)
 
     # -- nodes --------------------------------------------------------------------------------
-    def run(self, nodes: Sequence[torch._C.Node], env: Env) -> None:
+    def run(self, nodes: Sequence[torch._C.Node], env: Env) -> bool:
+        """Walk ``nodes``; whether they raise on every path (a raise, or an ``if`` raising on
+        the branch taken or on both): what such a block gives is never read."""
+        raises = False
         for node in nodes:
             kind = node.kind()
             if kind == "prim::If":
-                self.decide(node, env)
+                raises = self.decide(node, env) or raises
             elif kind == "prim::Loop":
                 self.loop(node, env)
             elif has_blocks(node):
@@ -162,7 +171,9 @@ class _Walk:
                 for output in node.outputs():
                     env[output.unique()] = UNKNOWN
             else:
+                raises = raises or kind == "prim::RaiseException"
                 self.evaluate(node, env)
+        return raises
 
     def evaluate(self, node: torch._C.Node, env: Env) -> None:
         results = evaluate(node, [self.fact(env, v) for v in node.inputs()])
@@ -194,29 +205,37 @@ class _Walk:
         return TensorFacts(ts_type.dtype(), ts_type.device(), (None,) * len(sizes), None)
 
     # -- if -----------------------------------------------------------------------------------
-    def decide(self, node: torch._C.Node, env: Env) -> None:
+    def decide(self, node: torch._C.Node, env: Env) -> bool:
         """prim::If: the branch taken inlined where the condition is known, else both branches
-        specialized on their own and the results merged."""
+        specialized on their own and the results merged (a branch that raises gives none);
+        whether it raises on every path."""
         condition = self.fact(env, node.inputsAt(0))
         blocks = list(node.blocks())
         if isinstance(condition, Known) and isinstance(condition.value, bool):
             taken = blocks[0 if condition.value else 1]
-            self.run(list(taken.nodes()), env)
+            raises = self.run(list(taken.nodes()), env)
             results = [self.fact(env, v) for v in taken.outputs()]
             if self.rewrite:
                 _inline(self, node, taken)
-                return
+                return raises
             for output, fact in zip(node.outputs(), results):
                 env[output.unique()] = fact
-            return
+            return raises
         branch_results = []
+        raising = []
         for block in blocks:
             inner = env.new_child()  # type: ignore[attr-defined]
-            self.run(list(block.nodes()), inner)
-            raises = any(n.kind() == "prim::RaiseException" for n in block.nodes())
+            raises = self.run(list(block.nodes()), inner)
+            raising.append(raises)
             branch_results.append([NEVER if raises else self.fact(inner, v) for v in block.outputs()])
         for output, then_fact, else_fact in zip(node.outputs(), *branch_results):
             env[output.unique()] = merge(then_fact, else_fact)
+        if raising == [True, False] or raising == [False, True]:
+            # what runs after a check that raises has passed it: its condition is the other
+            # branch's from here on (the flag of a ``return False`` next to the raise, which
+            # TorchScript sets from the condition itself, is then known)
+            env[node.inputsAt(0).unique()] = Known(raising[1])
+        return all(raising)
 
     # -- loops --------------------------------------------------------------------------------
     def loop(self, node: torch._C.Node, env: Env) -> None:
@@ -300,8 +319,9 @@ class _Walk:
                         _untrust(output)
                         self.fresh.add(output.unique())
             results = [mapping.get(v.unique(), v) for v in list(body.outputs())[1:]]
+            numbers = [v.unique() for v in results]
             self.run(copies, env)
-            state = [self.current(v) for v in results]
+            state = [self.current(v, n) for v, n in zip(results, numbers)]
         for output, value in zip(list(node.outputs()), state):
             self.replace(output, value)
         node.destroy()

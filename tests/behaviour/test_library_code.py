@@ -4,8 +4,9 @@ promoted with ``torch.promote_types``, a rearrangement layer reading recipes it 
 ``Dict[int, Recipe]`` of TorchScript objects (einops style), a graph layer taking
 ``Union[Tensor, SparseTensor]`` and ``Optional`` arguments refined with ``isinstance`` (PyG
 style), device and layout branches, and shape checks over ``List[str]`` names that raise on a
-mismatch. Each is exported at the base opset, the default and the newest, compared with eager torch, and run
-on inputs of other sizes where axes are dynamic. A ``while`` loop that could never end and a
+mismatch (kornia's too, looping on the flag its ``return False`` sets). Each is exported at the
+base opset, the default and the newest, compared with eager torch, and run on inputs of other
+sizes where axes are dynamic. A ``while`` loop that could never end and a
 loop changing a rank a run-time number of times are refused, naming their source line.
 """
 
@@ -269,6 +270,66 @@ def test_shape_checks_over_a_list_of_names_go(opset: int) -> None:
         **dynamic_inputs(x={0: "batch", 2: "height", 3: "width"}),
     )
     assert {node.op_type for node in onnx_model.graph} == {"Conv"}
+
+
+def kornia_check_shape(x: torch.Tensor, shape: List[str], raises: bool = True) -> bool:  # noqa: UP006
+    """kornia's KORNIA_CHECK_SHAPE: numeric names must match the trailing sizes; the
+    ``return False`` in the loop makes it a loop on a carried flag, unrolled while its
+    condition is known."""
+    shape_to_check = shape[1:]
+    offset = max(len(x.shape) - len(shape_to_check), 0)
+    x_shape = x.shape[offset:]
+    if len(x_shape) != len(shape_to_check):
+        if raises:
+            raise ValueError("wrong rank")
+        return False
+    for i in range(len(x_shape)):
+        dim_: str = shape_to_check[i]
+        if not dim_.isnumeric():
+            continue
+        dim = int(dim_)
+        if x_shape[i] != dim:
+            if raises:
+                raise ValueError(f"Shape mismatch at dimension {i + offset}: expected {dim}")
+            return False
+    return True
+
+
+class GrayByNames(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kornia_check_shape(x, ["*", "3", "H", "W"])
+        return x.mean(-3)
+
+
+class GrayOfHeightFour(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kornia_check_shape(x, ["*", "3", "4", "W"])
+        return x.mean(-3)
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_a_check_looping_on_a_returned_flag_unrolls(opset: int) -> None:
+    onnx_model = assert_matches_torch(
+        torch.jit.script(GrayByNames()),
+        (torch.rand(1, 3, 4, 5),),
+        opset=opset,
+        other_inputs=[(torch.rand(1, 3, 6, 2),)],
+        **dynamic_inputs(x={2: "height", 3: "width"}),
+    )
+    assert {node.op_type for node in onnx_model.graph} <= {"ReduceMean", "Constant"}
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_a_check_naming_a_dynamic_size_by_number_keeps_it_to_run_time(opset: int) -> None:
+    # the size named "4" is dynamic: its comparison is decided at run time, the loop still goes
+    onnx_model = assert_matches_torch(
+        torch.jit.script(GrayOfHeightFour()),
+        (torch.rand(1, 3, 4, 5),),
+        opset=opset,
+        other_inputs=[(torch.rand(2, 3, 4, 2),)],
+        **dynamic_inputs(x={0: "batch", 2: "height", 3: "width"}),
+    )
+    assert "Loop" not in {node.op_type for node in onnx_model.graph}
 
 
 # -- refusals --------------------------------------------------------------------------------------------

@@ -158,6 +158,34 @@ def test_shape_checks_over_a_list_of_names_go(dynamic: dict[int, set[int]]) -> N
     assert [n.kind() for n in graph.nodes() if n.kind() in ("prim::If", "prim::Loop")] == ["prim::Loop"]
 
 
+def _trailing_sizes_are(x: torch.Tensor, names: list[str], raises: bool = True) -> bool:
+    sizes = x.shape[x.dim() - len(names) :]
+    for i in range(len(names)):
+        if names[i].isnumeric() and sizes[i] != int(names[i]):
+            if raises:
+                raise ValueError(f"size {i} is not {names[i]}")
+            return False
+    return True
+
+
+@torch.jit.script
+def _check_names(x: torch.Tensor) -> torch.Tensor:
+    _trailing_sizes_are(x, ["3", "4", "W"])
+    return x + 1
+
+
+@pytest.mark.parametrize(("dynamic", "raises"), [({}, 0), ({0: {0, 3}}, 0), ({0: {2, 3}}, 1)])
+def test_a_loop_on_the_flag_of_a_return_unrolls_while_its_condition_is_known(
+    dynamic: dict[int, set[int]], raises: int
+) -> None:
+    # `return False` inside the for loop makes its condition a carried flag: every iteration's
+    # is known (a numeric name checked against a size raises where it differs), so it unrolls;
+    # the check of a dynamic size named "4" stays, decided at run time
+    graph = _specialized(_check_names, torch.rand(1, 3, 4, 5), dynamic=dynamic)
+    assert not graph.findAllNodes("prim::Loop", True)
+    assert len(graph.findAllNodes("prim::RaiseException", True)) == raises
+
+
 @torch.jit.script
 def _check_channels(x: torch.Tensor) -> torch.Tensor:
     if x.shape[1] != 3:
