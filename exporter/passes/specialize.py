@@ -188,7 +188,10 @@ class _Walk:
                 self.retype(output, fact)
             if self.rewrite and isinstance(fact, Known) and not sized and _foldable(node, output, fact.value):
                 with self.graph.insert_point_guard(node):
-                    constant = _constant(self.graph, fact.value, output.type())
+                    try:
+                        constant = _constant(self.graph, fact.value, output.type())
+                    except TypeError:  # a value torch cannot hold as a constant: the graph keeps computing it
+                        continue
                 constant.node().copyMetadata(node)
                 env[constant.unique()] = fact
                 self.replace(output, constant)
@@ -447,7 +450,12 @@ def _constant_kind(value: object) -> str | None:
         if None in kinds:
             return None
         return "ivalue" if "ivalue" in kinds or not value else "plain"
-    if isinstance(value, dict) or is_script_object(value):
+    if isinstance(value, dict):
+        # an empty dict has no item torch could infer its types from: it cannot be a constant
+        if not value or any(isinstance(v, dict) and _constant_kind(v) is None for v in value.values()):
+            return None
+        return "ivalue"
+    if is_script_object(value):
         return "ivalue"
     return None
 

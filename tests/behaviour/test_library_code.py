@@ -117,6 +117,41 @@ class Rearrange(torch.nn.Module):
         return y
 
 
+@torch.jit.script
+class AxesRecipe:
+    """einops' TransformRecipe: besides the permutation, a dict of axes to add, empty when the
+    pattern adds none (an empty dict is no constant torch can type: it stays computed)."""
+
+    def __init__(self, permutation: List[int], added: Dict[int, int]) -> None:  # noqa: UP006
+        self.permutation = permutation
+        self.added = added
+
+
+class RearrangeWithAddedAxes(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        empty: Dict[int, int] = {}  # noqa: UP006
+        self.recipes: Dict[int, AxesRecipe] = {3: AxesRecipe([0, 2, 1], empty)}  # noqa: UP006
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        recipe = self.recipes[x.dim()]
+        y = x.permute(recipe.permutation)
+        for axis, _length in recipe.added.items():
+            y = y.unsqueeze(axis)
+        return y * (len(recipe.added) + 1)
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_a_recipe_holding_an_empty_dict_exports(opset: int) -> None:
+    assert_matches_torch(
+        torch.jit.script(RearrangeWithAddedAxes()),
+        (torch.rand(2, 3, 4),),
+        opset=opset,
+        other_inputs=[(torch.rand(5, 3, 7),)],
+        **dynamic_inputs(x={0: "batch", 2: "width"}),
+    )
+
+
 @pytest.mark.parametrize("opset", BASE_OPSETS)
 @pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 5)], ids=str)
 def test_recipes_of_a_dict_attribute_are_read_at_export(opset: int, shape: tuple[int, ...]) -> None:
