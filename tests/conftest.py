@@ -16,6 +16,7 @@ import numpy as np
 import onnx_checks
 import onnx_ir as ir
 import pytest
+import reference_runs
 import torch
 
 import exporter
@@ -121,27 +122,59 @@ def run_model(model: bytes | ir.Model, inputs: Sequence[Any]) -> list[Any]:
     data = model if isinstance(model, bytes) else ir.to_proto(model).SerializeToString()
     onnx_checks.check_unless_saved(data)
     try:
-        return run_onnxruntime(data, inputs, optimize=False)
+        outputs = run_onnxruntime(data, inputs, optimize=False)
     except Exception as error:  # noqa: BLE001 - only the missing-kernel case is retried
         if "Could not find an implementation" not in str(error):
             raise
-    return run_reference(data, inputs)
+        return run_reference(data, inputs)
+    _run_in_reference_too(data, inputs, outputs)
+    return outputs
+
+
+def _run_in_reference_too(data: bytes, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """The second runtime (tests/reference_runs.py): onnx's reference evaluator runs a small
+    model too, and must agree with onnxruntime."""
+    if not reference_runs.enabled():
+        return
+    import onnx
+
+    proto = onnx.load_from_string(data)
+    fed = [
+        [_numpy(item) for item in x] if isinstance(x, (list, tuple)) else _numpy(x)
+        for x in kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
+    ]
+    survey = os.environ.get("EXPORTER_REFERENCE_SURVEY")
+    if survey:
+        reference_runs.record(survey, proto, fed, outputs)
+        return
+    if reference_runs.ineligible(proto, fed) is not None:
+        return
+    try:
+        reference = reference_runs.run(proto, fed)
+    except reference_runs.NotImplementedByEvaluator:
+        return
+    reference_runs.assert_runtimes_agree(reference, outputs)
+
+
+def _numpy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+        return (value.float() if value.dtype == torch.bfloat16 else value).numpy()
+    return value
 
 
 def run_reference(data: bytes, inputs: Sequence[Any]) -> list[Any]:
     """Run in onnx's reference evaluator, after the full model check: the semantics of the
     ONNX spec, for the few cases where onnxruntime has no kernel or a bug of its own."""
     import onnx
-    from onnx.reference import ReferenceEvaluator
 
     proto = onnx.load_from_string(data)
     onnx_checks.check_valid(proto)
-    inputs = kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
-    feed = {
-        i.name: [item.numpy() for item in t] if isinstance(t, list) else t.numpy()
-        for i, t in zip(proto.graph.input, inputs)
-    }
-    return list(ReferenceEvaluator(proto).run(None, feed))
+    fed = [
+        [_numpy(item) for item in x] if isinstance(x, (list, tuple)) else _numpy(x)
+        for x in kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
+    ]
+    return reference_runs.run(proto, fed)
 
 
 def assert_outputs_match(actual: Sequence[Any], expected: Any, *, rtol: float = 1e-4, atol: float = 1e-5) -> None:
