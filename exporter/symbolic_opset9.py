@@ -61,12 +61,12 @@ Families:
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
-      size, flip, roll, pixel_shuffle.
+      size, flip, roll, fftshift, pixel_shuffle, channel_shuffle.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
-  splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
-      ConstantChunk/ConstantSplit prims.
+  splitting: cat/stack/hstack/vstack/column_stack/dstack/atleast_*, split/chunk/tensor_split/
+      unbind/hsplit/vsplit/dsplit and the ConstantChunk/ConstantSplit prims.
   torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
       deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """

@@ -7,12 +7,23 @@ where its lowering changes (tests/cases.py), from its first supported one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, NAN, Case, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, pair, run_case
+from cases import (
+    INF,
+    NAN,
+    Case,
+    f32,
+    helper_params,
+    lowering_opsets,
+    lowering_opsets_below,
+    op_params,
+    pair,
+    run_case,
+    traced_and_scripted,
+)
 from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError, UnsupportedOperatorError
@@ -24,13 +35,6 @@ def grouped(m: int, k: int, n: int, ends: tuple[int, ...]):  # noqa: ANN201 - an
 
 def _grouped_mm(*args: torch.Tensor) -> torch.Tensor:
     return torch.ops.aten._grouped_mm(*args)
-
-
-def traced_and_scripted(
-    name: str, fn: Callable[..., Any], inputs: Callable[[], tuple[Any, ...]], **kw: Any
-) -> list[Case]:
-    """The same function as a trace records it and as TorchScript compiles it."""
-    return [Case(name, fn, inputs, **kw), Case(f"{name}_scripted", torch.jit.script(fn), inputs, script=True, **kw)]
 
 
 def addr(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -12,17 +12,10 @@ from typing import Any
 
 import pytest
 import torch
-from cases import INF, NAN, Case, op_params, run_case
+from cases import INF, NAN, Case, op_params, run_case, traced_and_scripted
 from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError
-
-
-def traced_and_scripted(
-    name: str, fn: Callable[..., Any], inputs: Callable[[], tuple[Any, ...]], **kw: Any
-) -> list[Case]:
-    """The same function as a trace records it and as TorchScript compiles it."""
-    return [Case(name, fn, inputs, **kw), Case(f"{name}_scripted", torch.jit.script(fn), inputs, script=True, **kw)]
 
 
 def pivoting(*batch: int) -> Callable[[], tuple[torch.Tensor]]:
