@@ -162,7 +162,8 @@ def aten_linalg_multi_dot(g: GraphContext, tensors: Sequence[Value]) -> Value:  
     shapes = [h.static_shape(t) for t in operands]
     dims: list[int] = []
     if all(s is not None for s in shapes):
-        rows = [s[0] if len(s) == 2 else 1 for s in shapes]  # type: ignore[index]
+        # a 1-d first operand is a (1, n) row, a 1-d last one an (n, 1) column
+        rows = [1 if i == 0 and len(s) == 1 else s[0] for i, s in enumerate(shapes)]  # type: ignore[arg-type]
         dims = [*rows, shapes[-1][-1] if len(shapes[-1]) == 2 else 1]  # type: ignore[index]
     if not dims:
         result = operands[0]

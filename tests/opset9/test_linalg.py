@@ -114,7 +114,12 @@ CASES = [
     ),
     Case(
         "addr_addmv_nan_empty",
-        lambda c, a, m: (addr(c, a, a), torch.addmv(c[0], m, a[:0], beta=2), torch.addmv(c[0], m, a[:0], beta=0)),
+        lambda c, a, m: (
+            addr(c, a, a),
+            torch.addr(c[:, :0], a, a[:0]),
+            torch.addmv(c[0], m, a[:0], beta=2),
+            torch.addmv(c[0], m, a[:0], beta=0),
+        ),
         lambda: (torch.full((3, 3), NAN), torch.tensor([INF, 1.0, 0.0]), torch.randn(3, 0)),
     ),
     Case(
@@ -136,7 +141,11 @@ CASES = [
     ),
     *traced_and_scripted("inner_scalars", inner_scalars, lambda: (torch.randn(2, 3), torch.tensor([3, 1]))),
     Case("vdot_inner_nan_empty", vdot_inner, lambda: (torch.tensor([[[NAN, 1.0]]]), torch.tensor([[INF, 0.0]]))),
-    Case("inner_empty", torch.inner, lambda: (torch.ones(2, 0), torch.ones(3, 0))),
+    Case(
+        "vdot_inner_empty",
+        lambda a, b: (torch.vdot(a[0], b[0]), torch.inner(a, b), torch.inner(a[:0], b)),
+        lambda: (torch.ones(2, 0), torch.ones(3, 0)),
+    ),
     Case(
         "inner_dynamic",
         torch.inner,

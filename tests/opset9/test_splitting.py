@@ -103,6 +103,11 @@ CASES = [
         lambda a: (torch.hsplit(a, 2), torch.dsplit(a > 0, [1]), torch.vsplit(a[:0], 1), torch.hsplit(a[:, :0], 2)),
         lambda: (torch.randint(-5, 5, (2, 4, 3)),),
     ),
+    Case(
+        "hsplit_vsplit_dsplit_nan",
+        lambda x: (torch.hsplit(x, 2), torch.vsplit(x, [1]), torch.dsplit(x, 1)),
+        lambda: (torch.tensor([[[NAN], [INF]], [[-INF], [0.0]]]),),
+    ),
     *traced_and_scripted(
         "hsplit_vsplit_dynamic",
         unpacked_sections,
