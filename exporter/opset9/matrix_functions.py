@@ -15,7 +15,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
-from exporter import tensors
+from exporter import tensors as tensors_module
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
 from exporter.opset9 import splitting
@@ -24,7 +24,7 @@ from exporter.registry import onnx_symbolic
 Value = ir.Value
 
 
-def _matrix_size(a: Value, what: str) -> int:
+def _matrix_size(a: Value, what: str, argument: str) -> int:
     """n of an (*, n, n) input, which the unrolled elimination needs at export time."""
     rank = h.known_rank(a, what)
     if rank < 2:
@@ -32,13 +32,13 @@ def _matrix_size(a: Value, what: str) -> int:
     sizes = [a.shape[-2], a.shape[-1]] if a.shape is not None else [None, None]
     if not all(isinstance(s, int) for s in sizes):
         raise NeedsExportTimeValue(
-            f"{what}: argument 'A' needs its matrix size (its last two dims) at export time, as the inverse"
+            f"{what}: argument '{argument}' needs its matrix size (its last two dims) at export time, as the inverse"
             " is an unrolled elimination; mark only batch dims as dynamic"
         )
     return int(sizes[-1])
 
 
-def inverse(g: GraphContext, a: Value, what: str) -> Value:
+def inverse(g: GraphContext, a: Value, what: str, argument: str) -> Value:
     """The inverse of every (n, n) matrix of ``a`` by Gauss-Jordan elimination on [A | I].
 
     Step k picks the row of largest |value| in column k among rows k.. (NaN counts as the
@@ -46,12 +46,12 @@ def inverse(g: GraphContext, a: Value, what: str) -> Value:
     scales it to a leading 1 and subtracts its multiples from every other row. A singular
     matrix, which torch refuses with an error at run time, gives infs or NaNs here.
     """
-    n = _matrix_size(a, what)
+    n = _matrix_size(a, what, argument)
     if n == 0:
         return a
     rank = h.known_rank(a, what)
     row_axis, col_axis = rank - 2, rank - 1
-    identity = g.op("Expand", g.constant(torch.eye(n, dtype=tensors.to_torch_dtype(a.dtype))), h.shape_of(g, a))
+    identity = g.op("Expand", g.constant(torch.eye(n, dtype=tensors_module.to_torch_dtype(a.dtype))), h.shape_of(g, a))
     m = g.op("Concat", a, identity, axis=col_axis)
     rows = torch.arange(n).reshape(n, 1)
     row_index = g.constant(rows)
@@ -79,20 +79,20 @@ def inverse(g: GraphContext, a: Value, what: str) -> Value:
 @onnx_symbolic("aten::linalg_inv")
 def aten_linalg_inv(g: GraphContext, A: Value) -> Value:  # noqa: N803 - schema name
     """linalg_inv(Tensor A) -> Tensor (torch.inverse traces to it too; see ``inverse``)"""
-    return inverse(g, A, "linalg_inv")
+    return inverse(g, A, "linalg_inv", "A")
 
 
 @onnx_symbolic("aten::inverse")
 def aten_inverse(g: GraphContext, self: Value) -> Value:
     """inverse(Tensor self) -> Tensor: called as torch.ops.aten.inverse (see ``inverse``)"""
-    return inverse(g, self, "inverse")
+    return inverse(g, self, "inverse", "self")
 
 
 def _identity_like(g: GraphContext, a: Value) -> Value:
     """Identity matrices of a's shape and dtype (bool too), for a size known or not."""
     size = h.dim_size(g, a, -1)
     if isinstance(size, int):
-        eye = g.constant(torch.eye(size, dtype=tensors.to_torch_dtype(a.dtype)))
+        eye = g.constant(torch.eye(size, dtype=tensors_module.to_torch_dtype(a.dtype)))
     else:
         steps = h.iota(g, size)
         eye = h.cast(g, g.op("Equal", h.unsqueeze(g, steps, [1]), h.unsqueeze(g, steps, [0])), a.dtype)
@@ -110,7 +110,7 @@ def aten_linalg_matrix_power(g: GraphContext, self: Value, n: int) -> Value:
     h.known_rank(self, "linalg_matrix_power")
     if n == 0:
         return _identity_like(g, self)
-    a = inverse(g, self, "linalg_matrix_power") if n < 0 else self
+    a = inverse(g, self, "linalg_matrix_power", "self") if n < 0 else self
     n = abs(n)
     if n <= 3:
         result = a
@@ -146,7 +146,7 @@ def _chain_order(dims: Sequence[int]) -> list[list[int]]:
 
 
 @onnx_symbolic("aten::linalg_multi_dot")
-def aten_linalg_multi_dot(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811 - schema name
+def aten_linalg_multi_dot(g: GraphContext, tensors: Sequence[Value]) -> Value:
     """linalg_multi_dot(Tensor[] tensors) -> Tensor
 
     The chain multiplied in torch's order (the fewest multiplications: a choice between two
@@ -229,7 +229,7 @@ def _sum_sizes(g: GraphContext, sizes: Sequence[int | Value]) -> int | Value:
 
 
 @onnx_symbolic("aten::block_diag")
-def aten_block_diag(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811 - schema name
+def aten_block_diag(g: GraphContext, tensors: Sequence[Value]) -> Value:
     """block_diag(Tensor[] tensors) -> Tensor
 
     Each input (0-d as 1x1, 1-d as a row) becomes a band of rows: zeros left of it for the
