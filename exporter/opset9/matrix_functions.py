@@ -84,7 +84,8 @@ def aten_linalg_inv(g: GraphContext, A: Value) -> Value:  # noqa: N803 - schema 
 
 @onnx_symbolic("aten::inverse")
 def aten_inverse(g: GraphContext, self: Value) -> Value:
-    """inverse(Tensor self) -> Tensor: called as torch.ops.aten.inverse (see ``inverse``)"""
+    """inverse(Tensor self) -> Tensor: torch 2.13 records torch.inverse as linalg_inv when it
+    traces or scripts; this serves graphs that still name aten::inverse (see ``inverse``)"""
     return inverse(g, self, "inverse", "self")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import torch
-from cases import INF, NAN, Case, lowering_opsets, op_params, run_case, traced_and_scripted
+from cases import INF, NAN, Case, emit_ir, lowering_opsets, op_params, run_case, traced_and_scripted
 from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError
@@ -121,7 +121,7 @@ CASES = [
     *traced_and_scripted("linalg_inv", inv, _matrix(2, 3, 5, 5), atol=1e-4),
     *traced_and_scripted("linalg_inv_pivoting", inv, pivoting(), atol=1e-4),
     *traced_and_scripted("linalg_inv_pivoting_batched", inv, pivoting(3, 2), atol=1e-4),
-    *traced_and_scripted("inverse", inverse_forms, _matrix(4, 4), atol=1e-4),
+    *traced_and_scripted("torch_inverse", inverse_forms, _matrix(4, 4), atol=1e-4),
     Case("linalg_inv_double", inv_double, pivoting(2), atol=1e-9),
     Case("linalg_inv_1x1_empty", lambda a, e: (inv(a), inv(e)), lambda: (torch.randn(2, 1, 1), torch.ones(3, 0, 0))),
     Case("linalg_inv_empty_batch", inv, lambda: (torch.ones(0, 3, 3),)),
@@ -248,3 +248,16 @@ def test_dynamic_size_is_refused_by_name(
     x = torch.randn(2, 3, 3) + 3 * torch.eye(3) if fn is not torch.linalg.vander else torch.randn(2, 3)
     with pytest.raises(SymbolicError, match=argument):
         assert_matches_torch(Wrap(fn), (x,), opset=opset, input_names=["x"], dynamic_axes={"x": dynamic})
+
+
+@pytest.mark.parametrize("opset", lowering_opsets("aten::inverse"))
+def test_aten_inverse_as_a_graph_names_it(opset: int) -> None:
+    """torch records torch.inverse as aten::linalg_inv; a graph naming aten::inverse exports too."""
+    src = """
+    graph(%a : Float(2, 3, 3)):
+      %r : Tensor = aten::inverse(%a)
+      return (%r)
+    """
+    x = torch.randn(2, 3, 3) * 0.3 + torch.eye(3)[[1, 2, 0]] * 3  # a zero-free diagonal needs row swaps
+    (out,) = emit_ir(src, [x], opset)
+    torch.testing.assert_close(torch.from_numpy(out), torch.inverse(x), atol=1e-4, rtol=1e-4)
