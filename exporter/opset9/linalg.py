@@ -107,18 +107,30 @@ def aten_baddbmm(
     beta and alpha computed at run time (any opset) are cast to the product's dtype and
     multiplied in; a run-time beta of 0 still multiplies (torch ignores self then, even NaNs).
     """
-    product = g.op("MatMul", batch1, batch2)
-    product = arithmetic.scaled(g, product, alpha) if not isinstance(alpha, Value) else _times(g, product, alpha)
-    if isinstance(beta, Value):
-        return g.op("Add", product, _times(g, self, beta))
-    if beta == 0:
-        return product
-    return g.op("Add", product, arithmetic.scaled(g, self, beta))
+    return _plus_scaled_input(g, g.op("MatMul", batch1, batch2), self, beta, alpha)
 
 
 def _times(g: GraphContext, x: Value, factor: Value) -> Value:
     """x * factor, a scalar computed at run time, in x's dtype."""
     return g.op("Mul", x, h.cast(g, factor, x.dtype) if x.dtype is not None else g.op("CastLike", factor, x))
+
+
+def _plus_scaled_input(
+    g: GraphContext, product: Value, self: Value, beta: float | Value, alpha: float | Value
+) -> Value:
+    """beta * self + alpha * product, torch's addmm family. A beta of 0 drops self (its NaNs
+    and infs too, as torch does); bool tensors compute (beta and self) or (alpha and product)."""
+    if product.dtype == ir.DataType.BOOL:
+        if isinstance(beta, Value) or isinstance(alpha, Value):
+            raise NeedsExportTimeValue("beta and alpha of bool tensors must be known at export time")
+        kept = product if alpha else g.op("And", product, g.constant(False))
+        return g.op("Or", self, kept) if beta else kept
+    scaled = _times(g, product, alpha) if isinstance(alpha, Value) else arithmetic.scaled(g, product, alpha)
+    if isinstance(beta, Value):
+        return g.op("Add", scaled, _times(g, self, beta))
+    if beta == 0:  # self only broadcasts to the product's shape, so that shape is the result's
+        return scaled
+    return g.op("Add", scaled, arithmetic.scaled(g, self, beta))
 
 
 @onnx_symbolic("aten::linear")
@@ -650,24 +662,6 @@ def einsum_lowered(g: GraphContext, equation: str, operands: list[Value]) -> Val
     if perm != list(range(len(perm))):
         current = g.op("Transpose", current, perm=perm)
     return h.cast(g, current, ir.DataType.BOOL) if is_bool else current
-
-
-def _plus_scaled_input(
-    g: GraphContext, product: Value, self: Value, beta: float | Value, alpha: float | Value
-) -> Value:
-    """beta * self + alpha * product, torch's addmm family. A beta of 0 drops self (its NaNs
-    and infs too, as torch does); bool tensors compute (beta and self) or (alpha and product)."""
-    if product.dtype == ir.DataType.BOOL:
-        if isinstance(beta, Value) or isinstance(alpha, Value):
-            raise NeedsExportTimeValue("beta and alpha of bool tensors must be known at export time")
-        kept = product if alpha else g.op("And", product, g.constant(False))
-        return g.op("Or", self, kept) if beta else kept
-    scaled = _times(g, product, alpha) if isinstance(alpha, Value) else arithmetic.scaled(g, product, alpha)
-    if isinstance(beta, Value):
-        return g.op("Add", scaled, _times(g, self, beta))
-    if beta == 0:  # self only broadcasts to the product's shape, so that shape is the result's
-        return scaled
-    return g.op("Add", scaled, arithmetic.scaled(g, self, beta))
 
 
 @onnx_symbolic("aten::addr", promotion=Promotion(("self", "vec1", "vec2")))
