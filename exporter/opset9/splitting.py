@@ -523,7 +523,8 @@ def split_into_sections(
 ) -> list[Value] | RuntimeList:
     """hsplit/vsplit/dsplit: ``sections`` equal pieces (torch refuses a dim they do not divide),
     or tensor_split at ``indices``. hsplit cuts dim 1 (dim 0 of a 1-d tensor), vsplit dim 0,
-    dsplit dim 2. Equal pieces of a dim of run-time size are chunk's (``cut`` slices them)."""
+    dsplit dim 2. Equal pieces of a dim of run-time size are cut at multiples of size / sections
+    (``cut`` gathers or slices them)."""
     rank = h.known_rank(self, what)
     least = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[what]
     if rank < least:
@@ -540,8 +541,8 @@ def split_into_sections(
     if sections <= 0:
         raise ValueError(f"{what}: argument 'sections' must be positive, got {sections}")
     size = h.dim_size(g, self, dim)
-    if not isinstance(size, int):
-        return chunk_with(g, self, sections, dim, cut)
+    if not isinstance(size, int):  # the count is known even when the pieces are not unpacked
+        return _cut_pieces(g, self, g.op("Div", size, g.constant(sections)), dim, size, sections, cut)
     if size % sections:
         raise ValueError(f"{what}: dim {dim} of size {size} is not divisible by sections={sections}")
     return _split_static(g, self, [size // sections] * sections, dim)

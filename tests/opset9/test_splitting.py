@@ -98,6 +98,13 @@ CASES = [
     ),
     *traced_and_scripted("hsplit", hsplit_list, f32(2, 6, 4)),
     *traced_and_scripted("hsplit_vsplit_dsplit", section_splits, arange(4, 6, 4)),
+    *traced_and_scripted(
+        "hsplit_list_dynamic",
+        hsplit_list,
+        f32(2, 6, 4),
+        dynamic={"x0": {0: "a", 1: "b", 2: "c"}},
+        others=lambda: [(torch.randn(1, 9, 2),), (torch.randn(3, 0, 1),)],
+    ),
     Case(
         "hsplit_ints_bools_empty",
         lambda a: (torch.hsplit(a, 2), torch.dsplit(a > 0, [1]), torch.vsplit(a[:0], 1), torch.hsplit(a[:, :0], 2)),
