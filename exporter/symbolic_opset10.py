@@ -3,8 +3,9 @@
 ONNX changes at opset 10 that this module reacts to:
 - Slice takes starts/ends/axes/steps as inputs (symbolic_helper.slice_static/slice_dynamic
   branch on it); dynamic bounds become possible, and aten::slice with a step,
-  aten::flip and aten::rot90 (step -1), aten::roll of a run-time dim (with Mod) and aten::chunk (and
-  unsafe_chunk, prim::ConstantChunk) of a run-time dim slice instead of gathering.
+  aten::flip and aten::rot90 (step -1), aten::roll and aten::fft_fftshift/fft_ifftshift of a
+  run-time dim (with Mod) and aten::chunk (and unsafe_chunk, prim::ConstantChunk, hsplit, vsplit,
+  dsplit) of a run-time dim slice instead of gathering.
 - MaxPool/AveragePool gain ``ceil_mode`` and MaxPool ``dilations``
   (symbolic_helper.pool_has_ceil_mode): max_pool1d-3d and avg_pool1d-3d, registered at 10 in
   opset9/pooling.py, pool with ceil_mode instead of padding the tail.
@@ -184,7 +185,7 @@ def _roll_dim_10(g: GraphContext, x: Value, shift: int | Value, dim: int, size: 
     shift_1d = (
         g.constant([shift]) if isinstance(shift, int) else h.unsqueeze(g, h.cast(g, shift, ir.DataType.INT64), [0])
     )
-    split = g.op("Sub", size_1d, g.op("Mod", shift_1d, size_1d, fmod=0))
+    split = g.op("Sub", size_1d, g.op("Mod", shift_1d, shape.size_as_divisor(g, size_1d), fmod=0))
     axes = g.constant([dim])
     tail = g.op("Slice", x, split, g.constant([h.INT64_MAX]), axes)
     head = g.op("Slice", x, g.constant([0]), split, axes)
@@ -207,6 +208,19 @@ def _slice_piece_10(g: GraphContext, x: Value, start: Value, end: Value, size: V
     return g.op("Slice", x, *bounds)
 
 
+@onnx_symbolic("aten::fft_fftshift", opset=10)
+def aten_fft_fftshift_10(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+    """fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor: a dim of run-time size rolls with
+    Mod and two run-time Slices."""
+    return shape.fftshift_with(g, self, dim, False, _roll_dim_10)
+
+
+@onnx_symbolic("aten::fft_ifftshift", opset=10)
+def aten_fft_ifftshift_10(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+    """fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor (see aten_fft_fftshift_10)"""
+    return shape.fftshift_with(g, self, dim, True, _roll_dim_10)
+
+
 @onnx_symbolic("aten::chunk", opset=10)
 def aten_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]: a dim of run-time
@@ -218,6 +232,31 @@ def aten_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 
 def aten_unsafe_chunk_10(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return splitting.chunk_with(g, self, chunks, dim, _slice_piece_10)
+
+
+@onnx_symbolic("aten::hsplit", opset=10)
+def aten_hsplit_10(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; hsplit.array: equal pieces
+    of a dim of run-time size are Slices with run-time bounds."""
+    return splitting.split_into_sections(g, self, sections, indices, "hsplit", _slice_piece_10)
+
+
+@onnx_symbolic("aten::vsplit", opset=10)
+def aten_vsplit_10(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; vsplit.array (see aten_hsplit_10)"""
+    return splitting.split_into_sections(g, self, sections, indices, "vsplit", _slice_piece_10)
+
+
+@onnx_symbolic("aten::dsplit", opset=10)
+def aten_dsplit_10(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; dsplit.array (see aten_hsplit_10)"""
+    return splitting.split_into_sections(g, self, sections, indices, "dsplit", _slice_piece_10)
 
 
 @onnx_symbolic("prim::ConstantChunk", opset=10)

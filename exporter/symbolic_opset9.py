@@ -30,14 +30,16 @@ Families:
       masks (masked_select/masked_scatter), nonzero, one_hot, narrow.
   interpolation: upsample_nearest*, F.interpolate as scripted code records it (__interpolate),
       affine_grid_generator.
-  linalg: matmul and friends (mm, bmm, addmm, baddbmm, linear), diagonals and triangles, vector
-      products (dot, mv, outer, cross, tensordot, einsum) and distances (cdist, pairwise, cosine
-      similarity).
+  linalg: matmul and friends (mm, bmm, addmm, baddbmm, addmv, addr, linear), diagonals and
+      triangles, vector products (dot, vdot, mv, inner, outer, cross, tensordot, einsum) and
+      distances (cdist, pairwise, cosine similarity).
   logic: eq/ne/lt/le/gt/ge, where, masked_fill, clamp, NaN/inf classification, elementwise
       maximum/minimum, logical ops.
   losses: mse, kl_div, binary_cross_entropy_with_logits, nll_loss (1-d, 2-d, N-d) and
       cross_entropy_loss (class indices or probabilities, label smoothing, ignore_index,
       weights).
+  matrix_functions: the inverse (unrolled Gauss-Jordan), matrix_power, multi_dot, vander,
+      block_diag.
   normalization: batch_norm, layer_norm (and native_layer_norm), group_norm, instance_norm,
       weight_norm, rms_norm.
   optionals: `x is None` checks, unchecked_cast, and None flowing out of If/Loop as ONNX
@@ -59,12 +61,12 @@ Families:
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
-      size, flip, roll, pixel_shuffle.
+      size, flip, roll, fftshift, pixel_shuffle, channel_shuffle.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
-  splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
-      ConstantChunk/ConstantSplit prims.
+  splitting: cat/stack/hstack/vstack/column_stack/dstack/atleast_*, split/chunk/tensor_split/
+      unbind/hsplit/vsplit/dsplit and the ConstantChunk/ConstantSplit prims.
   torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
       deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """
@@ -91,6 +93,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         linalg,
         logic,
         losses,
+        matrix_functions,
         normalization,
         optionals,
         pooling,
@@ -122,6 +125,7 @@ __all__ = [
     "linalg",
     "logic",
     "losses",
+    "matrix_functions",
     "normalization",
     "optionals",
     "pooling",

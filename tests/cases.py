@@ -47,6 +47,15 @@ class Case:
     marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
+def traced_and_scripted(name: str, fn: Callable[..., object], inputs: Inputs, **options: Any) -> list[Case]:
+    """Two cases of ``fn`` (annotated for TorchScript): as a trace records it and as
+    torch.jit.script compiles it (``<name>_scripted``), which can record other overloads."""
+    return [
+        Case(name, fn, inputs, **options),
+        Case(f"{name}_scripted", torch.jit.script(fn), inputs, script=True, **options),
+    ]
+
+
 def model_of(case: Case) -> Any:
     if case.script:
         return case.fn

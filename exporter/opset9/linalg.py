@@ -1,6 +1,6 @@
-"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, linear, _grouped_mm), diagonals (diagonal and its
-scatter, diag, diag_embed, trace) and triangles, vector products (dot, mv, outer, cross, tensordot,
-einsum, kron) and distances (cdist, pairwise, cosine similarity).
+"""Linear algebra: matmul and friends (mm, bmm, addmm, baddbmm, addmv, addr, linear, _grouped_mm), diagonals
+(diagonal and its scatter, diag, diagflat, diag_embed, trace) and triangles, vector products (dot, vdot, mv,
+inner, outer, cross, tensordot, einsum, kron) and distances (cdist, pairwise, cosine similarity).
 
 ONNX idioms: linear keeps initializer weights transposed at export time (no Transpose node);
 einsum is lowered to MatMul/ReduceSum below opset 12, where Einsum appears; tril/triu are a
@@ -107,18 +107,30 @@ def aten_baddbmm(
     beta and alpha computed at run time (any opset) are cast to the product's dtype and
     multiplied in; a run-time beta of 0 still multiplies (torch ignores self then, even NaNs).
     """
-    product = g.op("MatMul", batch1, batch2)
-    product = arithmetic.scaled(g, product, alpha) if not isinstance(alpha, Value) else _times(g, product, alpha)
-    if isinstance(beta, Value):
-        return g.op("Add", product, _times(g, self, beta))
-    if beta == 0:
-        return product
-    return g.op("Add", product, arithmetic.scaled(g, self, beta))
+    return _plus_scaled_input(g, g.op("MatMul", batch1, batch2), self, beta, alpha)
 
 
 def _times(g: GraphContext, x: Value, factor: Value) -> Value:
     """x * factor, a scalar computed at run time, in x's dtype."""
     return g.op("Mul", x, h.cast(g, factor, x.dtype) if x.dtype is not None else g.op("CastLike", factor, x))
+
+
+def _plus_scaled_input(
+    g: GraphContext, product: Value, self: Value, beta: float | Value, alpha: float | Value
+) -> Value:
+    """beta * self + alpha * product, torch's addmm family. A beta of 0 drops self (its NaNs
+    and infs too, as torch does); bool tensors compute (beta and self) or (alpha and product)."""
+    if product.dtype == ir.DataType.BOOL:
+        if isinstance(beta, Value) or isinstance(alpha, Value):
+            raise NeedsExportTimeValue("beta and alpha of bool tensors must be known at export time")
+        kept = product if alpha else g.op("And", product, g.constant(False))
+        return g.op("Or", self, kept) if beta else kept
+    scaled = _times(g, product, alpha) if isinstance(alpha, Value) else arithmetic.scaled(g, product, alpha)
+    if isinstance(beta, Value):
+        return g.op("Add", scaled, _times(g, self, beta))
+    if beta == 0:  # self only broadcasts to the product's shape, so that shape is the result's
+        return scaled
+    return g.op("Add", scaled, arithmetic.scaled(g, self, beta))
 
 
 @onnx_symbolic("aten::linear")
@@ -530,10 +542,14 @@ def aten_tensordot(
         inner_size: list[int] | Value = [math.prod(inner)]
     else:
         inner_size = g.op("ReduceProd", inner, keepdims=1)
-    a2 = g.op("Reshape", moved(self, free_a + contract_a), _shape_input(g, [[-1], inner_size]))
-    b2 = g.op("Reshape", moved(other, contract_b + free_b), _shape_input(g, [inner_size, [-1]]))
+    outer_a, outer_b = _axis_sizes(g, self, free_a), _axis_sizes(g, other, free_b)
+    # -1 cannot stand for a free size next to an empty contraction (0 elements), so a known one is written
+    rows = [math.prod(outer_a)] if isinstance(outer_a, list) else [-1]
+    columns = [math.prod(outer_b)] if isinstance(outer_b, list) else [-1]
+    a2 = g.op("Reshape", moved(self, free_a + contract_a), _shape_input(g, [rows, inner_size]))
+    b2 = g.op("Reshape", moved(other, contract_b + free_b), _shape_input(g, [inner_size, columns]))
     product = g.op("MatMul", a2, b2)
-    out_shape = _shape_input(g, [_axis_sizes(g, self, free_a), _axis_sizes(g, other, free_b)])
+    out_shape = _shape_input(g, [outer_a, outer_b])
     return g.op("Reshape", product, out_shape)
 
 
@@ -646,3 +662,51 @@ def einsum_lowered(g: GraphContext, equation: str, operands: list[Value]) -> Val
     if perm != list(range(len(perm))):
         current = g.op("Transpose", current, perm=perm)
     return h.cast(g, current, ir.DataType.BOOL) if is_bool else current
+
+
+@onnx_symbolic("aten::addr", promotion=Promotion(("self", "vec1", "vec2")))
+def aten_addr(
+    g: GraphContext, self: Value, vec1: Value, vec2: Value, beta: float | Value = 1, alpha: float | Value = 1
+) -> Value:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    beta * self + alpha * outer(vec1, vec2); unlike addmv, torch promotes mixed dtypes here.
+    """
+    return _plus_scaled_input(g, _outer(g, vec1, vec2), self, beta, alpha)
+
+
+@onnx_symbolic("aten::addmv")
+def aten_addmv(
+    g: GraphContext, self: Value, mat: Value, vec: Value, beta: float | Value = 1, alpha: float | Value = 1
+) -> Value:
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    return _plus_scaled_input(g, g.op("MatMul", mat, vec), self, beta, alpha)
+
+
+@onnx_symbolic("aten::vdot")
+def aten_vdot(g: GraphContext, self: Value, other: Value) -> Value:
+    """vdot(Tensor self, Tensor other) -> Tensor: dot with self conjugated, which for the real
+    dtypes ONNX holds is dot"""
+    return g.op("MatMul", self, other)
+
+
+@onnx_symbolic("aten::inner", promotion=Promotion(("self", "other")))
+def aten_inner(g: GraphContext, self: Value, other: Value) -> Value:
+    """inner(Tensor self, Tensor other) -> Tensor
+
+    A sum over both last dims (tensordot, so the result is self's leading dims then other's);
+    a 0-d operand multiplies instead, and only then can the dtypes differ (promoted as mul).
+    """
+    ranks = (h.known_rank(self, "inner"), h.known_rank(other, "inner"))
+    if 0 in ranks:
+        return arithmetic.aten_mul(g, self, other)
+    if ranks == (1, 1):
+        return g.op("MatMul", self, other)
+    return aten_tensordot(g, self, other, [-1], [-1])
+
+
+@onnx_symbolic("aten::diagflat")
+def aten_diagflat(g: GraphContext, self: Value, offset: int = 0) -> Value:
+    """diagflat(Tensor self, int offset=0) -> Tensor: the flattened input on diagonal
+    ``offset`` of a square matrix (diag_embed of a vector)"""
+    return aten_diag_embed(g, h.reshape(g, self, [-1]), offset, 0, 1)

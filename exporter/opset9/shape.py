@@ -1,5 +1,5 @@
 """Shape and layout: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze,
-expand, size, flip, rot90, roll, pixel_shuffle.
+expand, size, flip, rot90, roll, fftshift/ifftshift, pixel_shuffle, channel_shuffle.
 
 ONNX idioms: target shapes are built from the sizes known at export time, or from Shape
 arithmetic where a size is only known at run time; flip and roll gather with constant reversed
@@ -435,12 +435,19 @@ def flip_with(
     return out
 
 
+def size_as_divisor(g: GraphContext, size: Value) -> Value:
+    """A run-time dim size to take a shift modulo: 1 for an empty dim (which any shift leaves
+    as it is), since integer division by zero fails at run time."""
+    return g.op("Where", g.op("Equal", size, g.constant(0)), g.constant(1), size)
+
+
 def _roll_dim_gather(g: GraphContext, x: Value, shift: int | Value, dim: int, size: Value) -> Value:
     """Opset 9 roll along a run-time dim or by a run-time shift (no Mod, no run-time Slice
     bounds): gather index (i - shift) mod size, the modulo made non-negative with Where (Div
     truncates)."""
     shift_v = g.constant(shift) if isinstance(shift, int) else h.cast(g, shift, ir.DataType.INT64)
-    remainder = g.op("Sub", shift_v, g.op("Mul", g.op("Div", shift_v, size), size))
+    divisor = size_as_divisor(g, size)
+    remainder = g.op("Sub", shift_v, g.op("Mul", g.op("Div", shift_v, divisor), divisor))
 
     def wrap(v: Value) -> Value:
         return g.op("Where", g.op("Less", v, g.constant(0)), g.op("Add", v, size), v)
@@ -559,3 +566,66 @@ def aten_pixel_unshuffle(g: GraphContext, self: Value, downscale_factor: int) ->
     moved = g.op("Transpose", split, perm=[0, 1, 3, 5, 2, 4])
     target = h.concat_shape(g, [batch_v, g.op("Mul", c_v, g.constant([r * r])), h_out, w_out])
     return g.op("Reshape", moved, target)
+
+
+def fftshift_with(
+    g: GraphContext, self: Value, dim: Sequence[int] | None, inverse: bool, dynamic: RollDynamic
+) -> Value:
+    """fft_fftshift (``inverse``: fft_ifftshift): a roll of each dim (all without ``dim``) by
+    size // 2 (ifftshift: -(size // 2)), computed at run time for a dynamic size and rolled
+    by ``dynamic``. A dim listed twice rolls twice, as in torch."""
+    what = "fft_ifftshift" if inverse else "fft_fftshift"
+    rank = h.known_rank(self, what)
+    dims = list(range(rank)) if dim is None else [h.normalize_dim(d, rank) for d in dim]
+    if not dims:
+        raise ValueError(f"{what} of a 0-d tensor (or with dim=[]) has nothing to shift; torch refuses it too")
+    shifts: list[int | Value] = []
+    for d in dims:
+        size = h.dim_size(g, self, d)
+        if isinstance(size, int):
+            shifts.append(-(size // 2) if inverse else size // 2)
+        else:
+            half = g.op("Div", size, g.constant(2))
+            shifts.append(g.op("Sub", g.constant(0), half) if inverse else half)
+    return roll_with(g, self, shifts, dims, dynamic)
+
+
+@onnx_symbolic("aten::fft_fftshift")
+def aten_fft_fftshift(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+    """fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor: the zero frequency moved to the
+    centre (see ``fftshift_with``; a dynamic size rolls by Gather here, by Slice from opset 10)"""
+    return fftshift_with(g, self, dim, False, _roll_dim_gather)
+
+
+@onnx_symbolic("aten::fft_ifftshift")
+def aten_fft_ifftshift(g: GraphContext, self: Value, dim: Sequence[int] | None = None) -> Value:
+    """fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor: fftshift undone (odd sizes differ)"""
+    return fftshift_with(g, self, dim, True, _roll_dim_gather)
+
+
+@onnx_symbolic("aten::channel_shuffle")
+def aten_channel_shuffle(g: GraphContext, self: Value, groups: int) -> Value:
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor
+
+    torch views (N, C, *) as (N, groups, C / groups, *) and swaps the two group dims, which
+    moves input channel (j % groups) * (C / groups) + j // groups to channel j: one Gather of
+    those indices on dim 1 (constant for a known C, computed otherwise). Unlike a
+    reshape-transpose-reshape it needs no target shape, so dynamic and empty sizes work at
+    every opset (Reshape copies a 0 before opset 14).
+    """
+    rank = h.known_rank(self, "channel_shuffle")
+    if rank < 3:
+        raise ValueError(f"channel_shuffle needs a tensor of more than 2 dims, got {rank}")
+    if groups <= 0:
+        raise ValueError(f"channel_shuffle: argument 'groups' must be positive, got {groups}")
+    channels = h.dim_size(g, self, 1)
+    if isinstance(channels, int):
+        if channels % groups:
+            raise ValueError(f"channel_shuffle: {channels} channels are not divisible by groups={groups}")
+        order = torch.arange(channels).reshape(groups, channels // groups).t().reshape(-1)
+        return h.gather_constant(g, self, order, 1)
+    steps = h.iota(g, channels)
+    per_group = g.op("Div", channels, g.constant(groups))
+    group = g.op("Div", steps, g.constant(groups))
+    position = g.op("Sub", steps, g.op("Mul", group, g.constant(groups)))
+    return g.op("Gather", self, g.op("Add", g.op("Mul", position, per_group), group), axis=1)

@@ -1,5 +1,5 @@
-"""Splitting and joining: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and
-the ConstantChunk/ConstantSplit prims.
+"""Splitting and joining: cat/stack/hstack/vstack/column_stack/dstack/atleast_*,
+split/chunk/tensor_split/unbind/hsplit/vsplit/dsplit and the ConstantChunk/ConstantSplit prims.
 
 ONNX idioms: Concat takes one dtype, so cat/stack cast to torch's promoted type first (``promoted``);
 Split with sizes known at export time (an attribute before 13, an input from 13);
@@ -497,6 +497,82 @@ def aten_vstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F8
     """vstack(Tensor[] tensors) -> Tensor: 1-D inputs become rows, then concatenated on dim 0."""
     parts = [_atleast(g, t, 2) for t in tensors]
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
+
+
+@onnx_symbolic("aten::column_stack")
+def aten_column_stack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
+    """column_stack(Tensor[] tensors) -> Tensor: 0-d and 1-d inputs become columns ([n] is
+    [n, 1]), the rest concatenate on dim 1 as they are; mixed dtypes promote as in cat."""
+    parts = []
+    for t in promoted(g, tensors):
+        rank = h.known_rank(t, "column_stack")
+        parts.append(h.reshape(g, t, [1, 1]) if rank == 0 else h.unsqueeze(g, t, [1]) if rank == 1 else t)
+    return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=1)
+
+
+@onnx_symbolic("aten::dstack")
+def aten_dstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
+    """dstack(Tensor[] tensors) -> Tensor: atleast_3d of each ([n] is [1, n, 1]), concatenated
+    on dim 2; mixed dtypes promote as in cat."""
+    parts = [_atleast(g, t, 3) for t in promoted(g, tensors)]
+    return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=2)
+
+
+def split_into_sections(
+    g: GraphContext, self: Value, sections: int | None, indices: Sequence[int] | None, what: str, cut: ChunkPiece
+) -> list[Value] | RuntimeList:
+    """hsplit/vsplit/dsplit: ``sections`` equal pieces (torch refuses a dim they do not divide),
+    or tensor_split at ``indices``. hsplit cuts dim 1 (dim 0 of a 1-d tensor), vsplit dim 0,
+    dsplit dim 2. Equal pieces of a dim of run-time size are cut at multiples of size / sections
+    (``cut`` gathers or slices them)."""
+    rank = h.known_rank(self, what)
+    least = {"hsplit": 1, "vsplit": 2, "dsplit": 3}[what]
+    if rank < least:
+        raise ValueError(f"{what} needs a tensor of at least {least} dims, got {rank}")
+    dim = {"hsplit": 0 if rank == 1 else 1, "vsplit": 0, "dsplit": 2}[what]
+    if sections is None:
+        if indices is None:
+            raise ValueError(f"{what} needs sections or indices")
+        if isinstance(h.dim_size(g, self, dim), int) or any(i < 0 for i in indices):
+            return aten_tensor_split(g, self, indices=indices, dim=dim)
+        # Slice clamps non-negative bounds to a run-time size as a Python slice does
+        starts, ends = [0, *indices], [*indices, h.INT64_MAX]
+        return [h.slice_static(g, self, [dim], [a], [max(a, b)]) for a, b in zip(starts, ends)]
+    if sections <= 0:
+        raise ValueError(f"{what}: argument 'sections' must be positive, got {sections}")
+    size = h.dim_size(g, self, dim)
+    if not isinstance(size, int):  # the count is known even when the pieces are not unpacked
+        return _cut_pieces(g, self, g.op("Div", size, g.constant(sections)), dim, size, sections, cut)
+    if size % sections:
+        raise ValueError(f"{what}: dim {dim} of size {size} is not divisible by sections={sections}")
+    return _split_static(g, self, [size // sections] * sections, dim)
+
+
+@onnx_symbolic("aten::hsplit")
+def aten_hsplit(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; hsplit.array(Tensor(a -> *) self, int[] indices)
+
+    See ``split_into_sections``: a dim of run-time size is gathered here, sliced from opset 10.
+    """
+    return split_into_sections(g, self, sections, indices, "hsplit", _gather_piece)
+
+
+@onnx_symbolic("aten::vsplit")
+def aten_vsplit(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; vsplit.array (dim 0)"""
+    return split_into_sections(g, self, sections, indices, "vsplit", _gather_piece)
+
+
+@onnx_symbolic("aten::dsplit")
+def aten_dsplit(
+    g: GraphContext, self: Value, sections: int | None = None, indices: Sequence[int] | None = None
+) -> list[Value] | RuntimeList:
+    """dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]; dsplit.array (dim 2)"""
+    return split_into_sections(g, self, sections, indices, "dsplit", _gather_piece)
 
 
 def _pad_to_longest(g: GraphContext, x: Value, longest: Value, padding_value: float, left: bool) -> Value:

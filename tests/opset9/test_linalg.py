@@ -11,7 +11,19 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, Case, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, pair, run_case
+from cases import (
+    INF,
+    NAN,
+    Case,
+    f32,
+    helper_params,
+    lowering_opsets,
+    lowering_opsets_below,
+    op_params,
+    pair,
+    run_case,
+    traced_and_scripted,
+)
 from conftest import Wrap, assert_matches_torch
 
 from exporter.errors import SymbolicError, UnsupportedOperatorError
@@ -23,6 +35,45 @@ def grouped(m: int, k: int, n: int, ends: tuple[int, ...]):  # noqa: ANN201 - an
 
 def _grouped_mm(*args: torch.Tensor) -> torch.Tensor:
     return torch.ops.aten._grouped_mm(*args)
+
+
+def addr(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.addr(c, a, b), torch.addr(c, a, b, beta=0.5, alpha=-2.0), torch.addr(c[0], a, b, beta=0)
+
+
+def addr_ints_bools(
+    c: torch.Tensor, a: torch.Tensor, b: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (
+        torch.addr(c, a, b, beta=2, alpha=3),
+        torch.addr(c.to(torch.int8), a.to(torch.int8), b.to(torch.int8), alpha=-1),
+        torch.addr(c > 0, a > 0, b > 0),
+        torch.addr(c > 0, a > 0, b > 0, beta=0, alpha=1) | torch.addr(c < 0, a < 0, b > 0, alpha=0),
+    )
+
+
+def addr_mixed(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.addr(c.long(), a, b), torch.addr(c, a.long(), b.long(), beta=0.5)
+
+
+def addr_run_time_scalars(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, s: float) -> torch.Tensor:
+    return torch.addr(c, a, b, beta=s, alpha=s * 2)
+
+
+def addmv(c: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.addmv(c, m, v), torch.addmv(c[0], m, v, beta=2.0, alpha=0.5), torch.addmv(c, m, v, beta=0)
+
+
+def vdot_inner(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.vdot(a[0, 0], b[0]), torch.inner(a, b), torch.inner(a[0, 0], b), torch.inner(a, b[0])
+
+
+def inner_scalars(a: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.inner(a, n[0]), torch.inner(n[0], a), torch.inner(n, n)
+
+
+def diagflat(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.diagflat(x), torch.diagflat(x, 2), torch.diagflat(x[0], -1), torch.diagflat(x > 0, 1)
 
 
 CASES = [
@@ -45,6 +96,62 @@ CASES = [
         "linear_fn",
         lambda x, w, b: F.linear(x, w, b),
         lambda: (torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(5)),
+    ),
+    *traced_and_scripted("addr", addr, lambda: (torch.randn(3, 4), torch.randn(3), torch.randn(4))),
+    *traced_and_scripted(
+        "addr_ints_bools",
+        addr_ints_bools,
+        lambda: (torch.randint(-3, 3, (3, 4)), torch.randint(-3, 3, (3,)), torch.randint(-3, 3, (4,))),
+    ),
+    *traced_and_scripted(
+        "addr_mixed_dtypes", addr_mixed, lambda: (torch.randn(3, 4) * 4, torch.randn(3), torch.randn(4))
+    ),
+    Case(
+        "addr_run_time_scalars",
+        torch.jit.script(addr_run_time_scalars),
+        lambda: (torch.randn(3, 4), torch.randn(3), torch.randn(4), 1.5),
+        script=True,
+    ),
+    Case(
+        "addr_addmv_nan_empty",
+        lambda c, a, m: (
+            addr(c, a, a),
+            torch.addr(c[:, :0], a, a[:0]),
+            torch.addmv(c[0], m, a[:0], beta=2),
+            torch.addmv(c[0], m, a[:0], beta=0),
+        ),
+        lambda: (torch.full((3, 3), NAN), torch.tensor([INF, 1.0, 0.0]), torch.randn(3, 0)),
+    ),
+    Case(
+        "addr_dynamic",
+        addr,
+        lambda: (torch.randn(3, 4), torch.randn(3), torch.randn(4)),
+        dynamic={"x0": {0: "n", 1: "m"}, "x1": {0: "n"}, "x2": {0: "m"}},
+        others=lambda: [(torch.randn(1, 6), torch.randn(1), torch.randn(6))],
+    ),
+    *traced_and_scripted("addmv", addmv, lambda: (torch.randn(3), torch.randn(3, 4), torch.randn(4))),
+    *traced_and_scripted(
+        "addmv_ints",
+        addmv,
+        lambda: (torch.randint(-3, 3, (3,)), torch.randint(-3, 3, (3, 4)), torch.randint(-3, 3, (4,))),
+    ),
+    *traced_and_scripted("vdot_inner", vdot_inner, pair((2, 3, 4), (5, 4))),
+    *traced_and_scripted(
+        "vdot_inner_ints", vdot_inner, lambda: (torch.randint(-5, 5, (2, 3, 4)), torch.randint(-5, 5, (5, 4)))
+    ),
+    *traced_and_scripted("inner_scalars", inner_scalars, lambda: (torch.randn(2, 3), torch.tensor([3, 1]))),
+    Case("vdot_inner_nan_empty", vdot_inner, lambda: (torch.tensor([[[NAN, 1.0]]]), torch.tensor([[INF, 0.0]]))),
+    Case(
+        "vdot_inner_empty",
+        lambda a, b: (torch.vdot(a[0], b[0]), torch.inner(a, b), torch.inner(a[:0], b)),
+        lambda: (torch.ones(2, 0), torch.ones(3, 0)),
+    ),
+    Case(
+        "inner_dynamic",
+        torch.inner,
+        pair((2, 3, 4), (5, 4)),
+        dynamic={"x0": {0: "a", 1: "b", 2: "k"}, "x1": {0: "c", 1: "k"}},
+        others=lambda: [(torch.randn(1, 2, 6), torch.randn(3, 6))],
     ),
     # diagonals, triangles, narrow
     Case("diagonal", lambda x: (torch.diagonal(x), x.diagonal(5)), f32(3, 4)),
@@ -92,6 +199,20 @@ CASES = [
         f32(2, 3),
         dynamic={"x0": {0: "b", 1: "n"}},
         others=lambda: [(torch.randn(4, 1),), (torch.randn(1, 5),)],
+    ),
+    *traced_and_scripted("diagflat", diagflat, f32(2, 3)),
+    *traced_and_scripted("diagflat_ints", diagflat, lambda: (torch.randint(-3, 3, (2, 2)),)),
+    Case(
+        "diagflat_nan_empty",
+        lambda x, e: (diagflat(x), torch.diagflat(e), torch.diagflat(e, -2)),
+        lambda: (torch.tensor([[NAN, INF]]), torch.ones(0)),
+    ),
+    Case(
+        "diagflat_dynamic",
+        diagflat,
+        f32(2, 3),
+        dynamic={"x0": {0: "a", 1: "b"}},
+        others=lambda: [(torch.randn(1, 5),), (torch.randn(3, 1),)],
     ),
     Case("trace", lambda m, n: (torch.trace(m), n.trace()), lambda: (torch.randn(3, 5), torch.randn(4, 2))),
     Case(

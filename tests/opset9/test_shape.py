@@ -10,6 +10,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from cases import (
+    INF,
+    NAN,
     Case,
     arange,
     f32,
@@ -19,11 +21,59 @@ from cases import (
     pair,
     run_case,
     signature_opsets,
+    traced_and_scripted,
     typed,
 )
 from conftest import assert_matches_torch
 
+
+def fftshifts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (
+        torch.fft.fftshift(x),
+        torch.fft.ifftshift(x),
+        torch.fft.fftshift(x, dim=1),
+        torch.fft.ifftshift(x, dim=(0, -1)),
+        torch.fft.fftshift(x, dim=(1, -2)),
+    )
+
+
+def channel_shuffles(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.channel_shuffle(x, 3), F.channel_shuffle(x, 2), torch.channel_shuffle(x.flatten(2), 6)
+
+
 CASES = [
+    *traced_and_scripted("fftshift", fftshifts, arange(3, 4, 5)),
+    Case("fftshift_ints_bools", lambda x: (fftshifts(x), fftshifts(x > 0)), typed(2, 3, 5, dtype=torch.int32)),
+    Case(
+        "fftshift_nan_empty",
+        lambda x, e: (torch.fft.fftshift(x), torch.fft.ifftshift(e), torch.fft.fftshift(e, dim=0)),
+        lambda: (torch.tensor([NAN, INF, -INF, 0.0, 1.0]), torch.ones(0, 3)),
+    ),
+    *traced_and_scripted(
+        "fftshift_dynamic",
+        fftshifts,
+        arange(3, 4, 5),
+        dynamic={"x0": {0: "a", 1: "b", 2: "c"}},
+        others=lambda: [(torch.randn(2, 5, 1),), (torch.randn(1, 0, 6),)],
+    ),
+    *traced_and_scripted("channel_shuffle", channel_shuffles, arange(2, 6, 3, 2)),
+    Case(
+        "channel_shuffle_ints_nan_empty",
+        lambda x, e: (
+            channel_shuffles(x),
+            torch.channel_shuffle(x.float() * NAN, 2),
+            channel_shuffles(e),
+            torch.channel_shuffle(e[:, :, :0], 3),
+        ),
+        lambda: (torch.randint(-5, 5, (1, 6, 2, 2), dtype=torch.int8), torch.ones(0, 6, 2, 2)),
+    ),
+    *traced_and_scripted(
+        "channel_shuffle_dynamic",
+        channel_shuffles,
+        arange(2, 6, 3, 2),
+        dynamic={"x0": {0: "n", 1: "c", 2: "h", 3: "w"}},
+        others=lambda: [(torch.randn(3, 12, 1, 4),), (torch.randn(1, 6, 0, 2),)],
+    ),
     # shape
     Case("view", lambda a: a.view(4, -1), f32(2, 3, 4)),
     Case("view_dynamic_size", lambda a: a.view(a.size(0), -1), f32(2, 3, 4)),
@@ -67,7 +117,7 @@ CASES = [
         lambda a: torch.roll(a, (-1, 5), (0, 1)),
         arange(4, 3),
         dynamic={"x0": [0, 1]},
-        others=lambda: [(torch.randn(2, 7),)],
+        others=lambda: [(torch.randn(2, 7),), (torch.randn(0, 3),)],
     ),
     Case(
         "roll_flat_dynamic",

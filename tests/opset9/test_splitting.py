@@ -9,7 +9,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from cases import Case, arange, emit_ir, f32, helper_params, lowering_opsets, op_params, pair, run_case, typed
+from cases import (
+    INF,
+    NAN,
+    Case,
+    arange,
+    emit_ir,
+    f32,
+    helper_params,
+    lowering_opsets,
+    op_params,
+    pair,
+    run_case,
+    traced_and_scripted,
+    typed,
+)
 from conftest import SEQUENCE_OPSET, Wrap, assert_matches_torch, export_to_bytes
 
 from exporter.errors import SymbolicError
@@ -21,7 +35,100 @@ def _script_chunk_unpack(x: torch.Tensor) -> torch.Tensor:
     return a * 2 + b - c
 
 
+def column_stack(v: torch.Tensor, m: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.column_stack([v, m, i]), torch.column_stack([v[0], m[0, 0]]), torch.column_stack([m])
+
+
+def dstack(v: torch.Tensor, m: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.dstack([v, m, t]), torch.dstack([v[0], v[1]])
+
+
+def hsplit_list(x: torch.Tensor) -> list[torch.Tensor]:
+    return torch.hsplit(x, 3)
+
+
+def section_splits(x: torch.Tensor) -> list[torch.Tensor]:
+    a, b, c = torch.hsplit(x, [1, 4])
+    d, e = torch.vsplit(x, 2)
+    f, g = torch.dsplit(x, 2)
+    p, q, r, s = torch.dsplit(x, [-1, 1, 9])
+    v, w = torch.hsplit(x[0, 0], 2)
+    y, z = torch.vsplit(x, [5])
+    return [a, b, c, d, e, f, g, p, q, r, s, v, w, y, z]
+
+
+def unpacked_sections(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    a, b, c = torch.hsplit(x, 3)
+    d, e = torch.vsplit(x, [1])
+    return a - c, b, d, e
+
+
 CASES = [
+    *traced_and_scripted(
+        "column_stack", column_stack, lambda: (torch.randn(3), torch.randn(3, 2), torch.randint(-3, 3, (3,)))
+    ),
+    Case(
+        "column_stack_nan_empty",
+        lambda v, m: (torch.column_stack([v, m]), torch.column_stack([v[:0], m[:0]])),
+        lambda: (torch.tensor([NAN, INF]), torch.tensor([[1.0, NAN], [-INF, 0.0]])),
+    ),
+    Case(
+        "column_stack_dynamic",
+        lambda v, m: torch.column_stack([v, m, v]),
+        lambda: (torch.randn(3), torch.randn(3, 2)),
+        dynamic={"x0": {0: "n"}, "x1": {0: "n", 1: "k"}},
+        others=lambda: [(torch.randn(1), torch.randn(1, 4))],
+    ),
+    *traced_and_scripted(
+        "dstack",
+        dstack,
+        lambda: (torch.randn(3), torch.randn(1, 3), torch.randint(-3, 3, (1, 3, 2), dtype=torch.int32)),
+    ),
+    Case(
+        "dstack_nan_empty_bool",
+        lambda a, b: (torch.dstack([a, b]), torch.dstack([a[:, :0], b[:, :0]]), torch.dstack([a > 0, b > 0])),
+        lambda: (torch.tensor([[NAN, INF]]), torch.tensor([[1.0, -INF]])),
+    ),
+    Case(
+        "dstack_dynamic",
+        lambda a, b: torch.dstack([a, b]),
+        lambda: (torch.randn(2, 3), torch.randn(2, 3, 2)),
+        dynamic={"x0": {0: "r", 1: "c"}, "x1": {0: "r", 1: "c"}},
+        others=lambda: [(torch.randn(1, 5), torch.randn(1, 5, 2))],
+    ),
+    *traced_and_scripted("hsplit", hsplit_list, f32(2, 6, 4)),
+    *traced_and_scripted("hsplit_vsplit_dsplit", section_splits, arange(4, 6, 4)),
+    *traced_and_scripted(
+        "hsplit_list_dynamic",
+        hsplit_list,
+        f32(2, 6, 4),
+        dynamic={"x0": {0: "a", 1: "b", 2: "c"}},
+        others=lambda: [(torch.randn(1, 9, 2),), (torch.randn(3, 0, 1),)],
+    ),
+    Case(
+        "hsplit_ints_bools_empty",
+        lambda a: (torch.hsplit(a, 2), torch.dsplit(a > 0, [1]), torch.vsplit(a[:0], 1), torch.hsplit(a[:, :0], 2)),
+        lambda: (torch.randint(-5, 5, (2, 4, 3)),),
+    ),
+    Case(
+        "hsplit_vsplit_dsplit_nan",
+        lambda x: (torch.hsplit(x, 2), torch.vsplit(x, [1]), torch.dsplit(x, 1)),
+        lambda: (torch.tensor([[[NAN], [INF]], [[-INF], [0.0]]]),),
+    ),
+    *traced_and_scripted(
+        "hsplit_vsplit_dynamic",
+        unpacked_sections,
+        arange(4, 6),
+        dynamic={"x0": {0: "r", 1: "c"}},
+        others=lambda: [(torch.randn(3, 9),), (torch.randn(1, 0),)],
+    ),
+    Case(
+        "dsplit_dynamic",
+        lambda x: [t * 2 for t in torch.dsplit(x, 2)],
+        f32(2, 3, 4),
+        dynamic={"x0": {0: "a", 2: "b"}},
+        others=lambda: [(torch.randn(1, 3, 8),)],
+    ),
     Case("cat", lambda a, b: torch.cat([a, b], dim=1), pair((2, 3), (2, 5))),
     Case("stack", lambda a, b: torch.stack([a, b], dim=-1), pair((2, 3), (2, 3))),
     # splitting
