@@ -60,6 +60,7 @@ Families:
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
+  special_functions: copysign, heaviside, sinc, float_power, ldexp, special_entr, isreal.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
@@ -103,6 +104,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         script_lists,
         shape,
         sorting,
+        special_functions,
         splitting,
         torchvision_ops,
     )
@@ -134,6 +136,7 @@ __all__ = [
     "script_lists",
     "shape",
     "sorting",
+    "special_functions",
     "splitting",
     "torchvision_ops",
 ]
