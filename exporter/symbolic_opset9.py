@@ -35,9 +35,9 @@ Families:
       similarity).
   logic: eq/ne/lt/le/gt/ge, where, masked_fill, clamp, NaN/inf classification, elementwise
       maximum/minimum, logical ops.
-  losses: mse, kl_div, binary_cross_entropy_with_logits, nll_loss (1-d, 2-d, N-d) and
-      cross_entropy_loss (class indices or probabilities, label smoothing, ignore_index,
-      weights).
+  losses: mse, kl_div, l1, huber, smooth_l1, binary_cross_entropy_with_logits, nll_loss (1-d,
+      2-d, N-d) and cross_entropy_loss (class indices or probabilities, label smoothing,
+      ignore_index, weights).
   normalization: batch_norm, layer_norm (and native_layer_norm), group_norm, instance_norm,
       weight_norm, rms_norm.
   optionals: `x is None` checks, unchecked_cast, and None flowing out of If/Loop as ONNX
