@@ -60,12 +60,13 @@ Families:
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
-  special_functions: copysign, heaviside, sinc, float_power, ldexp, special_entr, isreal.
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
+  special_functions: copysign, heaviside, sinc, float_power, ldexp, special_entr, isreal.
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
       ConstantChunk/ConstantSplit prims.
+  statistics: dist, renorm, pdist, cov, corrcoef.
   torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
       deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """
@@ -106,6 +107,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         sorting,
         special_functions,
         splitting,
+        statistics,
         torchvision_ops,
     )
 
@@ -138,6 +140,7 @@ __all__ = [
     "sorting",
     "special_functions",
     "splitting",
+    "statistics",
     "torchvision_ops",
 ]
 
