@@ -40,7 +40,7 @@ def aten_copysign(g: GraphContext, self: Value, other: Value) -> Value:
     return special_functions.copysign(g, self, _sign_bit(g, h.comparable(g, other)))
 
 
-@onnx_symbolic("aten::copysign", opset=26)
+@onnx_symbolic("aten::copysign", opset=26, promotion=special_functions.COPYSIGN_PROMOTION)
 @onnx_symbolic("aten::copysign.int", opset=26)
 @onnx_symbolic("aten::copysign.float", opset=26)
 @onnx_symbolic("aten::copysign.int_float", opset=26)

@@ -54,7 +54,7 @@ def aten_copysign(g: GraphContext, self: Value, other: Value) -> Value:
     return copysign(g, self, arithmetic.sign_bit(g, h.comparable(g, other)))
 
 
-@onnx_symbolic("aten::copysign")
+@onnx_symbolic("aten::copysign", promotion=COPYSIGN_PROMOTION)
 @onnx_symbolic("aten::copysign.int")
 @onnx_symbolic("aten::copysign.float")
 @onnx_symbolic("aten::copysign.int_float")
