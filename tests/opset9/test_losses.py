@@ -158,6 +158,11 @@ CASES = [
         lambda: (torch.randn(3, 4) * 3, torch.randn(3, 4)),
     ),
     Case(
+        "huber_loss_weight",
+        lambda a, b, w: (F.huber_loss(a, b, weight=w, delta=0.5), F.huber_loss(a, b, reduction="sum", weight=w)),
+        lambda: (torch.randn(3, 4) * 3, torch.randn(3, 4), torch.rand(3, 4)),
+    ),
+    Case(
         "huber_loss_broadcast",
         lambda a, b: F.huber_loss(a, b, reduction="none"),
         lambda: (torch.randn(3, 1) * 2, torch.randn(4)),

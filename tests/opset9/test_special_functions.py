@@ -46,6 +46,11 @@ def _script_number_copysign(x: torch.Tensor) -> tuple[float, float, float]:
     return math.copysign(m, -1.0), math.copysign(n, -n), math.copysign(n - 2, m)
 
 
+@torch.jit.script
+def _script_ldexp(a: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.ldexp(a, n), torch.ldexp(a.half(), n)
+
+
 CASES = [
     # copysign
     Case("copysign", torch.copysign, lambda: (torch.randn(3, 4), torch.randn(4))),
@@ -128,6 +133,13 @@ CASES = [
         "ldexp_special",
         torch.ldexp,
         lambda: (torch.tensor([NAN, INF, -INF, 0.0, -0.0]), torch.tensor([1, -1, 2, 1000, 3])),
+    ),
+    Case(
+        "ldexp_scripted_int_exponent",
+        _script_ldexp,
+        lambda: (torch.tensor([2.0**-100, 1.5, -3.0]), torch.tensor([120, 3, -2])),
+        script=True,
+        atol=1e-3,
     ),
     Case("ldexp_empty", torch.ldexp, lambda: (torch.rand(3, 0), torch.randint(0, 3, (1,)))),
     # special_entr
