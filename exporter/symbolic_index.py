@@ -343,6 +343,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::kron": ("exporter.opset9.linalg",),
     "aten::l1_loss": ("exporter.opset9.losses",),
     "aten::layer_norm": ("exporter.opset9.normalization", "exporter.symbolic_opset17"),
+    "aten::ldexp": ("exporter.opset9.special_functions",),
     "aten::ldexp.Tensor": ("exporter.opset9.special_functions",),
     "aten::le": ("exporter.opset9.logic",),
     "aten::leaky_relu": ("exporter.opset9.activations",),

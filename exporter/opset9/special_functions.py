@@ -27,7 +27,7 @@ Value = ir.Value
 COPYSIGN_PROMOTION = Promotion(("self", "other"), Result.FLOAT)
 
 
-def as_float(g: GraphContext, x: Value) -> Value:
+def _as_float(g: GraphContext, x: Value) -> Value:
     """``x`` in torch's float result dtype: integers and bools become the default float dtype."""
     if h.is_floating(x):
         return x
@@ -86,7 +86,7 @@ def aten_sinc(g: GraphContext, self: Value) -> Value:
     sin(pi x) / (pi x), and 1 at x == 0 (-0.0 too); inf gives NaN as in torch. Half inputs
     compute in float32 (torch's opmath type) and round once at the end.
     """
-    x = as_float(g, self)
+    x = _as_float(g, self)
     work = reductions.upcast_half(g, x)
     scaled = g.op("Mul", work, h.scalar_like(g, math.pi, work))
     ratio = g.op("Div", g.op("Sin", scaled), scaled)
@@ -98,8 +98,8 @@ def aten_sinc(g: GraphContext, self: Value) -> Value:
 def aten_float_power(g: GraphContext, self: Value, exponent: Value) -> Value:
     """float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor (and .Tensor_Scalar,
     .Scalar): pow computed in double whatever the operands' dtypes, which is its result dtype."""
-    base = h.cast(g, as_float(g, self), ir.DataType.DOUBLE)
-    return g.op("Pow", base, h.cast(g, as_float(g, exponent), ir.DataType.DOUBLE))
+    base = h.cast(g, _as_float(g, self), ir.DataType.DOUBLE)
+    return g.op("Pow", base, h.cast(g, _as_float(g, exponent), ir.DataType.DOUBLE))
 
 
 def _ldexp_dtype(g: GraphContext, self: Value, other: Value) -> ir.DataType:
@@ -133,6 +133,14 @@ def aten_ldexp(g: GraphContext, self: Value, other: Value) -> Value:
     return h.cast(g, g.op("Mul", h.cast(g, self, ir.DataType.DOUBLE), power), result)
 
 
+@onnx_symbolic("aten::ldexp")
+def aten_ldexp_number(g: GraphContext, x: Value, i: Value) -> Value:
+    """ldexp(float x, int i) -> float: ``math.ldexp`` of numbers known only at run time, in
+    double (a Python float)."""
+    x = h.cast(g, x, ir.DataType.DOUBLE)
+    return g.op("Mul", x, g.op("Pow", h.scalar_like(g, 2.0, x), h.cast(g, i, ir.DataType.DOUBLE)))
+
+
 @onnx_symbolic("aten::special_entr")
 def aten_special_entr(g: GraphContext, self: Value) -> Value:
     """special_entr(Tensor self) -> Tensor
@@ -140,7 +148,7 @@ def aten_special_entr(g: GraphContext, self: Value) -> Value:
     -x log(x) for x > 0, 0 at 0, -inf below 0; NaN stays NaN (every comparison of it is
     false, so it is picked out first).
     """
-    x = as_float(g, self)
+    x = _as_float(g, self)
     zero = h.scalar_like(g, 0.0, x)
     entropy = g.op("Neg", g.op("Mul", x, g.op("Log", x)))
     at_or_below_zero = g.op("Where", h.equal(g, x, zero), zero, h.scalar_like(g, -math.inf, x))

@@ -126,7 +126,7 @@ def _cov_dtype(self: Value, aweights: Value | None) -> ir.DataType:
     return h.ir_dtype(torch.promote_types(tensors.to_torch_dtype(dtype), tensors.to_torch_dtype(aweights.dtype)))
 
 
-def covariance(
+def _covariance(
     g: GraphContext, self: Value, correction: int, fweights: Value | None, aweights: Value | None
 ) -> tuple[Value, int]:
     """torch's cov before its final squeeze: the [variables, variables] matrix, and the number
@@ -183,7 +183,7 @@ def aten_cov(
     Rows are variables, columns observations (a 1-D input is one variable); the matrix is
     squeezed as torch squeezes it: one variable gives a 0-d result.
     """
-    matrix, variables = covariance(g, self, correction, fweights, aweights)
+    matrix, variables = _covariance(g, self, correction, fweights, aweights)
     return h.squeeze(g, matrix, [0, 1]) if variables == 1 else matrix
 
 
@@ -195,7 +195,7 @@ def aten_corrcoef(g: GraphContext, self: Value) -> Value:
     clamped to [-1, 1] keeping NaN (a constant variable gives NaN, as in torch); one variable
     is c / c, 1 or NaN.
     """
-    matrix, variables = covariance(g, self, 1, None, None)
+    matrix, variables = _covariance(g, self, 1, None, None)
     if variables == 1:
         single = h.squeeze(g, matrix, [0, 1])
         return g.op("Div", single, single)

@@ -40,10 +40,10 @@ def _script_pointwise(
 
 
 @torch.jit.script
-def _script_number_copysign(x: torch.Tensor) -> tuple[float, float, float]:
+def _script_number_functions(x: torch.Tensor) -> tuple[float, float, float, float]:
     n = x.size(0)
     m = float(x.size(1)) - 3.5
-    return math.copysign(m, -1.0), math.copysign(n, -n), math.copysign(n - 2, m)
+    return math.copysign(m, -1.0), math.copysign(n, -n), math.copysign(n - 2, m), math.ldexp(m, n - 2)
 
 
 @torch.jit.script
@@ -70,8 +70,8 @@ CASES = [
     Case("copysign_nan_sign", torch.copysign, lambda: (torch.ones(2), torch.tensor([NAN, -NAN])), min_opset=26),
     Case("copysign_scripted", _script_copysign, lambda: (torch.randn(2, 3), torch.tensor(SIGNS[:3])), script=True),
     Case(
-        "copysign_numbers",
-        _script_number_copysign,
+        "copysign_ldexp_numbers",
+        _script_number_functions,
         lambda: (torch.randn(2, 5),),
         script=True,
         dynamic={"x0": [0, 1]},
