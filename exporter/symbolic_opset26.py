@@ -12,23 +12,16 @@ import onnx_ir as ir
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import arithmetic, special_functions
+from exporter.symbolic_opset9 import special_functions
 
 Value = ir.Value
 
-# the signed integer of each float's width, for BitCast
-_SAME_WIDTH_INTEGER = {
-    ir.DataType.FLOAT16: ir.DataType.INT16,
-    ir.DataType.FLOAT: ir.DataType.INT32,
-    ir.DataType.DOUBLE: ir.DataType.INT64,
-}
-
 
 def _sign_bit(g: GraphContext, x: Value) -> Value:
-    """The sign bit of a float, NaN included: its bits as a signed integer are negative."""
-    integer = _SAME_WIDTH_INTEGER.get(x.dtype)
-    if integer is None:  # bfloat16: no kernel to cast its bits; the comparison form
-        return arithmetic.sign_bit(g, x)
+    """The sign bit of a float, NaN included: its bits as a signed integer are negative.
+    float16 and bfloat16 are widened first (h.comparable), which keeps the sign of a NaN."""
+    x = h.comparable(g, x)
+    integer = ir.DataType.INT64 if x.dtype == ir.DataType.DOUBLE else ir.DataType.INT32
     return g.op("Less", g.op("BitCast", x, to=integer), g.constant(0, integer))
 
 
@@ -37,7 +30,7 @@ def _sign_bit(g: GraphContext, x: Value) -> Value:
 def aten_copysign(g: GraphContext, self: Value, other: Value) -> Value:
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor (and .Scalar): the sign bit of
     ``other`` read by BitCast, so a NaN's sign counts, as in torch."""
-    return special_functions.copysign(g, self, _sign_bit(g, h.comparable(g, other)))
+    return special_functions.copysign(g, self, _sign_bit(g, other))
 
 
 @onnx_symbolic("aten::copysign", opset=26, promotion=special_functions.COPYSIGN_PROMOTION)

@@ -68,6 +68,18 @@ CASES = [
     Case("copysign_double_0d", torch.copysign, lambda: (torch.randn(4).double(), torch.tensor(-1.0))),
     Case("copysign_empty", torch.copysign, lambda: (torch.randn(0, 3), torch.randn(3))),
     Case("copysign_nan_sign", torch.copysign, lambda: (torch.ones(2), torch.tensor([NAN, -NAN])), min_opset=26),
+    Case(
+        "copysign_nan_sign_half",
+        torch.copysign,
+        lambda: (torch.ones(2).half(), torch.tensor([NAN, -NAN]).half()),
+        min_opset=26,
+    ),
+    Case(
+        "copysign_nan_sign_double",
+        lambda a, b: torch.copysign(a, b * 0 * INF),
+        lambda: (torch.ones(3).double(), torch.tensor([1.0, -1.0, 0.0]).double()),
+        min_opset=26,
+    ),
     Case("copysign_scripted", _script_copysign, lambda: (torch.randn(2, 3), torch.tensor(SIGNS[:3])), script=True),
     Case(
         "copysign_ldexp_numbers",
