@@ -35,9 +35,9 @@ Families:
       distances (cdist, pairwise, cosine similarity).
   logic: eq/ne/lt/le/gt/ge, where, masked_fill, clamp, NaN/inf classification, elementwise
       maximum/minimum, logical ops.
-  losses: mse, kl_div, binary_cross_entropy_with_logits, nll_loss (1-d, 2-d, N-d) and
-      cross_entropy_loss (class indices or probabilities, label smoothing, ignore_index,
-      weights).
+  losses: mse, kl_div, l1, huber, smooth_l1, binary_cross_entropy_with_logits, nll_loss (1-d,
+      2-d, N-d) and cross_entropy_loss (class indices or probabilities, label smoothing,
+      ignore_index, weights).
   matrix_functions: the inverse (unrolled Gauss-Jordan), matrix_power, multi_dot, vander,
       block_diag.
   normalization: batch_norm, layer_norm (and native_layer_norm), group_norm, instance_norm,
@@ -65,8 +65,10 @@ Families:
   sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
+  special_functions: copysign, heaviside, sinc, float_power, ldexp, special_entr, isreal.
   splitting: cat/stack/hstack/vstack/column_stack/dstack/atleast_*, split/chunk/tensor_split/
       unbind/hsplit/vsplit/dsplit and the ConstantChunk/ConstantSplit prims.
+  statistics: dist, renorm, pdist, cov, corrcoef.
   torchvision_ops: torchvision's custom ops (torchvision::nms, roi_align, roi_pool,
       deform_conv2d), each registered at the opset where ONNX has its op (9, 10/16, 10, 19).
 """
@@ -106,7 +108,9 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         script_lists,
         shape,
         sorting,
+        special_functions,
         splitting,
+        statistics,
         torchvision_ops,
     )
 
@@ -138,7 +142,9 @@ __all__ = [
     "script_lists",
     "shape",
     "sorting",
+    "special_functions",
     "splitting",
+    "statistics",
     "torchvision_ops",
 ]
 

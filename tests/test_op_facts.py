@@ -145,7 +145,6 @@ _DICT_KEY_WRITES = frozenset({"aten::_set_item", "aten::setdefault"})
 # the test below fails: declare the fact with it.
 _WITHOUT_SYMBOLIC = {
     "aten::clip": "TorchScript records torch.clip as aten::clamp (traced and scripted)",
-    "aten::copysign": "unsupported: the export fails with UnsupportedOperatorError",
     "aten::add_": "in-place: remove_inplace makes list += an aten::add.t before emission",
 }
 
@@ -383,7 +382,8 @@ def _copysign(g: GraphContext, self: ir.Value, other: ir.Value) -> ir.Value:
 
 
 def test_a_custom_symbolic_declares_how_torch_promotes_its_operands() -> None:
-    """aten::copysign has no built-in: declared, its int and float operands arrive as floats."""
+    """A custom symbolic's declarations replace the built-in's (exporter.opset9.special_functions):
+    declared, copysign's int and float operands arrive as floats."""
     model = Wrap(lambda x, y: torch.copysign(x, y))
     args = (torch.tensor([3, -2, 5], dtype=torch.int32), torch.tensor([-1.5, 2.0, -0.5]))
     exporter.register_custom_op_symbolic(

@@ -286,7 +286,7 @@ def _constant_of(x: Value) -> float | int | bool | None:
     return x.const_value.numpy().reshape(()).item()
 
 
-def _sign_bit(g: GraphContext, x: Value) -> Value:
+def sign_bit(g: GraphContext, x: Value) -> Value:
     """x < 0 including -0.0 (1 / -0.0 is -inf): the sign bit of a float, false for NaN."""
     zero = h.scalar_like(g, 0.0, x)
     return g.op("Or", g.op("Less", x, zero), g.op("Less", g.op("Reciprocal", x), zero))
@@ -342,7 +342,7 @@ def aten_tan(g: GraphContext, self: Value) -> Value:
 def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     """atan2(Tensor self, Tensor other) -> Tensor
 
-    atan(y / x) corrected by +-pi when x is negative. The sign tests (_sign_bit) count -0.0
+    atan(y / x) corrected by +-pi when x is negative. The sign tests (sign_bit) count -0.0
     as negative, as in C's atan2 (torch's exporter tests y > 0 and returns -pi for
     atan2(0, -1)). 0/0 and inf/inf make the ratio NaN: there it is replaced by y (a signed
     zero) and by sign(y) (atan = pi/4) before the quadrant fix-up.
@@ -355,7 +355,7 @@ def aten_atan2(g: GraphContext, self: Value, other: Value) -> Value:
     both_inf = g.op("And", logic.is_inf(g, y), logic.is_inf(g, x))
     ratio = g.op("Where", both_inf, g.op("Mul", g.op("Sign", y), g.op("Sign", x)), ratio)
     angle = h.float_kernel(g, "Atan", ratio)
-    y_negative, x_negative = _sign_bit(g, y), _sign_bit(g, x)
+    y_negative, x_negative = sign_bit(g, y), sign_bit(g, x)
     pi = h.scalar_like(g, math.pi, x)
     turned = g.op("Where", y_negative, g.op("Sub", angle, pi), g.op("Add", angle, pi))
     return g.op("Where", x_negative, turned, angle)
@@ -369,7 +369,7 @@ def aten_frac(g: GraphContext, self: Value) -> Value:
 
 @onnx_symbolic("aten::signbit")
 def aten_signbit(g: GraphContext, self: Value) -> Value:
-    """signbit(Tensor self) -> Tensor: x < 0 with -0.0 counted (_sign_bit); integers compare,
+    """signbit(Tensor self) -> Tensor: x < 0 with -0.0 counted (sign_bit); integers compare,
     bools are never negative. ONNX cannot see the sign of a NaN: a negative NaN gives false
     where torch gives true."""
     if self.dtype == ir.DataType.BOOL:
@@ -377,7 +377,7 @@ def aten_signbit(g: GraphContext, self: Value) -> Value:
     if not h.is_floating(self):
         x = h.comparable(g, self)
         return g.op("Less", x, h.scalar_like(g, 0, x))
-    return _sign_bit(g, h.comparable(g, self))
+    return sign_bit(g, h.comparable(g, self))
 
 
 @onnx_symbolic("aten::sign")

@@ -1,5 +1,6 @@
-"""Losses: mse, kl_div, binary_cross_entropy_with_logits, nll_loss (1-d, 2-d, N-d) and
-cross_entropy_loss (class indices or probabilities, label smoothing, ignore_index, weights).
+"""Losses: mse, kl_div, L1, huber and smooth L1, binary_cross_entropy_with_logits, nll_loss (1-d,
+2-d, N-d) and cross_entropy_loss (class indices or probabilities, label smoothing, ignore_index,
+weights).
 
 ONNX idioms: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss exist only from opset 12 and
 lack some of torch's options, so the losses are computed with Gather/one-hot and reductions at
@@ -14,6 +15,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import Promotion
 from exporter.opset9 import reductions
 from exporter.registry import onnx_symbolic
 
@@ -21,11 +23,20 @@ Value = ir.Value
 
 
 def _reduction(g: GraphContext, loss: Value, reduction: int) -> Value:
-    """torch's loss reduction enum: 0 none, 1 mean, 2 sum (over every element)."""
+    """torch's loss reduction enum: 0 none, 1 mean, 2 sum (over every element).
+
+    The mean of no elements is NaN in torch, 0 from onnxruntime's ReduceMean: unless the count
+    is known non-zero, the sum is divided by the count (0 / 0).
+    """
     if reduction == 0:
         return loss
     if reduction == 1:
-        return h.reduce(g, "ReduceMean", loss, None, False)
+        count = reductions.reduced_count(g, loss, None)
+        if isinstance(count, int) and count > 0:
+            return h.reduce(g, "ReduceMean", loss, None, False)
+        total = h.reduce(g, "ReduceSum", loss, None, False)
+        divisor = h.scalar_like(g, count, total) if isinstance(count, int) else h.cast_like(g, count, total)
+        return g.op("Div", total, divisor)
     if reduction == 2:
         return h.reduce(g, "ReduceSum", loss, None, False)
     raise ValueError(f"unknown loss reduction {reduction}")
@@ -51,6 +62,49 @@ def aten_kl_div(g: GraphContext, self: Value, target: Value, reduction: int = 1,
         zero = h.scalar_like(g, 0.0, target)
         xlogx = g.op("Where", h.equal(g, target, zero), zero, g.op("Mul", target, g.op("Log", target)))
         loss = g.op("Sub", xlogx, g.op("Mul", target, self))
+    return _reduction(g, loss, reduction)
+
+
+@onnx_symbolic("aten::l1_loss", promotion=Promotion(("self", "target")))
+def aten_l1_loss(g: GraphContext, self: Value, target: Value, reduction: int = 1) -> Value:
+    """l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor (also what
+    F.smooth_l1_loss calls for beta=0)"""
+    return _reduction(g, g.op("Abs", g.op("Sub", self, target)), reduction)
+
+
+@onnx_symbolic("aten::huber_loss")
+def aten_huber_loss(g: GraphContext, self: Value, target: Value, reduction: int = 1, delta: float = 1.0) -> Value:
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+
+    0.5 z^2 where z = |self - target| < delta, else delta (z - 0.5 delta): a NaN z takes the
+    second branch and stays NaN, as in torch's kernel. The result has self's dtype (torch
+    casts the target to it rather than promoting).
+    """
+    if delta <= 0:
+        raise ValueError(f"huber_loss needs delta > 0, got {delta}")
+    diff = g.op("Sub", self, h.cast_like(g, target, self))
+    z = g.op("Abs", diff)
+    quadratic = g.op("Mul", h.scalar_like(g, 0.5, z), g.op("Mul", z, z))
+    linear = g.op("Mul", h.scalar_like(g, delta, z), g.op("Sub", z, h.scalar_like(g, 0.5 * delta, z)))
+    loss = g.op("Where", g.op("Less", z, h.scalar_like(g, delta, z)), quadratic, linear)
+    return _reduction(g, loss, reduction)
+
+
+@onnx_symbolic("aten::smooth_l1_loss", promotion=Promotion(("self", "target")))
+def aten_smooth_l1_loss(g: GraphContext, self: Value, target: Value, reduction: int = 1, beta: float = 1.0) -> Value:
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
+
+    0.5 z^2 / beta where z = |self - target| < beta, else z - 0.5 beta; beta 0 is the L1
+    loss (torch's own shortcut, which avoids 0/0).
+    """
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss needs beta >= 0, got {beta}")
+    z = g.op("Abs", g.op("Sub", self, target))
+    if beta == 0:
+        return _reduction(g, z, reduction)
+    quadratic = g.op("Div", g.op("Mul", h.scalar_like(g, 0.5, z), g.op("Mul", z, z)), h.scalar_like(g, beta, z))
+    linear = g.op("Sub", z, h.scalar_like(g, 0.5 * beta, z))
+    loss = g.op("Where", g.op("Less", z, h.scalar_like(g, beta, z)), quadratic, linear)
     return _reduction(g, loss, reduction)
 
 

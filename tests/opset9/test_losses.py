@@ -9,7 +9,20 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import INF, Case, classes, f32s, helper_params, op_params, pair, run_case
+from cases import INF, NAN, Case, classes, f32s, helper_params, op_params, pair, run_case
+
+LOSS_INPUT = [NAN, INF, 1.0, -INF, 0.5, 3.0]
+LOSS_TARGET = [0.0, INF, -INF, 2.0, 0.5, -1.0]
+
+
+@torch.jit.script
+def _script_huber_smooth_l1(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (
+        torch.nn.functional.huber_loss(a, b, reduction="sum", delta=0.5),
+        torch.nn.functional.smooth_l1_loss(a, b, beta=0.25),
+        torch.nn.functional.smooth_l1_loss(a, b, reduction="none", beta=0.0),
+    )
+
 
 CASES = [
     # losses
@@ -134,6 +147,115 @@ CASES = [
         ),
         lambda: (torch.randn(3, 4), torch.tensor([1, 2, 0])),
     ),
+    # huber and smooth L1
+    Case(
+        "huber_loss",
+        lambda a, b: (
+            F.huber_loss(a, b),
+            F.huber_loss(a, b, reduction="sum", delta=0.5),
+            F.huber_loss(a, b, reduction="none", delta=2.0),
+        ),
+        lambda: (torch.randn(3, 4) * 3, torch.randn(3, 4)),
+    ),
+    Case(
+        "huber_loss_weight",
+        lambda a, b, w: (F.huber_loss(a, b, weight=w, delta=0.5), F.huber_loss(a, b, reduction="sum", weight=w)),
+        lambda: (torch.randn(3, 4) * 3, torch.randn(3, 4), torch.rand(3, 4)),
+    ),
+    Case(
+        "huber_loss_broadcast",
+        lambda a, b: F.huber_loss(a, b, reduction="none"),
+        lambda: (torch.randn(3, 1) * 2, torch.randn(4)),
+    ),
+    Case(
+        "huber_loss_special",
+        lambda a, b: F.huber_loss(a, b, reduction="none"),
+        lambda: (torch.tensor(LOSS_INPUT), torch.tensor(LOSS_TARGET)),
+    ),
+    Case(
+        "huber_loss_nan_mean",
+        lambda a, b: F.huber_loss(a, b),
+        lambda: (torch.tensor(LOSS_INPUT), torch.tensor(LOSS_TARGET)),
+    ),
+    Case(
+        "huber_loss_empty",
+        lambda a, b: (F.huber_loss(a, b), F.huber_loss(a, b, reduction="sum"), F.huber_loss(a, b, reduction="none")),
+        f32s(2, 0, 3),
+    ),
+    Case(
+        "huber_loss_self_dtype",
+        lambda a, b: torch._C._nn.huber_loss(a, b),
+        lambda: (torch.randn(5), torch.randn(5).double()),
+    ),
+    Case(
+        "huber_loss_double_self",
+        lambda a, b: torch._C._nn.huber_loss(a, b, 0, 0.3),
+        lambda: (torch.randn(5).double(), torch.randn(5)),
+    ),
+    Case(
+        "huber_loss_half",
+        lambda a, b: F.huber_loss(a, b, reduction="none"),
+        f32s(2, 6, dtype=torch.float16),
+        atol=2e-3,
+        rtol=2e-3,
+    ),
+    Case(
+        "l1_loss",
+        lambda a, b: (F.l1_loss(a, b), F.l1_loss(a, b, reduction="sum"), F.l1_loss(a, b, reduction="none")),
+        lambda: (torch.randn(3, 4), torch.randn(4)),
+    ),
+    Case(
+        "l1_loss_special_empty",
+        lambda a, b, e: (F.l1_loss(a, b, reduction="none"), F.l1_loss(e, e)),
+        lambda: (torch.tensor(LOSS_INPUT), torch.tensor(LOSS_TARGET), torch.randn(0, 2)),
+    ),
+    Case(
+        "l1_loss_promotes", lambda a, b: torch._C._nn.l1_loss(a, b, 1), lambda: (torch.randn(5).half(), torch.randn(5))
+    ),
+    Case(
+        "loss_mean_dynamic",
+        lambda a, b: (F.l1_loss(a, b), F.huber_loss(a, b), F.smooth_l1_loss(a, b)),
+        f32s(2, 2, 3),
+        dynamic={"x0": [0], "x1": [0]},
+        others=lambda: [(torch.randn(5, 3), torch.randn(5, 3)), (torch.randn(0, 3), torch.randn(0, 3))],
+    ),
+    Case(
+        "smooth_l1_loss",
+        lambda a, b: (
+            F.smooth_l1_loss(a, b),
+            F.smooth_l1_loss(a, b, reduction="sum", beta=0.5),
+            F.smooth_l1_loss(a, b, reduction="none", beta=2.0),
+        ),
+        lambda: (torch.randn(3, 4) * 3, torch.randn(3, 4)),
+    ),
+    Case(
+        "smooth_l1_loss_beta_0",
+        lambda a, b: (F.smooth_l1_loss(a, b, beta=0.0), F.smooth_l1_loss(a, b, reduction="none", beta=0.0)),
+        f32s(2, 2, 3),
+    ),
+    Case(
+        "smooth_l1_loss_special",
+        lambda a, b: F.smooth_l1_loss(a, b, reduction="none", beta=0.5),
+        lambda: (torch.tensor(LOSS_INPUT), torch.tensor(LOSS_TARGET)),
+    ),
+    Case(
+        "smooth_l1_loss_empty",
+        lambda a, b: (F.smooth_l1_loss(a, b), F.smooth_l1_loss(a, b, reduction="sum")),
+        f32s(2, 0),
+    ),
+    Case(
+        "smooth_l1_loss_promotes",
+        lambda a, b: torch._C._nn.smooth_l1_loss(a, b, 1, 0.5),
+        lambda: (torch.randn(5), torch.randn(5).double()),
+    ),
+    Case(
+        "smooth_l1_loss_half_float",
+        lambda a, b: torch._C._nn.smooth_l1_loss(a, b, 0, 1.0),
+        lambda: (torch.randn(5).half(), torch.randn(5)),
+        atol=2e-3,
+        rtol=2e-3,
+    ),
+    Case("huber_smooth_l1_scripted", _script_huber_smooth_l1, f32s(2, 3, 4), script=True),
     Case("cross_entropy_half", lambda x, t: F.cross_entropy(x.half(), t), classes(5, 4), atol=1e-2, rtol=1e-2),
 ]
 
@@ -143,6 +265,7 @@ HELPER_CASES = ["kl_div", "mse_loss", "nll_loss_reductions", "cross_entropy_smoo
 
 
 @pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss")
+@pytest.mark.filterwarnings("ignore:Using a target size")
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
 def test_op(case: Case, opset: int) -> None:
     run_case(case, opset)
