@@ -21,9 +21,9 @@ ONNX changes at opset 11 that this module reacts to:
 - Round appears (aten::round); GatherElements appears (aten::gather and take_along_dim at any shape,
   searchsorted with a sorter); Gather takes negative indices (aten::select with a negative index on a
   dynamic dim).
-- TopK gains largest/sorted and integer inputs: topk, sort, argsort, median and nanmedian
-  find the smallest directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
-  shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
+- TopK gains largest/sorted and integer inputs: topk, sort, argsort, msort, median, nanmedian
+  and kthvalue find the smallest directly, keep integers exact, and read NaN-ordered values
+  back with GatherElements at any shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
   directly.
 """
 
@@ -545,6 +545,21 @@ def aten_nanmedian_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool 
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
     integers sort exactly"""
     return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=True)
+
+
+@onnx_symbolic("aten::kthvalue", opset=11)
+def aten_kthvalue_11(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, keepdim: bool = False
+) -> tuple[Value, Value]:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.kthvalue_with(g, self, k, dim, keepdim, _topk_11)
+
+
+@onnx_symbolic("aten::msort", opset=11)
+def aten_msort_11(g: GraphContext, self: Value) -> Value:
+    """msort(Tensor self) -> Tensor: integers sort exactly"""
+    return aten_sort_11(g, self, 0)[0]
 
 
 def _list_topk_11(

@@ -60,7 +60,8 @@ Families:
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, pixel_shuffle.
-  sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
+  sorting: topk, sort, argsort, msort, bucketize, searchsorted, median, kthvalue,
+      unique_consecutive (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the

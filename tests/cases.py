@@ -362,3 +362,11 @@ HALF = dict(atol=2e-3, rtol=2e-3)
 def op_types(model: torch.nn.Module, args: tuple[torch.Tensor, ...], opset: int) -> set[str]:
     _, onnx_model = export_to_bytes(model, args, opset_version=opset)
     return {node.op_type for node in onnx_model.graph}
+
+
+def traced_and_scripted(name: str, fn: Callable[..., object], inputs: Inputs, **options: Any) -> list[Case]:
+    """Two cases of one function, traced and scripted: ``fn`` is a module-level function with
+    annotations (TorchScript compiles its source), and the two graphs can record an op
+    differently (scripted code keeps the overload the call names and its Python defaults)."""
+    scripted = torch.jit.script(fn)
+    return [Case(name, fn, inputs, **options), Case(f"{name}_scripted", scripted, inputs, script=True, **options)]
