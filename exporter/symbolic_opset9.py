@@ -62,6 +62,7 @@ Families:
       size, flip, roll, pixel_shuffle.
   sorting: topk, sort, argsort, msort, bucketize, searchsorted, median, kthvalue,
       unique_consecutive (unique lives in symbolic_opset11).
+  statistics: quantile and nanquantile (every interpolation mode), mode.
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
   splitting: cat/stack/hstack/vstack/atleast_*, split/chunk/tensor_split/unbind and the
@@ -105,6 +106,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         shape,
         sorting,
         splitting,
+        statistics,
         torchvision_ops,
     )
 
@@ -136,6 +138,7 @@ __all__ = [
     "shape",
     "sorting",
     "splitting",
+    "statistics",
     "torchvision_ops",
 ]
 

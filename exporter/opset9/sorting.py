@@ -93,7 +93,7 @@ def topk_before_11(
     return h.cast(g, values, x.dtype), indices
 
 
-def _topk_static_k(
+def topk_static_k(
     g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
 ) -> tuple[Value, Value]:
     """topk_before_11 where TopK takes k as an attribute (opset 9)."""
@@ -127,7 +127,7 @@ def aten_topk(
     k as an attribute at opset 9 (k must be known at export time), as an input from 10;
     smallest-k, integers and a NaN-safe read-back with dynamic shapes arrive at 11.
     """
-    return _topk_static_k(g, self, k, dim, largest, sorted)
+    return topk_static_k(g, self, k, dim, largest, sorted)
 
 
 @onnx_symbolic("aten::sort")
@@ -141,7 +141,7 @@ def aten_sort(
     known only at run time, a NaN value comes out as inf, in its place).
     """
     del stable
-    return sort_with(g, self, dim, descending, _topk_static_k)
+    return sort_with(g, self, dim, descending, topk_static_k)
 
 
 @onnx_symbolic("aten::argsort")
@@ -311,25 +311,25 @@ def aten_median(g: GraphContext, self: Value) -> Value:
     """median(Tensor self) -> Tensor: the lower median of every element (median_with). TopK
     takes k as an attribute at opset 9, so the element count must be known at export time;
     symbolic_opset10/11 lift that and sort integers natively."""
-    return median_with(g, self, None, False, _topk_static_k, ignore_nan=False)[0]
+    return median_with(g, self, None, False, topk_static_k, ignore_nan=False)[0]
 
 
 @onnx_symbolic("aten::median.dim")
 def aten_median_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
-    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=False)
+    return median_with(g, self, dim, keepdim, topk_static_k, ignore_nan=False)
 
 
 @onnx_symbolic("aten::nanmedian")
 def aten_nanmedian(g: GraphContext, self: Value) -> Value:
     """nanmedian(Tensor self) -> Tensor: the lower median of the non-NaN elements (median_with)"""
-    return median_with(g, self, None, False, _topk_static_k, ignore_nan=True)[0]
+    return median_with(g, self, None, False, topk_static_k, ignore_nan=True)[0]
 
 
 @onnx_symbolic("aten::nanmedian.dim")
 def aten_nanmedian_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
-    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=True)
+    return median_with(g, self, dim, keepdim, topk_static_k, ignore_nan=True)
 
 
 # -- kthvalue, msort ------------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def aten_kthvalue(
     kthvalue_with; TopK takes k as an attribute at opset 9, so the size of ``dim`` must be known
     at export time (symbolic_opset10 lifts that, symbolic_opset11 sorts integers natively).
     """
-    return kthvalue_with(g, self, k, dim, keepdim, _topk_static_k)
+    return kthvalue_with(g, self, k, dim, keepdim, topk_static_k)
 
 
 @onnx_symbolic("aten::msort")

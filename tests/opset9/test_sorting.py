@@ -434,4 +434,3 @@ def test_kthvalue_and_msort_of_a_dynamic_dim_name_opset_10(opset: int) -> None:
     for fn in (lambda x: x.kthvalue(2, 1), lambda x: x.msort()):
         with pytest.raises(SymbolicError, match="needs opset 10"):
             assert_matches_torch(Wrap(fn), (distinct(3, 4),), opset=opset, **dynamic_inputs(x={0: "m", 1: "n"}))
-
