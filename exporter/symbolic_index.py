@@ -211,6 +211,8 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::cummin": ("exporter.opset9.cumulative",),
     "aten::cumprod": ("exporter.opset9.reductions",),
     "aten::cumsum": ("exporter.opset9.reductions", "exporter.symbolic_opset11"),
+    "aten::cumulative_trapezoid.dx": ("exporter.opset9.cumulative", "exporter.symbolic_opset11"),
+    "aten::cumulative_trapezoid.x": ("exporter.opset9.cumulative", "exporter.symbolic_opset11"),
     "aten::deg2rad": ("exporter.opset9.arithmetic",),
     "aten::dequantize": ("exporter.opset10.quantized_ops",),
     "aten::dequantize.tensor": ("exporter.opset10.quantized_ops",),

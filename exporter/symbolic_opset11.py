@@ -5,7 +5,7 @@ ONNX changes at opset 11 that this module reacts to:
 - Resize gains coordinate_transformation_mode (half_pixel, align_corners, pytorch_half_pixel)
   and cubic interpolation: every interpolate mode and align_corners now matches torch, where
   Upsample-9/Resize-10 only had asymmetric coordinates.
-- CumSum appears (cumsum of a run-time length; the packed-row offsets of
+- CumSum appears (cumsum and cumulative_trapezoid of a run-time length; the packed-row offsets of
   _pad_packed_sequence and the packed lstm/gru/rnn .data overloads, whose symbolics in
   opset9/recurrent.py are registered at 11 too: only h.exclusive_cumsum changes); Det appears
   (det, logdet, linalg_det).
@@ -43,6 +43,7 @@ from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (
     arithmetic,
     attention,
+    cumulative,
     gather_scatter,
     indexing,
     interpolation,
@@ -442,6 +443,18 @@ def aten_cumsum_11(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | 
         return h.cast(g, x, out_dtype)
     out = g.op("CumSum", x, g.constant(dim))
     return h.cast(g, out, out_dtype)
+
+
+@onnx_symbolic("aten::cumulative_trapezoid.x", opset=11)
+def aten_cumulative_trapezoid_x_11(g: GraphContext, y: Value, x: Value, dim: int = -1) -> Value:
+    """cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor: CumSum, at any size"""
+    return cumulative.cumulative_trapezoid_with(g, y, x, 1.0, dim, aten_cumsum_11)
+
+
+@onnx_symbolic("aten::cumulative_trapezoid.dx", opset=11)
+def aten_cumulative_trapezoid_dx_11(g: GraphContext, y: Value, dx: float = 1.0, dim: int = -1) -> Value:
+    """cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor: CumSum, at any size"""
+    return cumulative.cumulative_trapezoid_with(g, y, None, dx, dim, aten_cumsum_11)
 
 
 # ============================================================================================

@@ -20,6 +20,7 @@ Families:
       identity checks, string builtins that fold at export time.
   convolution: every aten convolution entry point (conv1d/2d/3d, transposed, _convolution,
       conv_tbc, padding='same'), and sliding blocks (im2col/unfold, col2im/fold).
+  cumulative: cummax/cummin (values and indices), logcumsumexp, cumulative_trapezoid.
   creation: to/type_as, zeros/ones/full/empty and their _like/new_ forms, arange, eye, linspace,
       windows, scalar_tensor/tensor/as_tensor.
   embedding: embedding, embedding_bag (sum/mean/max, offsets, per-sample weights,
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         control_flow,
         convolution,
         creation,
+        cumulative,
         embedding,
         gather_scatter,
         indexing,
@@ -118,6 +120,7 @@ __all__ = [
     "control_flow",
     "convolution",
     "creation",
+    "cumulative",
     "embedding",
     "gather_scatter",
     "indexing",
