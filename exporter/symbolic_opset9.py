@@ -53,8 +53,8 @@ Families:
       cells, pack_padded_sequence and pad_packed_sequence.
   reductions: sum/mean/prod, all/any, max/min with and without indices, argmax/argmin,
       amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix norms.
-  repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid,
-      as_strided/unfold, constant/reflection/replication/circular padding.
+  repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid, cartesian_prod,
+      combinations, as_strided/unfold, constant/reflection/replication/circular padding.
   script_dicts: TorchScript dict builtins (d[k] = v, d[k], get, setdefault, pop, del, update,
       len, keys/values/items) on dicts whose keys are export-time constants.
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
