@@ -159,7 +159,9 @@ def test_op(case: Case, opset: int) -> None:
     run_case(case, opset)
 
 
-@pytest.mark.parametrize(("case", "opset"), helper_params(CASES, ["cummax_cummin_ties_nan", "logcumsumexp"]))
+@pytest.mark.parametrize(
+    ("case", "opset"), helper_params(CASES, ["cummax_cummin_ties_nan", "logcumsumexp", "cumulative_trapezoid_x"])
+)
 def test_helper_opsets(case: Case, opset: int) -> None:
     """The scan's Slice takes its bounds as inputs from opset 10."""
     run_case(case, opset)

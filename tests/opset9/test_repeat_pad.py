@@ -216,7 +216,7 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold"]
+HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold", "combinations_dynamic", "cartesian_prod_dynamic"]
 
 
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")

@@ -314,7 +314,7 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["topk", "sort"]
+HELPER_CASES = ["topk", "sort", "unique_consecutive", "unique_consecutive_dims", "unique_consecutive_dynamic"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))

@@ -165,7 +165,7 @@ CASES = [
 ]
 
 # run at HELPER_OPSETS too: the Squeeze/Unsqueeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["quantile_modes", "nanquantile_scalar", "mode"]
+HELPER_CASES = ["quantile_modes", "nanquantile_scalar", "mode", "mode_dynamic"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
