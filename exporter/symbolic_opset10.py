@@ -20,7 +20,8 @@ ONNX changes at opset 10 that this module reacts to:
         registered at 11 (Round: weights stay int8 + DequantizeLinear) and 13 (per-channel
         weights through DequantizeLinear's axis).
 - TopK takes k as an input (symbolic_helper.topk): topk, sort and argsort accept a k (a dim
-  size) known only at run time; so do median and nanmedian (a sort of the whole dim).
+  size) known only at run time; so do median, nanmedian, kthvalue, msort, quantile and
+  nanquantile (a sort of the whole dim).
 - Resize appears (nearest upsampling by factors).
 
 The base symbolics already branch in the helpers where the op signature changed, so only
@@ -40,7 +41,7 @@ from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
-from exporter.symbolic_opset9 import indexing, shape, sorting, splitting
+from exporter.symbolic_opset9 import indexing, order_statistics, shape, sorting, splitting
 
 if TYPE_CHECKING:  # the opset-10 families, imported on first use by __getattr__ below
     from exporter.opset10 import quantized_layers, quantized_ops
@@ -143,6 +144,53 @@ def aten_nanmedian_dim_10(g: GraphContext, self: Value, dim: int, keepdim: bool 
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
     the dim may have a size known only at run time"""
     return sorting.median_with(g, self, dim, keepdim, sorting.topk_before_11, ignore_nan=True)
+
+
+@onnx_symbolic("aten::kthvalue", opset=10)
+def aten_kthvalue_10(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, keepdim: bool = False
+) -> tuple[Value, Value]:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices):
+    the size of ``dim`` and k may be known only at run time"""
+    return sorting.kthvalue_with(g, self, k, dim, keepdim, sorting.topk_before_11)
+
+
+@onnx_symbolic("aten::msort", opset=10)
+def aten_msort_10(g: GraphContext, self: Value) -> Value:
+    """msort(Tensor self) -> Tensor: dim 0 may have a size known only at run time"""
+    return aten_sort_10(g, self, 0)[0]
+
+
+@onnx_symbolic("aten::quantile", opset=10)
+def aten_quantile_10(
+    g: GraphContext,
+    self: Value,
+    q: float | Value,
+    dim: int | None = None,
+    keepdim: bool = False,
+    interpolation: str = "linear",
+) -> Value:
+    """quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor (and .scalar):
+    the size of ``dim`` may be known only at run time"""
+    return order_statistics.quantile_with(
+        g, self, q, dim, keepdim, interpolation, sorting.topk_before_11, ignore_nan=False
+    )
+
+
+@onnx_symbolic("aten::nanquantile", opset=10)
+def aten_nanquantile_10(
+    g: GraphContext,
+    self: Value,
+    q: float | Value,
+    dim: int | None = None,
+    keepdim: bool = False,
+    interpolation: str = "linear",
+) -> Value:
+    """nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor (and .scalar):
+    the size of ``dim`` may be known only at run time"""
+    return order_statistics.quantile_with(
+        g, self, q, dim, keepdim, interpolation, sorting.topk_before_11, ignore_nan=True
+    )
 
 
 @onnx_symbolic("aten::slice", opset=10)

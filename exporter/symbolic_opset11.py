@@ -5,7 +5,7 @@ ONNX changes at opset 11 that this module reacts to:
 - Resize gains coordinate_transformation_mode (half_pixel, align_corners, pytorch_half_pixel)
   and cubic interpolation: every interpolate mode and align_corners now matches torch, where
   Upsample-9/Resize-10 only had asymmetric coordinates.
-- CumSum appears (cumsum of a run-time length; the packed-row offsets of
+- CumSum appears (cumsum and cumulative_trapezoid of a run-time length; the packed-row offsets of
   _pad_packed_sequence and the packed lstm/gru/rnn .data overloads, whose symbolics in
   opset9/recurrent.py are registered at 11 too: only h.exclusive_cumsum changes); Det appears
   (det, logdet, linalg_det).
@@ -21,9 +21,9 @@ ONNX changes at opset 11 that this module reacts to:
 - Round appears (aten::round); GatherElements appears (aten::gather and take_along_dim at any shape,
   searchsorted with a sorter); Gather takes negative indices (aten::select with a negative index on a
   dynamic dim).
-- TopK gains largest/sorted and integer inputs: topk, sort, argsort, median and nanmedian
-  find the smallest directly, keep integers exact, and read NaN-ordered values back with GatherElements at any
-  shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
+- TopK gains largest/sorted and integer inputs: topk, sort, argsort, msort, median, nanmedian
+  and kthvalue find the smallest directly, keep integers exact, and read NaN-ordered values
+  back with GatherElements at any shape; a scripted list's ``l.sort()`` (aten::sort.int/.float/.bool) finds the smallest
   directly.
 """
 
@@ -43,6 +43,7 @@ from exporter.registry import onnx_symbolic
 from exporter.symbolic_opset9 import (
     arithmetic,
     attention,
+    cumulative,
     gather_scatter,
     indexing,
     interpolation,
@@ -444,6 +445,18 @@ def aten_cumsum_11(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | 
     return h.cast(g, out, out_dtype)
 
 
+@onnx_symbolic("aten::cumulative_trapezoid.x", opset=11)
+def aten_cumulative_trapezoid_x_11(g: GraphContext, y: Value, x: Value, dim: int = -1) -> Value:
+    """cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor: CumSum, at any size"""
+    return cumulative.cumulative_trapezoid_with(g, y, x, 1.0, dim, aten_cumsum_11)
+
+
+@onnx_symbolic("aten::cumulative_trapezoid.dx", opset=11)
+def aten_cumulative_trapezoid_dx_11(g: GraphContext, y: Value, dx: float = 1.0, dim: int = -1) -> Value:
+    """cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor: CumSum, at any size"""
+    return cumulative.cumulative_trapezoid_with(g, y, None, dx, dim, aten_cumsum_11)
+
+
 # ============================================================================================
 # Determinants
 # ============================================================================================
@@ -545,6 +558,21 @@ def aten_nanmedian_dim_11(g: GraphContext, self: Value, dim: int, keepdim: bool 
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices):
     integers sort exactly"""
     return sorting.median_with(g, self, dim, keepdim, _topk_11, ignore_nan=True)
+
+
+@onnx_symbolic("aten::kthvalue", opset=11)
+def aten_kthvalue_11(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, keepdim: bool = False
+) -> tuple[Value, Value]:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices):
+    integers sort exactly"""
+    return sorting.kthvalue_with(g, self, k, dim, keepdim, _topk_11)
+
+
+@onnx_symbolic("aten::msort", opset=11)
+def aten_msort_11(g: GraphContext, self: Value) -> Value:
+    """msort(Tensor self) -> Tensor: integers sort exactly"""
+    return aten_sort_11(g, self, 0)[0]
 
 
 def _list_topk_11(

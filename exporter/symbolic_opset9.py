@@ -20,6 +20,7 @@ Families:
       identity checks, string builtins that fold at export time.
   convolution: every aten convolution entry point (conv1d/2d/3d, transposed, _convolution,
       conv_tbc, padding='same'), and sliding blocks (im2col/unfold, col2im/fold).
+  cumulative: cummax/cummin (values and indices), logcumsumexp, cumulative_trapezoid.
   creation: to/type_as, zeros/ones/full/empty and their _like/new_ forms, arange, eye, linspace,
       windows, scalar_tensor/tensor/as_tensor.
   embedding: embedding, embedding_bag (sum/mean/max, offsets, per-sample weights,
@@ -44,6 +45,7 @@ Families:
       weight_norm, rms_norm.
   optionals: `x is None` checks, unchecked_cast, and None flowing out of If/Loop as ONNX
       optionals (opset 16).
+  order_statistics: quantile and nanquantile (every interpolation mode), mode.
   pooling: max/avg pooling 1d-3d (ceil_mode, count_include_pad, divisor_override), pooling with
       indices, adaptive average and max pooling.
   primitives: Int/Float/Bool conversions, NumToTensor, list and tuple construction and
@@ -54,15 +56,16 @@ Families:
       cells, pack_padded_sequence and pad_packed_sequence.
   reductions: sum/mean/prod, all/any, max/min with and without indices, argmax/argmin,
       amax/amin, logsumexp, cumsum/cumprod, var/std (and _mean), vector and matrix norms.
-  repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid,
-      as_strided/unfold, constant/reflection/replication/circular padding.
+  repeat_pad: repeat/tile/repeat_interleave, expand-like broadcasts, meshgrid, cartesian_prod,
+      combinations, as_strided/unfold, constant/reflection/replication/circular padding.
   script_dicts: TorchScript dict builtins (d[k] = v, d[k], get, setdefault, pop, del, update,
       len, keys/values/items) on dicts whose keys are export-time constants.
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
       size, flip, roll, fftshift, pixel_shuffle, channel_shuffle.
-  sorting: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
+  sorting: topk, sort, argsort, msort, bucketize, searchsorted, median, kthvalue,
+      unique_consecutive (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),
       item assignment and lookup, keys/values/items, len, get, pop, update, copies; list.copy().
   special_functions: copysign, heaviside, sinc, float_power, ldexp, special_entr, isreal.
@@ -88,6 +91,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         control_flow,
         convolution,
         creation,
+        cumulative,
         embedding,
         gather_scatter,
         indexing,
@@ -98,6 +102,7 @@ if TYPE_CHECKING:  # the families, imported on first use by __getattr__ below
         matrix_functions,
         normalization,
         optionals,
+        order_statistics,
         pooling,
         primitives,
         random_ops,
@@ -122,6 +127,7 @@ __all__ = [
     "control_flow",
     "convolution",
     "creation",
+    "cumulative",
     "embedding",
     "gather_scatter",
     "indexing",
@@ -132,6 +138,7 @@ __all__ = [
     "matrix_functions",
     "normalization",
     "optionals",
+    "order_statistics",
     "pooling",
     "primitives",
     "random_ops",

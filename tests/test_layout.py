@@ -32,6 +32,7 @@ MIRROR_ELSEWHERE = {
     "test_layout.py": "the layout rules of exporter/ and tests/",
     "test_cli.py": "exporter/__main__.py, the command line",
     "test_coverage.py": "tools/coverage.py",
+    "test_reference_runs.py": "tests/reference_runs.py, the suite's second runtime",
 }
 # folders of tests/ whose modules test behaviours rather than one module each
 BEHAVIOUR_FOLDERS = {"behaviour", "control_flow"}

@@ -292,7 +292,7 @@ def sign_bit(g: GraphContext, x: Value) -> Value:
     return g.op("Or", g.op("Less", x, zero), g.op("Less", g.op("Reciprocal", x), zero))
 
 
-def _round_half_even(g: GraphContext, x: Value) -> Value:
+def round_half_even(g: GraphContext, x: Value) -> Value:
     """Round half to even without Round (opset 11). f = floor(x) and d = x - f are exact in
     binary floating point (Floor(x + 0.5) is not: it rounds for |x| >= 2^23 in float32); round
     up when d > 0.5, or when d == 0.5 and f is odd."""
@@ -639,9 +639,9 @@ def aten_fmod(g: GraphContext, self: Value, other: Value) -> Value:
 def aten_round(g: GraphContext, self: Value, decimals: int = 0) -> Value:
     """round(Tensor self) -> Tensor, round.decimals(Tensor self, *, int decimals) -> Tensor
 
-    Half to even. Before opset 11 (no Round) see _round_half_even; symbolic_opset11 uses Round.
+    Half to even. Before opset 11 (no Round) see round_half_even; symbolic_opset11 uses Round.
     """
-    return round_with(g, self, decimals, lambda v: _round_half_even(g, v))
+    return round_with(g, self, decimals, lambda v: round_half_even(g, v))
 
 
 def round_with(g: GraphContext, self: Value, decimals: int, rounder: Callable[[Value], Value]) -> Value:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import onnx_ir as ir
 import torch
@@ -465,13 +466,23 @@ def aten_histc(g: GraphContext, self: Value, bins: int = 100, min: float = 0, ma
     return h.cast(g, h.reduce(g, "ReduceSum", h.cast_like(g, one_hot, x), [0], False), self.dtype)
 
 
-def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) -> Value:
-    """The trapezoid rule along ``dim``: the sum of (y[i + 1] + y[i]) / 2 times the spacing
-    (``dx``, or x's differences along ``dim``: a 1-d x lies along ``dim``, a lower-rank x gains
-    leading dims). Slices rather than torch's sum-minus-ends, so 0 or 1 samples give 0 at
-    sizes known only at run time too. Integers give float32 (torch's default dtype), half
-    computes in float32."""
-    rank = h.known_rank(y, "trapezoid")
+class TrapezoidTerms(NamedTuple):
+    """The trapezoid rule's parts along ``dim``: the summed neighbours y[i + 1] + y[i]
+    (``heights``), x's differences (``spacing``, None for a constant dx), both in the compute
+    dtype, and the dtype of the result."""
+
+    heights: Value
+    spacing: Value | None
+    dim: int
+    result: ir.DataType
+
+
+def trapezoid_terms(g: GraphContext, y: Value, x: Value | None, dim: int, what: str) -> TrapezoidTerms:
+    """The parts of the trapezoid rule (trapezoid, cumulative_trapezoid): a 1-d x lies along
+    ``dim``, a lower-rank x gains leading dims. Slices rather than torch's sum-minus-ends, so 0
+    or 1 samples give no interval at sizes known only at run time too. Integers give float32
+    (torch's default dtype), half computes in float32."""
+    rank = h.known_rank(y, what)
     dim = h.normalize_dim(dim, rank)
     promoted = tensors.to_torch_dtype(y.dtype)
     if x is not None:
@@ -485,9 +496,8 @@ def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) 
         h.slice_static(g, y, [dim], [0], [-1]),
     )
     if x is None:
-        area = g.op("Mul", h.reduce(g, "ReduceSum", heights, [dim], False), h.scalar_like(g, dx / 2, heights))
-        return h.cast(g, area, result)
-    x_rank = h.known_rank(x, "trapezoid")
+        return TrapezoidTerms(heights, None, dim, result)
+    x_rank = h.known_rank(x, what)
     if x_rank == 1 and rank > 1:
         x = g.op("Reshape", x, g.constant(h.axis_shape(rank, dim)))
     elif x_rank < rank:
@@ -497,7 +507,17 @@ def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) 
         h.slice_static(g, x, [dim], [1], [h.INT64_MAX]),
         h.slice_static(g, x, [dim], [0], [-1]),
     )
-    doubled = h.reduce(g, "ReduceSum", g.op("Mul", h.cast(g, spacing, compute), heights), [dim], False)
+    return TrapezoidTerms(heights, h.cast(g, spacing, compute), dim, result)
+
+
+def _trapezoid(g: GraphContext, y: Value, x: Value | None, dx: float, dim: int) -> Value:
+    """The trapezoid rule along ``dim``: the sum of the heights times dx / 2, or of the
+    heights times the spacing, halved (trapezoid_terms)."""
+    heights, spacing, dim, result = trapezoid_terms(g, y, x, dim, "trapezoid")
+    if spacing is None:
+        area = g.op("Mul", h.reduce(g, "ReduceSum", heights, [dim], False), h.scalar_like(g, dx / 2, heights))
+        return h.cast(g, area, result)
+    doubled = h.reduce(g, "ReduceSum", g.op("Mul", spacing, heights), [dim], False)
     return h.cast(g, g.op("Div", doubled, h.scalar_like(g, 2, doubled)), result)
 
 

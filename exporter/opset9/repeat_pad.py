@@ -1,5 +1,6 @@
 """Repeating, broadcasting and padding: repeat/tile/repeat_interleave, expand-like broadcasts,
-meshgrid, as_strided/unfold, constant/reflection/replication/circular padding.
+meshgrid (and what it builds: cartesian_prod, combinations), as_strided/unfold,
+constant/reflection/replication/circular padding.
 
 ONNX idioms: repeats are Tile (or Expand when only new leading dims appear); Pad's mode
 attribute covers constant/reflect/edge, and circular padding is a Concat of slices
@@ -299,6 +300,52 @@ def aten_meshgrid(
         shape[axis] = -1
         out.append(g.op("Expand", h.reshape(g, t, shape), grid))
     return out
+
+
+@onnx_symbolic("aten::cartesian_prod")
+def aten_cartesian_prod(g: GraphContext, tensors: Sequence[Value]) -> Value:
+    """cartesian_prod(Tensor[] tensors) -> Tensor
+
+    The 'ij' meshgrid of the 1-d inputs, each grid flattened into one column, first input
+    slowest, as torch builds it; one input is returned as it is (1-d, as in torch).
+    """
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = aten_meshgrid(g, tensors, "ij")
+    return g.op("Concat", *[g.op("Reshape", grid, g.constant([-1, 1])) for grid in grids], axis=1)
+
+
+@onnx_symbolic("aten::combinations")
+def aten_combinations(g: GraphContext, self: Value, r: int = 2, with_replacement: bool = False) -> Value:
+    """combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+
+    [C, r] in torch's (lexicographic) order. A length known at export time gathers constant
+    index rows; a run-time length builds the r-dimensional grid of positions and keeps the
+    rows that increase (or never decrease, with replacement) with Compress, as torch's own
+    meshgrid-and-mask does, so any length exports from opset 9. r = 0 gives an empty 1-d
+    tensor, as in torch.
+    """
+    if r == 0:
+        return g.constant(torch.empty(0), self.dtype)
+    length = h.dim_size(g, self, 0)
+    if isinstance(length, int):
+        rows = torch.combinations(torch.arange(length), r, with_replacement)
+        return g.op("Gather", self, g.constant(rows.reshape(-1, r)), axis=0)
+    grid = h.concat_shape(g, [h.reshape(g, length, [1])] * r)
+    positions = [
+        g.op("Expand", g.op("Reshape", h.iota(g, length), g.constant(h.axis_shape(r, axis))), grid) for axis in range(r)
+    ]
+    rows = g.op("Concat", *[g.op("Reshape", p, g.constant([-1, 1])) for p in positions], axis=1)
+    if r > 1:
+        in_order = [
+            h.less_or_equal(g, a, b) if with_replacement else g.op("Less", a, b)
+            for a, b in zip(positions, positions[1:])
+        ]
+        keep = in_order[0]
+        for more in in_order[1:]:
+            keep = g.op("And", keep, more)
+        rows = h.data_dependent(g, g.op("Compress", rows, g.op("Reshape", keep, g.constant([-1])), axis=0))
+    return g.op("Gather", self, rows, axis=0)
 
 
 def _input_strides(g: GraphContext, index: int) -> list[int] | None:

@@ -1,8 +1,11 @@
-"""Sorting and selection: topk, sort, argsort, bucketize (unique lives in symbolic_opset11).
+"""Sorting and selection: topk, sort, argsort, msort, bucketize, searchsorted, median,
+kthvalue, unique_consecutive (unique lives in symbolic_opset11).
 
 ONNX idioms: TopK's k is an attribute before opset 10 and it has no NaN ordering rule, so values
 are mapped to a total order that places NaN like torch and read back by index (``topk_key``).
-The opset 10 and 11 forms of topk/sort/argsort are registered in symbolic_opset10/11.
+The opset 10 and 11 forms of topk/sort/argsort (and of what sorts a whole dim: msort, median,
+kthvalue) are registered in symbolic_opset10/11. unique_consecutive needs no sort: a run starts
+where an element differs from the one before it.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def topk_before_11(
     return h.cast(g, values, x.dtype), indices
 
 
-def _topk_static_k(
+def topk_static_k(
     g: GraphContext, x: Value, k: int | Value, dim: int, largest: bool, sorted_: bool
 ) -> tuple[Value, Value]:
     """topk_before_11 where TopK takes k as an attribute (opset 9)."""
@@ -124,7 +127,7 @@ def aten_topk(
     k as an attribute at opset 9 (k must be known at export time), as an input from 10;
     smallest-k, integers and a NaN-safe read-back with dynamic shapes arrive at 11.
     """
-    return _topk_static_k(g, self, k, dim, largest, sorted)
+    return topk_static_k(g, self, k, dim, largest, sorted)
 
 
 @onnx_symbolic("aten::sort")
@@ -138,7 +141,7 @@ def aten_sort(
     known only at run time, a NaN value comes out as inf, in its place).
     """
     del stable
-    return sort_with(g, self, dim, descending, _topk_static_k)
+    return sort_with(g, self, dim, descending, topk_static_k)
 
 
 @onnx_symbolic("aten::argsort")
@@ -308,22 +311,114 @@ def aten_median(g: GraphContext, self: Value) -> Value:
     """median(Tensor self) -> Tensor: the lower median of every element (median_with). TopK
     takes k as an attribute at opset 9, so the element count must be known at export time;
     symbolic_opset10/11 lift that and sort integers natively."""
-    return median_with(g, self, None, False, _topk_static_k, ignore_nan=False)[0]
+    return median_with(g, self, None, False, topk_static_k, ignore_nan=False)[0]
 
 
 @onnx_symbolic("aten::median.dim")
 def aten_median_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
-    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=False)
+    return median_with(g, self, dim, keepdim, topk_static_k, ignore_nan=False)
 
 
 @onnx_symbolic("aten::nanmedian")
 def aten_nanmedian(g: GraphContext, self: Value) -> Value:
     """nanmedian(Tensor self) -> Tensor: the lower median of the non-NaN elements (median_with)"""
-    return median_with(g, self, None, False, _topk_static_k, ignore_nan=True)[0]
+    return median_with(g, self, None, False, topk_static_k, ignore_nan=True)[0]
 
 
 @onnx_symbolic("aten::nanmedian.dim")
 def aten_nanmedian_dim(g: GraphContext, self: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) (median_with)"""
-    return median_with(g, self, dim, keepdim, _topk_static_k, ignore_nan=True)
+    return median_with(g, self, dim, keepdim, topk_static_k, ignore_nan=True)
+
+
+# -- kthvalue, msort ------------------------------------------------------------------------------
+
+
+def kthvalue_with(
+    g: GraphContext, self: Value, k: int | Value, dim: int, keepdim: bool, topk: TopK
+) -> tuple[Value, Value]:
+    """The k-th smallest element along ``dim`` and its index, from the stable ascending order a
+    ``topk`` of the whole dim gives (NaN last, as torch ranks it: the k-th of a row holding NaNs
+    past its numbers is NaN, at the first such NaN's index). Among equal values torch's index is
+    whichever its quickselect leaves (not the first, not the last); here it is the stable
+    order's, so indices agree wherever the k-th value is unique in its row. A 0-d input is its
+    own only value (torch accepts only k=1 there)."""
+    rank = h.known_rank(self, "kthvalue")
+    if rank == 0:
+        return self, g.constant(torch.tensor(0))
+    axis = h.normalize_dim(dim, rank)
+    size = h.dim_size(g, self, axis)
+    position: int | Value = k - 1 if isinstance(k, int) else g.op("Sub", h.cast(g, k, ir.DataType.INT64), g.constant(1))
+    order = sort_with(g, _median_key(g, self), axis, False, topk)[1]
+    index = _pick(g, order, position, axis, size, keepdim=True)
+    values = _pick_by_index(g, self, index, axis, size)
+    if not keepdim:
+        index, values = h.squeeze(g, index, [axis]), h.squeeze(g, values, [axis])
+    return values, index
+
+
+@onnx_symbolic("aten::kthvalue")
+def aten_kthvalue(
+    g: GraphContext, self: Value, k: int | Value, dim: int = -1, keepdim: bool = False
+) -> tuple[Value, Value]:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    kthvalue_with; TopK takes k as an attribute at opset 9, so the size of ``dim`` must be known
+    at export time (symbolic_opset10 lifts that, symbolic_opset11 sorts integers natively).
+    """
+    return kthvalue_with(g, self, k, dim, keepdim, topk_static_k)
+
+
+@onnx_symbolic("aten::msort")
+def aten_msort(g: GraphContext, self: Value) -> Value:
+    """msort(Tensor self) -> Tensor: the values of sort along dim 0 (aten_sort; NaN last)"""
+    return aten_sort(g, self, 0)[0]
+
+
+# -- unique_consecutive ---------------------------------------------------------------------------
+
+
+@onnx_symbolic("aten::unique_consecutive")
+def aten_unique_consecutive(
+    g: GraphContext, self: Value, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> tuple[Value, Value, Value]:
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+
+    A run starts where an element (a slice along ``dim``) differs from the one before it, NaN
+    differing from everything as in torch: Compress keeps the starts, NonZero finds them, the
+    counts are the gaps between starts and the inverse is the running count of starts less one
+    (h.exclusive_cumsum: CumSum from opset 11, a triangular mask below). All of it exists at
+    opset 9. Without ``dim`` the input is flattened and the inverse has its shape. An output
+    not asked for is empty, as in torch.
+    """
+    rank = h.known_rank(self, "unique_consecutive")
+    if dim is None:
+        x, axis = g.op("Reshape", self, g.constant([-1])), 0
+    else:
+        x, axis = self, h.normalize_dim(dim, rank)
+    x_rank = h.known_rank(x, "unique_consecutive")
+    size = h.dim_size(g, x, axis)
+    # the slice before each one (the first compared with itself, then forced to start a run)
+    previous = g.op(
+        "Concat", h.slice_static(g, x, [axis], [0], [1]), h.slice_static(g, x, [axis], [0], [-1]), axis=axis
+    )
+    differs = g.op("Not", h.equal(g, x, previous))
+    if x_rank > 1:
+        others = [a for a in range(x_rank) if a != axis]
+        count = h.reduce(g, "ReduceSum", h.cast(g, differs, ir.DataType.INT64), others, False)
+        differs = g.op("Greater", count, g.constant(0))
+    starts_run = g.op("Or", differs, g.op("Equal", h.iota(g, size), g.constant(0)))
+    values = h.data_dependent(g, g.op("Compress", x, starts_run, axis=axis))
+    inverse = counts = h.empty_int64(g)
+    if return_inverse:
+        started = h.cast(g, starts_run, ir.DataType.INT64)
+        inverse = g.op("Sub", g.op("Add", h.exclusive_cumsum(g, started), started), g.constant(1))
+        if dim is None:
+            inverse = g.op("Reshape", inverse, h.shape_of(g, self))
+    if return_counts:
+        starts = h.squeeze(g, g.op("NonZero", starts_run), [0])
+        size_v = g.constant([size]) if isinstance(size, int) else h.reshape(g, size, [1])
+        ends = g.op("Concat", h.slice_static(g, starts, [0], [1], [h.INT64_MAX]), size_v, axis=0)
+        counts = h.data_dependent(g, g.op("Sub", ends, starts), 2)
+    return values, inverse, counts

@@ -1,4 +1,5 @@
-"""The op table for repeat, tile, broadcast, meshgrid, as_strided and padding (exporter.opset9.repeat_pad).
+"""The op table for repeat, tile, broadcast, meshgrid, cartesian_prod, combinations, as_strided and
+padding (exporter.opset9.repeat_pad).
 
 Each case is traced, exported, run in onnxruntime and compared with eager torch at every opset
 where its lowering changes (tests/cases.py), from its first supported one.
@@ -9,8 +10,41 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from cases import Case, arange, f32, helper_params, lowering_opsets_below, op_params, run_case, typed
+from cases import (
+    INF,
+    NAN,
+    Case,
+    arange,
+    f32,
+    helper_params,
+    lowering_opsets_below,
+    op_params,
+    run_case,
+    traced_and_scripted,
+    typed,
+)
 from conftest import Wrap, export_to_bytes
+
+
+def _cartesian_prod(
+    a: torch.Tensor, b: torch.Tensor, c: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.cartesian_prod(a, b, c), torch.cartesian_prod(c, a), torch.cartesian_prod(b)
+
+
+def _combinations(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (
+        torch.combinations(x),
+        torch.combinations(x, 3),
+        torch.combinations(x, with_replacement=True),
+        torch.combinations(x, 3, True),
+    )
+
+
+def _combinations_few(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """r = 0 (an empty 1-d tensor), r = 1, and r beyond the length (no rows without replacement)."""
+    return torch.combinations(x, 0), torch.combinations(x, 1), torch.combinations(x, 4), torch.combinations(x, 4, True)
+
 
 CASES = [
     # repeating and broadcasting
@@ -139,11 +173,50 @@ CASES = [
     Case("reflect_pad_int32", lambda a: F.pad(a, (2, 1), mode="reflect"), typed(1, 2, 5, dtype=torch.int32)),
     Case("reflect_pad_half", lambda a: F.pad(a, (1, 1, 1, 1), mode="reflect"), typed(1, 1, 3, 3, dtype=torch.float16)),
     Case("circular_pad_bool", lambda a: F.pad(a, (1, 1), mode="circular"), typed(1, 2, 4, dtype=torch.bool)),
+    # cartesian_prod, combinations: meshgrid and what it selects
+    *traced_and_scripted(
+        "cartesian_prod",
+        _cartesian_prod,
+        lambda: (torch.tensor([1.0, 2.0]), torch.tensor([3.0, NAN, INF]), torch.tensor([-1.0, 0.5, 7.0, 8.0])),
+    ),
+    Case(
+        "cartesian_prod_dtypes_empty",
+        lambda a, b, c: (
+            torch.cartesian_prod(a, a.flip(0)),
+            torch.cartesian_prod(b, b),
+            torch.cartesian_prod(c, c[:0]),
+        ),
+        lambda: (torch.tensor([True, False]), torch.tensor([3, 1, 2], dtype=torch.int32), torch.randn(3).half()),
+    ),
+    *traced_and_scripted(
+        "cartesian_prod_dynamic",
+        _cartesian_prod,
+        lambda: (torch.randn(2), torch.randn(3), torch.randn(4)),
+        dynamic={"x0": {0: "a"}, "x1": {0: "b"}, "x2": {0: "c"}},
+        others=lambda: [
+            (torch.randn(5), torch.randn(1), torch.randn(2)),
+            (torch.randn(0), torch.randn(2), torch.randn(3)),
+        ],
+    ),
+    *traced_and_scripted("combinations", _combinations, lambda: (torch.tensor([4.0, NAN, -INF, 2.5, 1.0]),)),
+    *traced_and_scripted("combinations_few", _combinations_few, lambda: (torch.tensor([3, 1, 2], dtype=torch.int32),)),
+    Case(
+        "combinations_dtypes_empty",
+        lambda a, b: (torch.combinations(a), torch.combinations(b, 2, True), torch.combinations(b[:0], 3)),
+        lambda: (torch.tensor([True, False, True]), torch.randn(4).half()),
+    ),
+    *traced_and_scripted(
+        "combinations_dynamic",
+        _combinations,
+        lambda: (torch.randn(5),),
+        dynamic={"x0": {0: "n"}},
+        others=lambda: [(torch.randn(2),), (torch.randn(7),), (torch.randn(0),)],
+    ),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold"]
+HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold", "combinations_dynamic", "cartesian_prod_dynamic"]
 
 
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")

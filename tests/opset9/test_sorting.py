@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import pytest
 import torch
-from cases import Case, distinct, f32, helper_params, lowering_opsets, lowering_opsets_below, op_params, run_case
-from conftest import (
-    SEQUENCE_OPSETS,
-    Wrap,
-    assert_matches_torch,
-    dynamic_inputs,
+from cases import (
+    Case,
+    distinct,
+    f32,
+    helper_params,
+    lowering_opsets,
+    lowering_opsets_below,
+    op_params,
+    run_case,
+    traced_and_scripted,
 )
+from conftest import SEQUENCE_OPSETS, Wrap, assert_matches_torch, dynamic_inputs
 
 import exporter
 from exporter.errors import SymbolicError, UnsupportedOperatorError
@@ -31,6 +36,76 @@ MEDIAN_ROWS = torch.tensor(
         [2.0, 1.0, 2.0, 1.0, -INF],
     ]
 )
+Pair = tuple[torch.Tensor, torch.Tensor]
+Triple = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def _kthvalue(x: torch.Tensor) -> tuple[Pair, Pair, Pair]:
+    return torch.kthvalue(x, 2), torch.kthvalue(x, 3, 0, True), x.kthvalue(1, dim=-2)
+
+
+def _kthvalue_ties(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Among equal values torch's index is its quickselect's choice: compare the values only."""
+    return torch.kthvalue(x, 4, 1)[0], torch.kthvalue(x, 1, 0, keepdim=True)[0]
+
+
+def _kthvalue_nan_inf(x: torch.Tensor) -> tuple[Pair, Pair, Pair]:
+    return torch.kthvalue(x, 3, 1), torch.kthvalue(x, 5, 1), torch.kthvalue(x, 4, 1)
+
+
+def _kthvalue_dtypes(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[Pair, Pair, Pair]:
+    return a.kthvalue(2), b.kthvalue(3, 0), c.kthvalue(2, keepdim=True)
+
+
+def _kthvalue_0d(x: torch.Tensor) -> tuple[Pair, Pair]:
+    return x.kthvalue(1), x.kthvalue(1, 0, True)
+
+
+def _kthvalue_of_size(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """k from the input's size: a run-time k under dynamic axes."""
+    return torch.kthvalue(x, x.size(1) // 2 + 1, 1)
+
+
+def _msort(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.msort(a), b.msort()
+
+
+def _unique_consecutive(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.unique_consecutive(x, return_inverse=True, return_counts=True)
+
+
+def _unique_consecutive_values(x: torch.Tensor) -> torch.Tensor:
+    return torch.unique_consecutive(x)
+
+
+def _unique_consecutive_counts(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.unique_consecutive(x, return_counts=True)
+
+
+def _unique_consecutive_dims(x: torch.Tensor) -> tuple[Triple, Triple]:
+    return (
+        torch.unique_consecutive(x, return_inverse=True, return_counts=True, dim=0),
+        torch.unique_consecutive(x, return_inverse=True, return_counts=True, dim=-1),
+    )
+
+
+def _unique_consecutive_inverse(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.unique_consecutive(x, return_inverse=True)
+
+
+KTH_ROWS = torch.tensor(
+    [
+        [3.0, NAN, 1.0, INF, NAN],
+        [NAN, -INF, 2.0, 0.5, INF],
+        [1.0, 2.0, -1.0, 0.0, 3.0],
+    ]
+)
+RUNS = torch.tensor([[1.0, 1.0, NAN, NAN, 2.0], [2.0, INF, INF, -INF, 1.0]])
+
+
+def _kth_distinct() -> tuple[torch.Tensor, ...]:
+    return (distinct(5, 4),)
+
 
 CASES = [
     # sorting
@@ -171,11 +246,75 @@ CASES = [
         lambda: (torch.tensor([[2.0, 1.0, 2.0], [1.0, 0.0, 1.0]]),),
         min_opset=11,
     ),
+    # kthvalue, msort
+    *traced_and_scripted("kthvalue", _kthvalue, _kth_distinct),
+    *traced_and_scripted("kthvalue_ties", _kthvalue_ties, lambda: (torch.randint(0, 3, (4, 7)).float(),)),
+    *traced_and_scripted("kthvalue_nan_inf", _kthvalue_nan_inf, lambda: (KTH_ROWS,)),
+    *traced_and_scripted(
+        "kthvalue_dtypes",
+        _kthvalue_dtypes,
+        lambda: (
+            torch.randperm(12).reshape(3, 4),
+            torch.randperm(15).to(torch.int32).reshape(5, 3),
+            distinct(2, 5).half(),
+        ),
+    ),
+    *traced_and_scripted("kthvalue_0d", _kthvalue_0d, lambda: (torch.tensor(1.5),)),
+    Case("kthvalue_empty_rows", lambda x: torch.kthvalue(x, 2, 1), lambda: (torch.zeros(0, 3),)),
+    *traced_and_scripted(
+        "kthvalue_dynamic",
+        _kthvalue_of_size,
+        _kth_distinct,
+        min_opset=10,
+        dynamic={"x0": {0: "rows", 1: "n"}},
+        others=lambda: [(distinct(2, 7),), (KTH_ROWS,)],
+    ),
+    *traced_and_scripted(
+        "msort",
+        _msort,
+        lambda: (torch.tensor([[2.0, NAN], [INF, 1.0], [-1.0, -INF]]), torch.randint(-5, 5, (6,), dtype=torch.int32)),
+    ),
+    Case("msort_0d_half", lambda x: (x.msort(), x.half().msort()), lambda: (torch.tensor(0.5),)),
+    *traced_and_scripted(
+        "msort_dynamic",
+        _msort,
+        lambda: (distinct(4, 3), torch.randperm(5)),
+        min_opset=10,
+        dynamic={"x0": {0: "n"}, "x1": {0: "m"}},
+        others=lambda: [(distinct(2, 3), torch.randperm(9))],
+    ),
+    # unique_consecutive: NaN starts a run of its own, as in torch
+    *traced_and_scripted("unique_consecutive", _unique_consecutive, lambda: (RUNS,)),
+    *traced_and_scripted(
+        "unique_consecutive_values", _unique_consecutive_values, lambda: (torch.tensor([3, 3, 1, 1, 1, 3, 2]),)
+    ),
+    *traced_and_scripted(
+        "unique_consecutive_counts", _unique_consecutive_counts, lambda: (torch.tensor([True, True, False, True]),)
+    ),
+    *traced_and_scripted(
+        "unique_consecutive_dims",
+        _unique_consecutive_dims,
+        lambda: (torch.tensor([[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 2, 2]], dtype=torch.int32),),
+    ),
+    Case(
+        "unique_consecutive_nan_rows",
+        lambda x: torch.unique_consecutive(x.half(), return_counts=True, dim=0),
+        lambda: (torch.tensor([[1.0, NAN], [1.0, NAN], [2.0, 2.0], [2.0, 2.0]]),),
+    ),
+    Case("unique_consecutive_0d", lambda x: _unique_consecutive(x), lambda: (torch.tensor(4),)),
+    Case("unique_consecutive_empty", lambda x: _unique_consecutive(x), lambda: (torch.zeros(0, 3),)),
+    *traced_and_scripted(
+        "unique_consecutive_dynamic",
+        _unique_consecutive_inverse,
+        lambda: (torch.tensor([[1, 1, 2], [2, 2, 2]]),),
+        dynamic={"x0": {0: "rows", 1: "n"}},
+        others=lambda: [(torch.tensor([[5, 4, 4, 4, 4, 1, 1]]),), (torch.zeros(0, 2, dtype=torch.int64),)],
+    ),
 ]
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["topk", "sort"]
+HELPER_CASES = ["topk", "sort", "unique_consecutive", "unique_consecutive_dims", "unique_consecutive_dynamic"]
 
 
 @pytest.mark.parametrize(("case", "opset"), op_params(CASES))
@@ -287,3 +426,11 @@ def test_topk_with_run_time_k(opset: int, scripted: bool) -> None:
             assert_matches_torch(model, (x, k), opset=opset)
         return
     assert_matches_torch(model, (x, k), opset=opset, other_inputs=[(x, torch.tensor(1, dtype=torch.int32))])
+
+
+@pytest.mark.parametrize("opset", lowering_opsets_below("aten::kthvalue"))
+def test_kthvalue_and_msort_of_a_dynamic_dim_name_opset_10(opset: int) -> None:
+    """TopK takes k as an attribute at opset 9: the sort under kthvalue and msort needs the size."""
+    for fn in (lambda x: x.kthvalue(2, 1), lambda x: x.msort()):
+        with pytest.raises(SymbolicError, match="needs opset 10"):
+            assert_matches_torch(Wrap(fn), (distinct(3, 4),), opset=opset, **dynamic_inputs(x={0: "m", 1: "n"}))
