@@ -121,6 +121,7 @@ def meta_trace(
 _DIVERGING_KERNELS = {
     "aten::native_layer_norm": "float32 mean and rstd for half inputs, where the CPU kernel gives half",
     "aten::_native_multi_head_attention": "an empty tensor for the weights it was told not to return",
+    "aten::huber_loss": "the promoted dtype of self and target, where the CPU kernel keeps self's",
 }
 
 
