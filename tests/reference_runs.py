@@ -170,12 +170,14 @@ def _corrected_ops() -> list[type]:
     """The evaluator's ops that misread the spec, as the spec reads (onnx 1.23)."""
     from onnx.reference.ops import (
         op_batch_normalization,
+        op_dequantize_linear,
         op_gather_elements,
         op_grid_sample,
         op_loop,
         op_pad,
         op_resize,
         op_roi_align,
+        op_scatter_elements,
         op_sequence_insert,
     )
 
@@ -293,7 +295,32 @@ def _corrected_ops() -> list[type]:
                 coordinate_transformation_mode = "output_half_pixel"
             return super()._run(X, rois, batch_indices, coordinate_transformation_mode, **attributes)
 
-    return [Loop, SequenceInsert, GatherElements, Pad, GridSample, Resize, BatchNormalization, RoiAlign]
+    class DequantizeLinear(op_dequantize_linear._CommonDequantizeLinear):  # noqa: SLF001
+        """Every version: onnx's starts at 19, whose arithmetic versions 10 and 13 (per-axis
+        scales) already have."""
+
+        def _run(self, x, x_scale, x_zero_point=None, axis=None, block_size=None, output_dtype=None):  # noqa: ANN001, ANN202, PLR0913
+            return super()._run(x, x_scale, x_zero_point, 1 if axis is None else axis, block_size or 0, output_dtype)
+
+    class Scatter(op_scatter_elements.ScatterElements):
+        """Scatter (opsets 9 and 10), which opset 11 renamed ScatterElements unchanged: onnx's
+        evaluator has only the new name."""
+
+        def _run(self, data, indices, updates, axis=None):  # noqa: ANN001, ANN202
+            return super()._run(data, indices, updates, axis=axis or 0, reduction=None)
+
+    return [
+        Loop,
+        SequenceInsert,
+        GatherElements,
+        Pad,
+        GridSample,
+        Resize,
+        BatchNormalization,
+        RoiAlign,
+        DequantizeLinear,
+        Scatter,
+    ]
 
 
 def _opset(op: Any) -> int:

@@ -157,20 +157,19 @@ def test_which_models_the_evaluator_runs() -> None:
 
 
 def test_an_op_the_evaluator_lacks_is_named() -> None:
-    """DequantizeLinear exists in the evaluator from opset 19 only: a model of opset 13 is
-    not run there (the shared helper skips it), and the reason names the op."""
+    """MaxRoiPool has no implementation in the evaluator: a model using it is not run there
+    (the shared helper skips it), and the reason names the op."""
     model = _model(
-        [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"])],
+        [helper.make_node("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[1, 1])],
         [
-            helper.make_tensor_value_info("x", TensorProto.UINT8, [2]),
-            helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
-            helper.make_tensor_value_info("z", TensorProto.UINT8, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+            helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 5]),
         ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])],
         opset=13,
     )
-    with pytest.raises(reference_runs.NotImplementedByEvaluator, match="DequantizeLinear"):
-        reference_runs.run(model, [np.zeros(2, np.uint8), np.array(1.0, np.float32), np.array(0, np.uint8)])
+    with pytest.raises(reference_runs.NotImplementedByEvaluator, match="MaxRoiPool"):
+        reference_runs.run(model, [np.zeros((1, 1, 2, 2), np.float32), np.zeros((1, 5), np.float32)])
 
 
 def test_the_run_helper_fails_when_the_runtimes_disagree(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -279,6 +278,26 @@ CORRECTED: list[tuple[str, onnx.ModelProto, dict[str, np.ndarray]]] = [
             10,
         ),
         {"x": _floats(1, 1, 6, 6), "r": np.array([[0.5, 1.0, 4.0, 5.0]], np.float32), "i": np.array([0], np.int64)},
+    ),
+    (
+        "dequantize_linear_13_per_axis",
+        _node_model(
+            helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1),
+            {"x": np.arange(6, dtype=np.uint8).reshape(2, 3), "s": _floats(3), "z": np.array([1, 2, 3], np.uint8)},
+            ["y"],
+            13,
+        ),
+        {"x": np.arange(6, dtype=np.uint8).reshape(2, 3), "s": _floats(3), "z": np.array([1, 2, 3], np.uint8)},
+    ),
+    (
+        "scatter_9",
+        _node_model(
+            helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=1),
+            {"x": _floats(2, 4), "i": np.array([[3, 0], [1, 2]], np.int64), "u": _floats(2, 2)},
+            ["y"],
+            9,
+        ),
+        {"x": _floats(2, 4), "i": np.array([[3, 0], [1, 2]], np.int64), "u": _floats(2, 2)},
     ),
     (
         "resize_10_nearest",
