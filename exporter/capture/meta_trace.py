@@ -34,6 +34,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from exporter.capture.fast_meta import MetaKernels
+from exporter.capture.function_modes import call_as_called
 from exporter.capture.module_copy import structural_copy
 from exporter.export_flag import carried_into_thread
 from exporter.ts_graph import all_nodes, function_bodies
@@ -201,7 +202,7 @@ class _NoOutArguments(TorchFunctionMode):
         kwargs = kwargs or {}
         if kwargs.get("out") is not None:
             raise Unfit(f"{getattr(func, '__name__', func)}(..., out=...) writes into a tensor the forward made")
-        return func(*args, **kwargs)
+        return call_as_called(func, args, kwargs)
 
 
 def _meta_twin(t: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,6 @@ import inspect
 import itertools
 import os
 import traceback
-import types as types_module
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -18,6 +17,7 @@ from torch.overrides import TorchFunctionMode
 
 from exporter.capture import meta_trace
 from exporter.capture.captured import Captured
+from exporter.capture.function_modes import call_as_called
 from exporter.capture.inputs import named_tensors, rebuild
 from exporter.capture.lowering import inline_calls
 from exporter.capture.module_copy import with_copied_buffers
@@ -115,36 +115,7 @@ class _NoFastPaths(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         if func is torch._nested_tensor_from_mask_left_aligned:
             return False
-        kwargs = dict(kwargs or {})
-        if isinstance(func, types_module.FunctionType):
-            kwargs.update(_dropped_arguments(func, args, kwargs))
-        return func(*args, **kwargs)
-
-
-def _dropped_arguments(func: types_module.FunctionType, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The arguments a Python function of torch received but did not hand on when it
-    dispatched to this mode: some pass fewer than they took (torch 2.13's F.l1_loss drops
-    ``weight``), and the call made here would compute without them, a trace unlike eager.
-    They are read from the function's own frame, where its dispatch check runs first."""
-    try:
-        bound = inspect.signature(func).bind_partial(*args, **kwargs)
-    except (TypeError, ValueError):
-        return {}
-    frame = inspect.currentframe()
-    while frame is not None and frame.f_code is not func.__code__:
-        frame = frame.f_back
-    if frame is None:
-        return {}
-    received = frame.f_locals
-    del frame  # no reference cycle through this frame
-    dropped = {}
-    for name, parameter in inspect.signature(func).parameters.items():
-        if name in bound.arguments or parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            continue
-        value = received.get(name, parameter.default)
-        if value is not parameter.default:
-            dropped[name] = value
-    return dropped
+        return call_as_called(func, args, kwargs)
 
 
 def no_attention_fastpath() -> contextlib.AbstractContextManager[Any]:
