@@ -18,12 +18,12 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, eager_ops, input_parity, promotion, tensors
+from exporter import arguments, complex_values, eager_ops, input_parity, promotion, tensors
 from exporter.control_flow.subgraph import emit_subgraph
-from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
+from exporter.errors import ComplexOutputError, ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.input_parity import TorchRunTimeValues
-from exporter.op_facts import OpFacts, Promotion
+from exporter.op_facts import ComplexInputs, OpFacts, Promotion
 from exporter.operator_export import generic_emission, passes_python_ops_through, python_op_node
 from exporter.operator_export_types import OperatorExportTypes
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
@@ -294,7 +294,15 @@ class _Emitter:
         symbolic = self.registry.lookup(kind, options.opset, overload)
         # an ATen node or a node passed through, as operator_export_type asks (exporter.operator_export)
         generic = generic_emission(kind, symbolic is not None, options.operator_export_type)
-        if generic is None and schema is not None and facts.promotion is not None:
+        # a complex input of an op (prim nodes building lists and tuples carry it as it is)
+        complex_node = (
+            symbolic is not None
+            and generic is None
+            and schema is not None
+            and not symbolic.takes_raw_inputs
+            and complex_values.holds_complex(inputs)
+        )
+        if generic is None and schema is not None and facts.promotion is not None and not complex_node:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
         if symbolic is None and generic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
@@ -306,6 +314,8 @@ class _Emitter:
         try:
             if generic is not None:
                 result = generic(g, node, inputs)
+            elif complex_node:
+                result = self._call_complex(g, node, symbolic, schema, facts, inputs)
             else:
                 # aten ops on quantized tensors (eager-quantized models) run on dequantized values
                 result = around_dequantized(
@@ -514,6 +524,33 @@ class _Emitter:
                 )
         return symbolic.function(g, **kwargs)
 
+    def _call_complex(
+        self,
+        g: GraphContext,
+        node: torch._C.Node,
+        symbolic: SymbolicFunction,
+        schema: torch._C.FunctionSchema | None,
+        facts: OpFacts,
+        inputs: list[Any],
+    ) -> Any:
+        """A node with a complex input, run as its op's ``complex_inputs`` fact says
+        (complex_values.lower_complex); the operands it promotes are first cast to the dtype of
+        the complex result's parts (torch would promote them to the complex dtype)."""
+        names = [arg.name for arg in schema.arguments] if schema is not None else []
+        positions: frozenset[int] = frozenset()
+        if schema is not None and facts.promotion is not None:
+            positions = frozenset(promotion.operand_positions(facts.promotion, schema))
+            output_type = node.output().type() if node.outputsSize() == 1 else None
+            dtype = output_type.dtype() if isinstance(output_type, torch._C.TensorType) else None
+            if dtype is not None and dtype.is_complex and facts.complex_inputs is not ComplexInputs.SHAPE:
+                inputs = [
+                    _as_part_dtype(self.builder, obj, tensors.complex_part_dtype(dtype)) if p in positions else obj
+                    for p, obj in enumerate(inputs)
+                ]
+        return complex_values.lower_complex(
+            g, facts.complex_inputs, inputs, names, positions, lambda ins: self._call(g, symbolic, schema, ins)
+        )
+
     def _bind_outputs(self, node: torch._C.Node, result: Any, *, static: bool = True) -> None:
         outputs = list(node.outputs())
         if not outputs:
@@ -585,8 +622,22 @@ class _TypeMismatch(Exception):
     pass
 
 
+def _as_part_dtype(builder: GraphBuilder, obj: Any, dtype: torch.dtype) -> Any:
+    """A real operand of a complex op in the dtype of the result's parts (complex ones as given)."""
+    if isinstance(obj, ir.Value) and not obj.meta.get("complex"):
+        target = tensors.from_torch_dtype(dtype)
+        if obj.dtype != target:
+            (obj,) = builder.add_node("Cast", [obj], {"to": target})
+        return obj
+    if isinstance(obj, torch.Tensor) and not obj.is_complex():
+        return obj.to(dtype)
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return torch.tensor(obj, dtype=dtype)
+    return obj
+
+
 def _is_dynamic(obj: Any) -> bool:
-    if isinstance(obj, (ir.Value, RuntimeList, ScanItem)):
+    if isinstance(obj, (ir.Value, RuntimeList, ScanItem, complex_values.ComplexValue)):
         return True
     if isinstance(obj, (list, tuple)):
         return any(_is_dynamic(o) for o in obj)
@@ -648,10 +699,27 @@ def emit_graph(
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
     results = [emitter.lookup(v) for v in ts_graph.outputs()]
+    for output in ts_graph.outputs():
+        _refuse_complex_output(emitter, output)
     # outputs torch's exporter computes at run time from scripted lists keep what it reads
     for value in emitter.torch_run_time_values.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results
+
+
+def _refuse_complex_output(emitter: _Emitter, output: torch._C.Value) -> None:
+    """A model output (or an item of a tuple or list it returns) that is a complex tensor is
+    refused, naming the op that computed it and where: ONNX has no complex tensors."""
+    if not complex_values.holds_complex(emitter.lookup(output)):
+        return
+    node = output.node()
+    if node.kind() in ("prim::TupleConstruct", "prim::ListConstruct"):
+        for item in node.inputs():
+            _refuse_complex_output(emitter, item)
+    raise ComplexOutputError(
+        f"the model returns the complex result of {node.kind()} at {emitter.locate(node)}. "
+        f"{complex_values.WHAT_TO_WRITE}"
+    )
 
 
 def _replace_items(items: list[Any], old: Any, new: Any, seen: set[int]) -> None:
