@@ -316,3 +316,86 @@ def aten_imag(g: GraphContext, self: object) -> Value:
     if isinstance(self, ComplexValue):
         return imag_part(g, self)
     raise ValueError("imag of a real tensor: torch defines imag for complex tensors only")
+
+
+def _overlap_add(g: GraphContext, frames: Value, hop: int, n_fft: int) -> Value:
+    """[batch, frames, n_fft] frames laid hop apart and summed: [batch, n_fft + hop (frames - 1)].
+
+    Each frame is cut into r = ceil(n_fft / hop) blocks of hop samples (zero-padded at its end);
+    block j of frame t lands on output block t + j, so the sum of the r block columns, each
+    shifted by j blocks with Pad, is the signal, whatever the number of frames at run time.
+    """
+    blocks = -(-n_fft // hop)
+    extra = blocks * hop - n_fft
+    if extra:
+        frames = h.pad(g, frames, [0, 0, 0], [0, 0, extra], "constant")
+    split = g.op("Reshape", frames, g.constant([0, 0, blocks, hop]))
+    total = None
+    for j in range(blocks):
+        column = g.op("Gather", split, g.constant(j), axis=2)
+        shifted = h.pad(g, column, [0, j, 0], [0, blocks - 1 - j, 0], "constant")
+        total = shifted if total is None else g.op("Add", total, shifted)
+    signal = g.op("Reshape", total, g.constant([0, -1]))
+    return h.slice_static(g, signal, [1], [0], [-extra]) if extra else signal
+
+
+@onnx_symbolic("aten::istft", opset=17, complex_inputs=ComplexInputs.OWN)
+def aten_istft(
+    g: GraphContext,
+    self: ComplexValue,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Value | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Value:
+    """istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor
+
+    As torch computes it (GriffinLim): each frame's inverse real DFT (irfft of n_fft points;
+    a two-sided spectrum is cut to its first n_fft // 2 + 1 bins first, as torch does),
+    windowed, overlap-added hop apart and divided by the overlap-added squared window; then
+    n_fft // 2 trimmed at each end for ``center``, or the signal cut (and zero-padded) to
+    ``length``. The number of frames may be known only at run time. torch refuses a window
+    envelope below 1e-11 (a signal it cannot invert); the export divides by it anyway.
+    """
+    if return_complex:
+        raise ValueError("istft with return_complex=True makes a complex signal; use return_complex=False")
+    rank = h.known_rank(self.value, "istft") - 1
+    if rank not in (2, 3):
+        raise ValueError(f"istft takes a [freq, frames] or [batch, freq, frames] spectrogram, got rank {rank}")
+    pairs = self.value if rank == 3 else h.unsqueeze(g, self.value, [0])
+    bins = h.static_dim(pairs, 1, "istft's frequency bins")
+    if onesided is None:
+        onesided = bins != n_fft
+    if not onesided:
+        pairs = h.slice_static(g, pairs, [1], [0], [n_fft // 2 + 1])
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    spectra = ComplexValue(g.op("Transpose", pairs, perm=[0, 2, 1, 3]))  # [batch, frames, bins, 2]
+    frames = aten_fft_irfft(g, spectra, n_fft, -1, "ortho" if normalized else "backward")
+    left = (n_fft - win) // 2
+    if window is None:
+        window = g.constant(torch.ones(win, dtype=tensors.to_torch_dtype(frames.dtype)))
+    full_window = h.pad(g, h.cast(g, window, frames.dtype), [left], [n_fft - win - left], "constant")
+    signal = _overlap_add(g, g.op("Mul", frames, full_window), hop, n_fft)
+    squared = h.reshape(g, g.op("Mul", full_window, full_window), [1, 1, n_fft])
+    frame_count = h.slice_static(g, g.op("Shape", frames), [0], [1], [2])
+    every_frame = g.op("Expand", squared, g.op("Concat", g.constant([1]), frame_count, g.constant([n_fft]), axis=0))
+    envelope = _overlap_add(g, every_frame, hop, n_fft)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = -(n_fft // 2) if center and n_fft // 2 else 2**63 - 1
+    signal = h.slice_static(g, signal, [1], [start], [end])
+    envelope = h.slice_static(g, envelope, [1], [start], [end])
+    signal = g.op("Div", signal, envelope)
+    if length is not None:  # zeros after a signal shorter than length
+        short = g.op("Sub", g.constant([length]), h.slice_static(g, g.op("Shape", signal), [0], [1], [2]))
+        short = g.op("Max", short, g.constant([0]))
+        signal = g.op("Pad", signal, g.op("Concat", g.constant([0, 0, 0]), short, axis=0))
+    return signal if rank == 3 else h.squeeze(g, signal, [0])
