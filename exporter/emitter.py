@@ -213,6 +213,25 @@ class _Emitter:
         self.env[value.unique()] = obj
         if isinstance(obj, ir.Value):
             self._stamp(value, obj, static=static)
+        elif isinstance(obj, complex_values.ComplexValue):
+            self._stamp_pairs(value, obj.value, static=static)
+
+    def _stamp_pairs(self, ts_value: torch._C.Value, pairs: ir.Value, *, static: bool) -> None:
+        """Type the float pairs of a complex result from torch's complex type: the parts' dtype,
+        torch's shape and a last dim of 2 (what a symbolic did not type itself)."""
+        ts_type = ts_value.type()
+        if not isinstance(ts_type, torch._C.TensorType):
+            return
+        dtype = ts_type.dtype()
+        if pairs.dtype is None and dtype is not None and dtype.is_complex:
+            pairs.dtype = tensors.from_torch_dtype(tensors.complex_part_dtype(dtype))
+        rank = ts_type.dim()
+        if pairs.shape is None and rank is not None:
+            sizes = ts_type.varyingSizes() if self.static_shapes and static else None
+            if sizes is not None and all(s is not None for s in sizes):
+                pairs.shape = ir.Shape([*sizes, 2])
+            else:
+                pairs.shape = ir.Shape([None] * rank + [2])
 
     # -- blocks (control flow) ---------------------------------------------------------------
     def inline_block(self, block: torch._C.Block, inputs: Sequence[Any]) -> list[Any]:
@@ -300,7 +319,7 @@ class _Emitter:
             and generic is None
             and schema is not None
             and not symbolic.takes_raw_inputs
-            and complex_values.holds_complex(inputs)
+            and _complex_tensor_argument(schema, inputs)
         )
         if generic is None and schema is not None and facts.promotion is not None and not complex_node:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
@@ -540,12 +559,10 @@ class _Emitter:
         positions: frozenset[int] = frozenset()
         if schema is not None and facts.promotion is not None:
             positions = frozenset(promotion.operand_positions(facts.promotion, schema))
-            output_type = node.output().type() if node.outputsSize() == 1 else None
-            dtype = output_type.dtype() if isinstance(output_type, torch._C.TensorType) else None
-            if dtype is not None and dtype.is_complex and facts.complex_inputs is not ComplexInputs.SHAPE:
+            part = _complex_part_dtype(node, inputs)
+            if part is not None and facts.complex_inputs is not ComplexInputs.SHAPE:
                 inputs = [
-                    _as_part_dtype(self.builder, obj, tensors.complex_part_dtype(dtype)) if p in positions else obj
-                    for p, obj in enumerate(inputs)
+                    _as_part_dtype(self.builder, obj, part) if p in positions else obj for p, obj in enumerate(inputs)
                 ]
         return complex_values.lower_complex(
             g, facts.complex_inputs, inputs, names, positions, lambda ins: self._call(g, symbolic, schema, ins)
@@ -620,6 +637,27 @@ def _complete(ts_value: torch._C.Value) -> bool:
 
 class _TypeMismatch(Exception):
     pass
+
+
+def _complex_tensor_argument(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> bool:
+    """Whether a tensor argument (``Tensor``, ``Tensor[]``, ``Tensor?``) holds a complex tensor: list
+    ops (``t[] list``) move a complex item as they move any other."""
+    return any(
+        "Tensor" in str(arg.type) and complex_values.holds_complex(obj) for arg, obj in zip(schema.arguments, inputs)
+    )
+
+
+def _complex_part_dtype(node: torch._C.Node, inputs: Sequence[Any]) -> torch.dtype | None:
+    """The dtype of the parts of a complex op's result: from torch's complex result type, else (a
+    scripted graph's untyped value) from the parts of its first complex operand."""
+    output_type = node.output().type() if node.outputsSize() == 1 else None
+    dtype = output_type.dtype() if isinstance(output_type, torch._C.TensorType) else None
+    if dtype is not None:
+        return tensors.complex_part_dtype(dtype) if dtype.is_complex else None
+    for obj in inputs:
+        if isinstance(obj, complex_values.ComplexValue) and obj.dtype is not None:
+            return tensors.to_torch_dtype(obj.dtype)
+    return None
 
 
 def _as_part_dtype(builder: GraphBuilder, obj: Any, dtype: torch.dtype) -> Any:

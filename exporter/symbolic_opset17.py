@@ -8,7 +8,7 @@ ONNX changes at opset 17 that this module reacts to:
   float pairs (exporter/complex_values.py): ops that act on real and imaginary parts alike
   take them by the ``complex_inputs`` fact of their base registration, and the ops whose
   meaning on complex tensors is their own live in the family of exporter/opset17/, indexed here:
-    complex_arithmetic: abs, angle, conj, mul, div, pow, constant padding of complex tensors,
+    complex_arithmetic: abs, angle, conj, mul, div, reciprocal, pow, constant padding of complex tensors,
         view_as_real, view_as_complex, complex, polar.
 """
 
@@ -85,6 +85,9 @@ def _stft(
         out = g.op("Mul", out, h.scalar_like(g, 1.0 / math.sqrt(n_fft), self))
     out = g.op("Transpose", out, perm=[0, 2, 1, 3])  # [batch, frames, bins, 2] -> [batch, bins, frames, 2]
     out = h.squeeze(g, out, [0]) if rank == 1 else out
+    if out.shape is None:  # onnx's STFT inference needs the signal's length at export time
+        out.shape = ir.Shape([*([None] if rank == 2 else []), n_fft // 2 + 1 if onesided else n_fft, None, 2])
+    out.dtype = out.dtype or self.dtype
     return ComplexValue(out) if return_complex else out
 
 

@@ -1,5 +1,5 @@
 """Complex arithmetic: the ops whose meaning on complex tensors is their own (abs, angle, conj,
-mul/div of two complex tensors, pow, constant padding), and the ops that make or unmake one
+mul/div of two complex tensors, reciprocal, pow, constant padding), and the ops that make or unmake one
 (view_as_real, view_as_complex, complex, polar).
 
 ONNX idioms: ONNX has no complex tensors; a complex intermediate is a ComplexValue, a float
@@ -208,6 +208,14 @@ def aten_div(
         a = _as_real_operand(g, self, other)
         b = h.scalar_like(g, 0.0, a)
     return _divide(g, a, b, c, d)
+
+
+@onnx_symbolic("aten::reciprocal", opset=17, complex_inputs=OWN)
+def aten_reciprocal(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
+    """reciprocal(Tensor self) -> Tensor: 1 / z as complex division divides (``2.0 / z``)"""
+    if isinstance(self, ComplexValue):
+        return _reciprocal(g, self)
+    return arithmetic.aten_reciprocal(g, self)
 
 
 def _exponent_of(exponent: Value) -> float:
