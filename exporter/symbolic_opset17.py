@@ -177,7 +177,22 @@ def _fit(g: GraphContext, x: Value, axis: int, n: int) -> Value:
         ends[axis] = n - size
         return h.pad(g, x, [0] * len(ends), ends, "constant")
     if not isinstance(size, int):
-        raise NeedsExportTimeValue("fft with n= (or s=) needs the input size along dim known at export time")
+        # known at run time only: cut to n, then pad what is missing up to n
+        rank = h.known_rank(x, "fft")
+        cut = h.slice_static(g, x, [axis], [0], [n])
+        missing = g.op(
+            "Max",
+            g.op("Sub", g.constant([n]), h.slice_static(g, g.op("Shape", cut), [0], [axis], [axis + 1])),
+            g.constant([0]),
+        )
+        # Pad's [begins..., ends...]: only the end of ``axis`` is not zero
+        after = [g.constant([0] * (rank - axis - 1))] if axis < rank - 1 else []
+        pads = g.op("Concat", g.constant([0] * (rank + axis)), missing, *after, axis=0)
+        padded = g.op("Pad", cut, pads)
+        shape = list(x.shape) if x.shape is not None else [None] * rank
+        shape[axis] = n
+        padded.shape = ir.Shape(shape)
+        return padded
     return h.slice_static(g, x, [axis], [0], [n])
 
 
@@ -371,10 +386,10 @@ def aten_istft(
     if rank not in (2, 3):
         raise ValueError(f"istft takes a [freq, frames] or [batch, freq, frames] spectrogram, got rank {rank}")
     pairs = self.value if rank == 3 else h.unsqueeze(g, self.value, [0])
-    bins = h.static_dim(pairs, 1, "istft's frequency bins")
-    if onesided is None:
+    bins = h.dim_size(g, pairs, 1)
+    if onesided is None and isinstance(bins, int):
         onesided = bins != n_fft
-    if not onesided:
+    if not onesided:  # (two-sided, or not known: cutting a one-sided spectrum there changes nothing)
         pairs = h.slice_static(g, pairs, [1], [0], [n_fft // 2 + 1])
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length

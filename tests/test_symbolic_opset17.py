@@ -77,6 +77,16 @@ CASES = [
         min_opset=17,
     ),
     Case("irfft_longer_n", lambda x: fft.irfft(fft.rfft(x), n=11), rand(2, 6), min_opset=17),
+    # n= on a dim of run-time size: cut, then zero-padded by what is missing
+    Case(
+        "fft_n_of_run_time_size",
+        lambda x: (fft.irfft(fft.rfft(x), n=11), fft.fft(x, n=9, dim=0).real),
+        rand(9, 8),
+        min_opset=17,
+        dynamic={"x0": {0: "rows", 1: "length"}},
+        others=lambda: [(torch.randn(12, 14),), (torch.randn(4, 8),)],
+        **F32,
+    ),
     # torch's c2r ignores the imaginary parts of X[0] and X[n/2]: a non-Hermitian input shows it
     Case("irfft_of_full_spectrum", lambda x: fft.irfft(fft.fft(x), n=4), rand(2, 6), min_opset=17),
     Case("fft_double", lambda x: fft.fftn(x, dim=(-1, -2)).real, rand(2, 3, 4, dtype=torch.float64), min_opset=17),

@@ -1,6 +1,7 @@
 """Complex arithmetic: the ops whose meaning on complex tensors is their own (abs, angle, conj,
-mul/div of two complex tensors, reciprocal, pow, constant padding), and the ops that make or unmake one
-(view_as_real, view_as_complex, complex, polar).
+mul/div of two complex tensors, reciprocal, pow, constant padding), and the ops that make or
+unmake one (view_as_real, view_as_complex, complex, polar; full, zeros, ones and their _like
+forms of a complex dtype).
 
 ONNX idioms: ONNX has no complex tensors; a complex intermediate is a ComplexValue, a float
 tensor with a trailing dim of 2 as DFT writes it (exporter/complex_values.py). Every symbolic
@@ -12,17 +13,18 @@ STFT, where complex values first arise in an export (fft, stft).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
+from exporter import tensors
 from exporter.complex_values import ComplexValue, imag_part, paired, real_part
 from exporter.graph_context import GraphContext
 from exporter.op_facts import ComplexInputs, Promotion, Result
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import arithmetic, logic, repeat_pad
+from exporter.symbolic_opset9 import arithmetic, creation, logic, repeat_pad
 
 Value = ir.Value
 
@@ -343,3 +345,84 @@ def aten_pad(
     return paired(
         g, repeat_pad.aten_pad(g, re, pad, mode, value), repeat_pad.aten_pad(g, im, pad, mode, _zero_fill(value))
     )
+
+
+# -- complex tensors made by the creation ops (GriffinLim's ``torch.full(size, 1, dtype=complex64)``)
+
+
+def _filled_complex(
+    g: GraphContext,
+    fill: bool | int | float | Value,
+    dtype: torch.dtype,
+    make: Callable[[bool | int | float | Value, torch.dtype], Value],
+) -> ComplexValue:
+    """A complex tensor of ``dtype`` filled with a real ``fill``: ``make(fill, part dtype)`` builds
+    each part with the base symbolic (the imaginary one filled with 0)."""
+    part = tensors.complex_part_dtype(dtype)
+    return paired(g, make(fill, part), make(0, part))
+
+
+@onnx_symbolic("aten::full", opset=17)
+def aten_full(
+    g: GraphContext,
+    size: Sequence[int] | Value,
+    fill_value: bool | int | float | Value,
+    dtype: torch.dtype | None = None,
+) -> ComplexValue | Value:
+    """full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, ...) -> Tensor: of a complex
+    dtype, the pairs (fill_value, 0)"""
+    if dtype is None or not dtype.is_complex:
+        return creation.aten_full(g, size, fill_value, dtype)
+    return _filled_complex(g, fill_value, dtype, lambda fill, part: creation.aten_full(g, size, fill, part))
+
+
+@onnx_symbolic("aten::zeros", opset=17)
+def aten_zeros(g: GraphContext, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> ComplexValue | Value:
+    """zeros(SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor: of a complex dtype, zero pairs"""
+    return aten_full(g, size, 0, dtype)
+
+
+@onnx_symbolic("aten::ones", opset=17)
+def aten_ones(g: GraphContext, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> ComplexValue | Value:
+    """ones(SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor: of a complex dtype, the pairs (1, 0)"""
+    return aten_full(g, size, 1, dtype)
+
+
+def _full_like(
+    g: GraphContext, self: ComplexValue | Value, fill: bool | int | float | Value, dtype: torch.dtype | None
+) -> ComplexValue | Value:
+    """full_like of a complex tensor, or of a real one with a complex dtype: (fill, 0) pairs."""
+    like = real_part(g, self) if isinstance(self, ComplexValue) else self
+    if dtype is None and isinstance(self, ComplexValue):
+        dtype = torch.complex128 if self.dtype == ir.DataType.DOUBLE else torch.complex64
+    if dtype is None or not dtype.is_complex:
+        return creation.aten_full_like(g, like, fill, dtype)
+    return _filled_complex(g, fill, dtype, lambda value, part: creation.aten_full_like(g, like, value, part))
+
+
+@onnx_symbolic("aten::full_like", opset=17, complex_inputs=OWN)
+def aten_full_like(
+    g: GraphContext,
+    self: ComplexValue | Value,
+    fill_value: bool | int | float | Value,
+    dtype: torch.dtype | None = None,
+) -> ComplexValue | Value:
+    """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, ...) -> Tensor: complex
+    (a complex self or dtype) as the pairs (fill_value, 0)"""
+    return _full_like(g, self, fill_value, dtype)
+
+
+@onnx_symbolic("aten::zeros_like", opset=17, complex_inputs=OWN)
+def aten_zeros_like(
+    g: GraphContext, self: ComplexValue | Value, dtype: torch.dtype | None = None
+) -> ComplexValue | Value:
+    """zeros_like(Tensor self, *, ScalarType? dtype=None, ...) -> Tensor (GriffinLim's first tprev)"""
+    return _full_like(g, self, 0, dtype)
+
+
+@onnx_symbolic("aten::ones_like", opset=17, complex_inputs=OWN)
+def aten_ones_like(
+    g: GraphContext, self: ComplexValue | Value, dtype: torch.dtype | None = None
+) -> ComplexValue | Value:
+    """ones_like(Tensor self, *, ScalarType? dtype=None, ...) -> Tensor: complex ones are (1, 0)"""
+    return _full_like(g, self, 1, dtype)

@@ -17,7 +17,7 @@ import torch
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
-from exporter.op_facts import ComplexInputs, Promotion, Result
+from exporter.op_facts import Promotion, Result
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -119,7 +119,7 @@ def aten_full(
     return _filled(g, h.shape_value(g, size), fill_value, _creation_dtype(dtype, fill))
 
 
-@onnx_symbolic("aten::zeros_like", complex_inputs=ComplexInputs.PARTS)
+@onnx_symbolic("aten::zeros_like")
 def aten_zeros_like(g: GraphContext, self: Value, dtype: torch.dtype | None = None) -> Value:
     """zeros_like(Tensor self, *, ScalarType? dtype=None, ...) -> Tensor"""
     return _filled(g, h.shape_of(g, self), 0, h.ir_dtype(dtype) if dtype else self.dtype)

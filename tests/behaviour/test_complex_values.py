@@ -87,6 +87,13 @@ def _polar(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(z).sum(-1) + z.real
 
 
+def _created(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
+    z = torch.complex(re, im)
+    made = torch.full(re.shape, 2.5, dtype=torch.complex64) + torch.ones(re.shape, dtype=torch.complex64)
+    made = made - torch.zeros_like(re, dtype=torch.complex64) * torch.ones_like(z) + torch.full_like(z, -1.5)
+    return torch.view_as_real(z * made + torch.zeros_like(z))
+
+
 def _view_as_complex(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     z = torch.view_as_complex(torch.stack([re, im], dim=-1))
     return torch.view_as_real(-z).sum(-1) + z.imag
@@ -107,6 +114,14 @@ ARITHMETIC = [
     *traced_and_scripted("add_sub", _add_sub, parts(4, 3), min_opset=17),
     *traced_and_scripted("polar", _polar, parts(4, 3), min_opset=17),
     *traced_and_scripted("view_as_complex", _view_as_complex, parts(4, 3), min_opset=17),
+    *traced_and_scripted(
+        "created",
+        _created,
+        parts(4, 3),
+        min_opset=17,
+        dynamic={"x0": {0: "rows"}, "x1": {0: "rows"}},
+        others=lambda: [(torch.randn(6, 3), torch.randn(6, 3))],
+    ),
 ]
 
 
@@ -233,26 +248,30 @@ class FFTConv1d(torch.nn.Module):
 
 
 class GriffinLim(torch.nn.Module):
-    """torchaudio.functional.griffinlim (momentum, no random init) for two iterations."""
+    """torchaudio.functional.griffinlim (momentum, rand_init=False) for n_iter iterations."""
 
-    def __init__(self, n_fft: int = 64, hop: int = 16) -> None:
+    def __init__(self, n_fft: int = 64, hop: int = 16, n_iter: int = 3) -> None:
         super().__init__()
-        self.n_fft, self.hop = n_fft, hop
+        self.n_fft, self.hop, self.n_iter = n_fft, hop, n_iter
         self.register_buffer("window", torch.hann_window(n_fft))
 
     def forward(self, specgram: torch.Tensor) -> torch.Tensor:
         momentum = 0.99 / (1 + 0.99)
-        angles = torch.polar(torch.ones_like(specgram), torch.zeros_like(specgram))
-        tprev = torch.zeros_like(angles)
-        for _ in range(2):
+        shape = specgram.size()
+        specgram = specgram.reshape([-1] + list(shape[-2:])).pow(1 / 2.0)
+        angles = torch.full(specgram.size(), 1, dtype=torch.complex64, device=specgram.device)
+        tprev = torch.tensor(0.0, dtype=specgram.dtype, device=specgram.device)
+        for _ in range(self.n_iter):
             inverse = torch.istft(specgram * angles, self.n_fft, self.hop, window=self.window)
             rebuilt = torch.stft(
                 inverse, self.n_fft, self.hop, window=self.window, center=True, pad_mode="reflect", return_complex=True
             )
-            angles = rebuilt - tprev * momentum
+            angles = rebuilt
+            angles = angles - tprev.mul_(momentum)
             angles = angles.div(angles.abs().add(1e-16))
             tprev = rebuilt
-        return torch.istft(specgram * angles, self.n_fft, self.hop, window=self.window)
+        waveform = torch.istft(specgram * angles, self.n_fft, self.hop, window=self.window)
+        return waveform.reshape(shape[:-2] + waveform.shape[-1:])
 
 
 def _spectrogram_of(n: int) -> torch.Tensor:
