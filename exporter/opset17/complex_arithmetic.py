@@ -40,14 +40,18 @@ def _as_real_operand(g: GraphContext, x: Value, like: ComplexValue) -> Value:
     return x if x.dtype == like.dtype else h.cast(g, x, like.dtype)
 
 
-def _scale_pairs(g: GraphContext, op_type: str, z: ComplexValue, x: Value) -> ComplexValue:
-    """z * x or z / x for a real x: both parts scaled alike (x broadcast over the pair axis)."""
-    return ComplexValue(g.op(op_type, z.value, h.unsqueeze(g, _as_real_operand(g, x, z), [-1])))
+def _operand_parts(g: GraphContext, x: ComplexValue | Value, like: ComplexValue) -> tuple[Value, Value]:
+    """The parts of an operand of a complex op: a real one is (x, 0), as torch promotes it, so
+    infinities and NaNs meet the zero imaginary part as they do in torch ((1 + inf i) * 2 is
+    nan + inf i there)."""
+    if isinstance(x, ComplexValue):
+        return _parts(g, x)
+    real = _as_real_operand(g, x, like)
+    return real, h.scalar_like(g, 0.0, real)
 
 
-def _multiply(g: GraphContext, a: ComplexValue, b: ComplexValue) -> ComplexValue:
-    ar, ai = _parts(g, a)
-    br, bi = _parts(g, b)
+def _multiply(g: GraphContext, a: tuple[Value, Value], b: tuple[Value, Value]) -> ComplexValue:
+    (ar, ai), (br, bi) = a, b
     real = g.op("Sub", g.op("Mul", ar, br), g.op("Mul", ai, bi))
     imag = g.op("Add", g.op("Mul", ar, bi), g.op("Mul", ai, br))
     return paired(g, real, imag)
@@ -175,16 +179,13 @@ def aten_resolve_neg(g: GraphContext, self: ComplexValue | Value) -> ComplexValu
 def aten_mul(g: GraphContext, self: ComplexValue | Value, other: ComplexValue | Value) -> ComplexValue | Value:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
-    Two complex tensors multiply as (ac - bd) + i(ad + bc); a complex and a real one scale both
-    parts (julius' FFT convolution: ``x_f * w_f.conj()``, GriffinLim's ``specgram * angles``).
+    (a + ib)(c + id) = (ac - bd) + i(ad + bc), a real operand counting as c + 0i as torch
+    promotes it (julius' FFT convolution: ``x_f * w_f.conj()``, GriffinLim's ``specgram * angles``).
     """
-    if isinstance(self, ComplexValue) and isinstance(other, ComplexValue):
-        return _multiply(g, self, other)
-    if isinstance(self, ComplexValue):
-        return _scale_pairs(g, "Mul", self, other)
-    if isinstance(other, ComplexValue):
-        return _scale_pairs(g, "Mul", other, self)
-    return arithmetic.aten_mul(g, self, other)
+    like = self if isinstance(self, ComplexValue) else other
+    if not isinstance(like, ComplexValue):
+        return arithmetic.aten_mul(g, self, other)
+    return _multiply(g, _operand_parts(g, self, like), _operand_parts(g, other, like))
 
 
 @onnx_symbolic("aten::div", opset=17, promotion=Promotion(("self", "other"), Result.FLOAT), complex_inputs=OWN)
@@ -193,22 +194,17 @@ def aten_div(
 ) -> ComplexValue | Value:
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
-    A complex tensor divided by a real one divides both parts (torchaudio's normalized
-    spectrogram, GriffinLim's ``angles / (|angles| + eps)``); by a complex one as c10::complex
-    divides (Smith's scaling). torch has no rounding modes for complex tensors.
+    As c10::complex divides (Smith's scaling), a real operand counting as c + 0i as torch
+    promotes it (torchaudio's normalized spectrogram, GriffinLim's ``angles / (|angles| + eps)``).
+    torch has no rounding modes for complex tensors.
     """
-    if not isinstance(self, ComplexValue) and not isinstance(other, ComplexValue):
+    like = self if isinstance(self, ComplexValue) else other
+    if not isinstance(like, ComplexValue):
         return arithmetic.aten_div(g, self, other, rounding_mode)
     if rounding_mode is not None:
         raise ValueError(f"div with rounding_mode={rounding_mode!r} is not defined for complex tensors")
-    if isinstance(self, ComplexValue) and not isinstance(other, ComplexValue):
-        return _scale_pairs(g, "Div", self, other)
-    c, d = _parts(g, other)
-    if isinstance(self, ComplexValue):
-        a, b = _parts(g, self)
-    else:
-        a = _as_real_operand(g, self, other)
-        b = h.scalar_like(g, 0.0, a)
+    a, b = _operand_parts(g, self, like)
+    c, d = _operand_parts(g, other, like)
     return _divide(g, a, b, c, d)
 
 
@@ -240,10 +236,10 @@ def _integer_power(g: GraphContext, z: ComplexValue, n: int) -> ComplexValue:
     count = abs(n)
     while count:
         if count & 1:
-            result = base if result is None else _multiply(g, result, base)
+            result = base if result is None else _multiply(g, _parts(g, result), _parts(g, base))
         count >>= 1
         if count:
-            base = _multiply(g, base, base)
+            base = _multiply(g, _parts(g, base), _parts(g, base))
     assert result is not None
     return _reciprocal(g, result) if n < 0 else result
 

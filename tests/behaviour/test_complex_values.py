@@ -67,6 +67,13 @@ def _div_real(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(z / (z.abs() + 1e-16)) + torch.view_as_real(2.0 / z)
 
 
+def _mul_div_special(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
+    """torch promotes a real operand to c + 0i: (1 + inf i) * 2 is nan + inf i there."""
+    z = torch.complex(re, im)
+    w = torch.complex(im, re)
+    return torch.cat([torch.view_as_real(z * re), torch.view_as_real(z / im), torch.view_as_real(z * w), torch.view_as_real(z / w)])
+
+
 def _pow_int(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     z = torch.complex(re, im)
     return torch.view_as_real(z**2 + z**3 - z**-2 + z**0)
@@ -109,6 +116,7 @@ ARITHMETIC = [
     *traced_and_scripted("mul_real", _mul_real, parts(4, 3), min_opset=17),
     *traced_and_scripted("div", _div, parts(4, 3), min_opset=17, atol=1e-4),
     *traced_and_scripted("div_real", _div_real, parts(4, 3), min_opset=17, atol=1e-4),
+    *traced_and_scripted("mul_div_special", _mul_div_special, special_parts(), min_opset=17),
     *traced_and_scripted("pow_int", _pow_int, parts(4, 3), min_opset=17, atol=1e-3),
     *traced_and_scripted("pow_real", _pow_real, parts(4, 3), min_opset=17, atol=1e-4),
     *traced_and_scripted("add_sub", _add_sub, parts(4, 3), min_opset=17),
