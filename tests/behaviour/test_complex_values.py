@@ -71,7 +71,9 @@ def _mul_div_special(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     """torch promotes a real operand to c + 0i: (1 + inf i) * 2 is nan + inf i there."""
     z = torch.complex(re, im)
     w = torch.complex(im, re)
-    return torch.cat([torch.view_as_real(z * re), torch.view_as_real(z / im), torch.view_as_real(z * w), torch.view_as_real(z / w)])
+    return torch.cat(
+        [torch.view_as_real(z * re), torch.view_as_real(z / im), torch.view_as_real(z * w), torch.view_as_real(z / w)]
+    )
 
 
 def _pow_int(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
