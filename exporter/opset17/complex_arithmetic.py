@@ -375,12 +375,16 @@ def aten_full(
 @onnx_symbolic("aten::zeros", opset=17)
 def aten_zeros(g: GraphContext, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> ComplexValue | Value:
     """zeros(SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor: of a complex dtype, zero pairs"""
+    if dtype is None or not dtype.is_complex:
+        return creation.aten_zeros(g, size, dtype)
     return aten_full(g, size, 0, dtype)
 
 
 @onnx_symbolic("aten::ones", opset=17)
 def aten_ones(g: GraphContext, size: Sequence[int] | Value, dtype: torch.dtype | None = None) -> ComplexValue | Value:
     """ones(SymInt[] size, *, ScalarType? dtype=None, ...) -> Tensor: of a complex dtype, the pairs (1, 0)"""
+    if dtype is None or not dtype.is_complex:
+        return creation.aten_ones(g, size, dtype)
     return aten_full(g, size, 1, dtype)
 
 

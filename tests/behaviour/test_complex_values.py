@@ -100,7 +100,8 @@ def _created(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     z = torch.complex(re, im)
     made = torch.full(re.shape, 2.5, dtype=torch.complex64) + torch.ones(re.shape, dtype=torch.complex64)
     made = made - torch.zeros_like(re, dtype=torch.complex64) * torch.ones_like(z) + torch.full_like(z, -1.5)
-    return torch.view_as_real(z * made + torch.zeros_like(z))
+    real = torch.zeros(re.shape[0], 1) + torch.ones(re.shape) * torch.full(re.shape, 0.5)  # real ones keep float32
+    return torch.view_as_real(z * made + torch.zeros_like(z) + real)
 
 
 def _view_as_complex(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
