@@ -661,8 +661,9 @@ def _complex_part_dtype(node: torch._C.Node, inputs: Sequence[Any]) -> torch.dty
 
 
 def _as_part_dtype(builder: GraphBuilder, obj: Any, dtype: torch.dtype) -> Any:
-    """A real operand of a complex op in the dtype of the result's parts (complex ones as given)."""
-    if isinstance(obj, ir.Value) and not obj.meta.get("complex"):
+    """A real operand of a complex op in the dtype of the result's parts (complex ones as given:
+    a ComplexValue is no ir.Value)."""
+    if isinstance(obj, ir.Value):
         target = tensors.from_torch_dtype(dtype)
         if obj.dtype != target:
             (obj,) = builder.add_node("Cast", [obj], {"to": target})

@@ -118,7 +118,7 @@ def aten_layer_norm(
 # ============================================================================================
 
 
-@onnx_symbolic("aten::stft", opset=17, complex_inputs=ComplexInputs.OWN)
+@onnx_symbolic("aten::stft", opset=17)
 def aten_stft(
     g: GraphContext,
     self: Value,
@@ -269,7 +269,7 @@ def aten_fft_fftn(
     return _fft_dims(g, self, dim, s, norm, inverse=False)
 
 
-@onnx_symbolic("aten::fft_rfft", opset=17, complex_inputs=ComplexInputs.OWN)
+@onnx_symbolic("aten::fft_rfft", opset=17)
 def aten_fft_rfft(
     g: GraphContext, self: Value, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> ComplexValue:

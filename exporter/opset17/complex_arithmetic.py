@@ -131,7 +131,7 @@ def aten_angle(g: GraphContext, self: ComplexValue | Value) -> Value:
 
 
 def _conjugate(g: GraphContext, z: ComplexValue) -> ComplexValue:
-    signs = torch.tensor([1.0, -1.0], dtype=torch.float64 if z.dtype == ir.DataType.DOUBLE else torch.float32)
+    signs = torch.tensor([1.0, -1.0], dtype=tensors.to_torch_dtype(z.dtype))
     return ComplexValue(g.op("Mul", z.value, g.constant(signs)))
 
 
@@ -229,7 +229,7 @@ def _exponent_of(exponent: Value) -> float:
 def _integer_power(g: GraphContext, z: ComplexValue, n: int) -> ComplexValue:
     """z ** n by repeated squaring (what torch computes for 2 and 3 too), 1 for n = 0."""
     if n == 0:
-        one = torch.tensor([1.0, 0.0], dtype=torch.float64 if z.dtype == ir.DataType.DOUBLE else torch.float32)
+        one = torch.tensor([1.0, 0.0], dtype=tensors.to_torch_dtype(z.dtype))
         return ComplexValue(g.op("Expand", g.constant(one), g.op("Shape", z.value)))
     result: ComplexValue | None = None
     base = z
