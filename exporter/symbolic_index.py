@@ -587,7 +587,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::special_xlogy": ("exporter.opset9.arithmetic",),
     "aten::split": ("exporter.opset9.splitting",),
     "aten::split_with_sizes": ("exporter.opset9.splitting",),
-    "aten::sqrt": ("exporter.opset9.arithmetic",),
+    "aten::sqrt": ("exporter.opset9.arithmetic", "exporter.opset17.complex_arithmetic"),
     "aten::square": ("exporter.opset9.arithmetic",),
     "aten::squeeze": ("exporter.opset9.shape",),
     "aten::stack": ("exporter.opset9.splitting",),

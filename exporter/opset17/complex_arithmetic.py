@@ -1,5 +1,5 @@
 """Complex arithmetic: the ops whose meaning on complex tensors is their own (abs, angle, conj,
-mul/div of two complex tensors, reciprocal, pow, constant padding), and the ops that make or
+mul/div of two complex tensors, reciprocal, pow, sqrt, constant padding), and the ops that make or
 unmake one (view_as_real, view_as_complex, complex, polar; full, zeros, ones and their _like
 forms of a complex dtype).
 
@@ -85,19 +85,68 @@ def _reciprocal(g: GraphContext, z: ComplexValue) -> ComplexValue:
     return _divide(g, one, zero, c, d)
 
 
-def _modulus(g: GraphContext, z: ComplexValue) -> Value:
-    """|z| as hypot computes it: max * sqrt(1 + (min / max)^2), so squares never overflow;
-    inf when either part is infinite (even with a NaN other part), else NaN when one is NaN."""
+def _larger_and_ratio(g: GraphContext, z: ComplexValue) -> tuple[Value, Value, Value, Value]:
+    """(max(|re|, |im|), min / max (0 where both are 0), |re|, |im|): |z| = max sqrt(1 + ratio^2)."""
     re, im = _parts(g, z)
     a, b = g.op("Abs", re), g.op("Abs", im)
     larger, smaller = g.op("Max", a, b), g.op("Min", a, b)
-    zero, one = h.scalar_like(g, 0.0, a), h.scalar_like(g, 1.0, a)
+    zero = h.scalar_like(g, 0.0, a)
     ratio = g.op("Where", g.op("Greater", larger, zero), g.op("Div", smaller, larger), zero)
+    return larger, ratio, a, b
+
+
+def _modulus(g: GraphContext, z: ComplexValue) -> Value:
+    """|z| as hypot computes it: max * sqrt(1 + (min / max)^2), so squares never overflow;
+    inf when either part is infinite (even with a NaN other part), else NaN when one is NaN."""
+    larger, ratio, a, b = _larger_and_ratio(g, z)
+    one = h.scalar_like(g, 1.0, a)
     modulus = g.op("Mul", larger, g.op("Sqrt", g.op("Add", one, g.op("Mul", ratio, ratio))))
     any_nan = g.op("Or", g.op("IsNaN", a), g.op("IsNaN", b))
     modulus = g.op("Where", any_nan, h.scalar_like(g, math.nan, a), modulus)
     any_inf = g.op("Or", logic.is_inf(g, a), logic.is_inf(g, b))
     return g.op("Where", any_inf, h.scalar_like(g, math.inf, a), modulus)
+
+
+def _modulus_to_the(g: GraphContext, z: ComplexValue, p: float) -> Value:
+    """|z|^p as exp(p log|z|), log|z| = log max + log1p(ratio^2) / 2: finite wherever the result
+    is, also where |z| itself overflows (|3e38 + 3e38i|^0.5 in float32)."""
+    larger, ratio, a, _ = _larger_and_ratio(g, z)
+    log_modulus = g.op(
+        "Add", g.op("Log", larger), g.op("Mul", h.log1p(g, g.op("Mul", ratio, ratio)), h.scalar_like(g, 0.5, a))
+    )
+    return g.op("Exp", g.op("Mul", log_modulus, h.scalar_like(g, p, a)))
+
+
+def _square_root(g: GraphContext, z: ComplexValue) -> ComplexValue:
+    """The principal square root as C's csqrt computes it: t = sqrt((|x| + |z|) / 2),
+    then (t, y / 2t) for x >= 0 and (|y| / 2t, t with y's sign) for x < 0, so a negative real
+    number's root has an exact zero real part (the polar form's cos(pi / 2) is not 0 in float);
+    sqrt(0 + yi) is (0, y) for y = +-0, sqrt(x + inf i) inf + inf i."""
+    x, y = _parts(g, z)
+    larger, ratio, abs_x, abs_y = _larger_and_ratio(g, z)
+    quarter, one = h.scalar_like(g, 0.25, x), h.scalar_like(g, 1.0, x)
+    quarter_modulus = g.op(
+        "Mul", g.op("Mul", larger, quarter), g.op("Sqrt", g.op("Add", one, g.op("Mul", ratio, ratio)))
+    )
+    # t = sqrt(2) sqrt(|x| / 4 + |z| / 4): quarters, so the sum stays finite for every finite z
+    quarter_sum = g.op("Add", g.op("Mul", abs_x, quarter), quarter_modulus)
+    t = g.op("Mul", g.op("Sqrt", quarter_sum), h.scalar_like(g, math.sqrt(2.0), x))
+    other = g.op("Div", abs_y, g.op("Add", t, t))  # |y| / 2t
+    zero_root = h.equal(g, t, h.scalar_like(g, 0.0, t))
+    y_negative = arithmetic.sign_bit(g, y)
+    signed_other = g.op("Where", y_negative, g.op("Neg", other), other)
+    signed_t = g.op("Where", y_negative, g.op("Neg", t), t)
+    x_negative = g.op("Less", x, h.scalar_like(g, 0.0, x))
+    real = g.op("Where", x_negative, other, t)
+    imag = g.op("Where", x_negative, signed_t, signed_other)
+    real, imag = g.op("Where", zero_root, t, real), g.op("Where", zero_root, y, imag)
+    # C's special cases: sqrt(+inf + NaN i) is inf + NaN i, sqrt(-inf + NaN i) NaN + inf i
+    x_infinite_y_nan = g.op("And", logic.is_inf(g, x), g.op("IsNaN", y))
+    x_positive = g.op("Greater", x, h.scalar_like(g, 0.0, x))
+    real = g.op("Where", x_infinite_y_nan, g.op("Where", x_positive, x, y), real)
+    imag = g.op("Where", x_infinite_y_nan, g.op("Where", x_positive, y, abs_x), imag)
+    y_infinite = logic.is_inf(g, y)  # sqrt(x + inf i) is inf + inf i for every x, NaN too
+    return paired(g, g.op("Where", y_infinite, abs_y, real), g.op("Where", y_infinite, y, imag))
 
 
 def _argument(g: GraphContext, z: ComplexValue) -> Value:
@@ -249,9 +298,12 @@ def aten_pow(g: GraphContext, self: ComplexValue | Value, exponent: ComplexValue
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor (and .Tensor_Scalar)
 
     A complex tensor to a real power known at export time: an integer power by repeated
-    multiplication, another one in polar form |z|^p (cos p arg z + i sin p arg z), as torch's
-    exp(p log z). A negative non-integer power is refused: at z = 0 the parts torch gives
-    (exp of an infinite logarithm) are not matched by the polar form.
+    multiplication (as torch, also for infinite and NaN parts), another one in polar form
+    |z|^p (cos p arg z + i sin p arg z), torch's exp(p log z) for finite z and results (|z| is
+    taken in the log domain, so |z|^p is finite where it is). Where a part is infinite or the
+    result overflows, C's cpow/csqrt have special cases the polar form does not reproduce
+    (sqrt(-inf) is inf i there, -inf + inf i here). A negative non-integer power is refused: at z = 0 the
+    parts torch gives (exp of an infinite logarithm) are not matched by the polar form.
     """
     if not isinstance(self, ComplexValue):
         if isinstance(exponent, ComplexValue):
@@ -260,12 +312,21 @@ def aten_pow(g: GraphContext, self: ComplexValue | Value, exponent: ComplexValue
     p = _exponent_of(exponent)
     if p == int(p):
         return _integer_power(g, self, int(p))
+    if p == 0.5:  # torch's pow takes the square root here
+        return _square_root(g, self)
     if p < 0:
         raise ValueError(f"pow of a complex tensor by the negative non-integer {p} is not supported")
-    power = h.scalar_like(g, p, self.value)
-    magnitude = g.op("Pow", _modulus(g, self), power)
-    angle = g.op("Mul", _argument(g, self), power)
+    magnitude = _modulus_to_the(g, self, p)
+    angle = g.op("Mul", _argument(g, self), h.scalar_like(g, p, self.value))
     return paired(g, g.op("Mul", magnitude, g.op("Cos", angle)), g.op("Mul", magnitude, g.op("Sin", angle)))
+
+
+@onnx_symbolic("aten::sqrt", opset=17, complex_inputs=OWN)
+def aten_sqrt(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
+    """sqrt(Tensor self) -> Tensor: the principal square root of a complex tensor, as csqrt"""
+    if isinstance(self, ComplexValue):
+        return _square_root(g, self)
+    return arithmetic.aten_sqrt(g, self)
 
 
 @onnx_symbolic("aten::view_as_real", opset=17, complex_inputs=OWN)

@@ -29,8 +29,8 @@ def parts(*shape: int):  # noqa: ANN201 - an inputs factory
 
 
 def special_parts():  # noqa: ANN201 - an inputs factory
-    """Every pair of special parts: signed zeros, ones of both signs, huge, inf, NaN."""
-    values = torch.tensor([0.0, -0.0, 1.0, -1.0, 3e38, -INF, INF, NAN])
+    """Every pair of special parts: signed zeros, ones, tiny, huge (|z| overflows float32), inf, NaN."""
+    values = torch.tensor([0.0, -0.0, 1.0, -1.0, 1e-30, 3e38, -3e38, -INF, INF, NAN])
     real, imag = torch.meshgrid(values, values, indexing="ij")
     return lambda: (real.contiguous(), imag.contiguous())
 
@@ -86,6 +86,11 @@ def _pow_real(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(z**0.5 + z.pow(1.5))
 
 
+def _sqrt_power(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
+    z = torch.complex(re, im)
+    return torch.cat([torch.view_as_real(z**0.5), torch.view_as_real(torch.sqrt(z))])
+
+
 def _add_sub(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     z = torch.complex(re, im)
     return torch.view_as_real(z + re - 2 * z + 1.5 - (z - im))
@@ -122,6 +127,7 @@ ARITHMETIC = [
     *traced_and_scripted("mul_div_special", _mul_div_special, special_parts(), min_opset=17),
     *traced_and_scripted("pow_int", _pow_int, parts(4, 3), min_opset=17, atol=1e-3),
     *traced_and_scripted("pow_real", _pow_real, parts(4, 3), min_opset=17, atol=1e-4),
+    *traced_and_scripted("sqrt_power_specials", _sqrt_power, special_parts(), min_opset=17),
     *traced_and_scripted("add_sub", _add_sub, parts(4, 3), min_opset=17),
     *traced_and_scripted("polar", _polar, parts(4, 3), min_opset=17),
     *traced_and_scripted("view_as_complex", _view_as_complex, parts(4, 3), min_opset=17),
