@@ -26,6 +26,7 @@ from exporter.op_facts import ComplexInputs
 __all__ = [
     "ComplexValue",
     "holds_complex",
+    "has_complex_tensor_argument",
     "as_complex",
     "real_part",
     "imag_part",
@@ -73,6 +74,34 @@ def holds_complex(obj: object) -> bool:
     if isinstance(obj, (list, tuple)):
         return any(holds_complex(item) for item in obj)
     return False
+
+
+def has_complex_tensor_argument(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> bool:
+    """Whether a tensor argument (``Tensor``, ``Tensor[]``, ``Tensor?``) of a node holds a complex
+    tensor: list ops (``t[] list``) move a complex item as they move any other."""
+    return any("Tensor" in str(arg.type) and holds_complex(obj) for arg, obj in zip(schema.arguments, inputs))
+
+
+def _part_dtype(g: GraphContext, inputs: Sequence[Any]) -> ir.DataType | None:
+    """The dtype of the parts of the node's complex result: from torch's complex type of its
+    output, else (a scripted graph's untyped value) the parts' dtype of its first complex operand."""
+    node = g.node
+    output_type = node.output().type() if node is not None and node.outputsSize() == 1 else None
+    dtype = output_type.dtype() if isinstance(output_type, torch._C.TensorType) else None
+    if dtype is not None:
+        return tensors.from_torch_dtype(tensors.complex_part_dtype(dtype)) if dtype.is_complex else None
+    return next((obj.dtype for obj in inputs if isinstance(obj, ComplexValue) and obj.dtype is not None), None)
+
+
+def _in_part_dtype(g: GraphContext, obj: object, dtype: ir.DataType) -> object:
+    """A real operand torch promotes to the complex result's dtype, in its parts' dtype instead."""
+    if isinstance(obj, ir.Value):
+        return obj if obj.dtype == dtype else h.cast(g, obj, dtype)
+    if isinstance(obj, torch.Tensor) and not obj.is_complex():
+        return obj.to(tensors.to_torch_dtype(dtype))
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return torch.tensor(obj, dtype=tensors.to_torch_dtype(dtype))
+    return obj
 
 
 def _last_axis(z: ComplexValue) -> int:
@@ -181,7 +210,12 @@ def lower_complex(
 ) -> Any:
     """Run a node whose inputs hold a complex tensor, as its op's ``rule`` says: ``call`` runs the
     op's symbolic on a list of inputs; ``names`` are the inputs' schema names (for the refusal),
-    ``promoted`` the positions of the operands torch promotes (zeroed in LINEAR's imaginary run)."""
+    ``promoted`` the positions of the operands torch promotes: a real one takes the dtype of the
+    result's parts first (torch would promote it to the complex dtype), and is zeroed in
+    LINEAR's imaginary run."""
+    part = _part_dtype(g, inputs) if promoted and rule is not ComplexInputs.SHAPE else None
+    if part is not None:
+        inputs = [_in_part_dtype(g, obj, part) if i in promoted else obj for i, obj in enumerate(inputs)]
     if rule is ComplexInputs.OWN:
         return call(list(inputs))
     if rule is None:

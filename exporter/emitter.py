@@ -23,7 +23,7 @@ from exporter.control_flow.subgraph import emit_subgraph
 from exporter.errors import ComplexOutputError, ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.input_parity import TorchRunTimeValues
-from exporter.op_facts import ComplexInputs, OpFacts, Promotion
+from exporter.op_facts import OpFacts, Promotion
 from exporter.operator_export import generic_emission, passes_python_ops_through, python_op_node
 from exporter.operator_export_types import OperatorExportTypes
 from exporter.quantization import QUANTIZED_META, QUANTIZED_STORAGE, around_dequantized
@@ -319,7 +319,7 @@ class _Emitter:
             and generic is None
             and schema is not None
             and not symbolic.takes_raw_inputs
-            and _complex_tensor_argument(schema, inputs)
+            and complex_values.has_complex_tensor_argument(schema, inputs)
         )
         if generic is None and schema is not None and facts.promotion is not None and not complex_node:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
@@ -334,7 +334,7 @@ class _Emitter:
             if generic is not None:
                 result = generic(g, node, inputs)
             elif complex_node:
-                result = self._call_complex(g, node, symbolic, schema, facts, inputs)
+                result = self._call_complex(g, symbolic, schema, facts, inputs)
             else:
                 # aten ops on quantized tensors (eager-quantized models) run on dequantized values
                 result = around_dequantized(
@@ -546,26 +546,21 @@ class _Emitter:
     def _call_complex(
         self,
         g: GraphContext,
-        node: torch._C.Node,
         symbolic: SymbolicFunction,
-        schema: torch._C.FunctionSchema | None,
+        schema: torch._C.FunctionSchema,
         facts: OpFacts,
         inputs: list[Any],
     ) -> Any:
-        """A node with a complex input, run as its op's ``complex_inputs`` fact says
-        (complex_values.lower_complex); the operands it promotes are first cast to the dtype of
-        the complex result's parts (torch would promote them to the complex dtype)."""
-        names = [arg.name for arg in schema.arguments] if schema is not None else []
-        positions: frozenset[int] = frozenset()
-        if schema is not None and facts.promotion is not None:
-            positions = frozenset(promotion.operand_positions(facts.promotion, schema))
-            part = _complex_part_dtype(node, inputs)
-            if part is not None and facts.complex_inputs is not ComplexInputs.SHAPE:
-                inputs = [
-                    _as_part_dtype(self.builder, obj, part) if p in positions else obj for p, obj in enumerate(inputs)
-                ]
+        """A node with a complex tensor argument, run as its op's ``complex_inputs`` fact says
+        (complex_values.lower_complex), the operands its promotion names taking the parts' dtype."""
+        promoted = promotion.operand_positions(facts.promotion, schema) if facts.promotion is not None else ()
         return complex_values.lower_complex(
-            g, facts.complex_inputs, inputs, names, positions, lambda ins: self._call(g, symbolic, schema, ins)
+            g,
+            facts.complex_inputs,
+            inputs,
+            [arg.name for arg in schema.arguments],
+            frozenset(promoted),
+            lambda ins: self._call(g, symbolic, schema, ins),
         )
 
     def _bind_outputs(self, node: torch._C.Node, result: Any, *, static: bool = True) -> None:
@@ -637,42 +632,6 @@ def _complete(ts_value: torch._C.Value) -> bool:
 
 class _TypeMismatch(Exception):
     pass
-
-
-def _complex_tensor_argument(schema: torch._C.FunctionSchema, inputs: Sequence[Any]) -> bool:
-    """Whether a tensor argument (``Tensor``, ``Tensor[]``, ``Tensor?``) holds a complex tensor: list
-    ops (``t[] list``) move a complex item as they move any other."""
-    return any(
-        "Tensor" in str(arg.type) and complex_values.holds_complex(obj) for arg, obj in zip(schema.arguments, inputs)
-    )
-
-
-def _complex_part_dtype(node: torch._C.Node, inputs: Sequence[Any]) -> torch.dtype | None:
-    """The dtype of the parts of a complex op's result: from torch's complex result type, else (a
-    scripted graph's untyped value) from the parts of its first complex operand."""
-    output_type = node.output().type() if node.outputsSize() == 1 else None
-    dtype = output_type.dtype() if isinstance(output_type, torch._C.TensorType) else None
-    if dtype is not None:
-        return tensors.complex_part_dtype(dtype) if dtype.is_complex else None
-    for obj in inputs:
-        if isinstance(obj, complex_values.ComplexValue) and obj.dtype is not None:
-            return tensors.to_torch_dtype(obj.dtype)
-    return None
-
-
-def _as_part_dtype(builder: GraphBuilder, obj: Any, dtype: torch.dtype) -> Any:
-    """A real operand of a complex op in the dtype of the result's parts (complex ones as given:
-    a ComplexValue is no ir.Value)."""
-    if isinstance(obj, ir.Value):
-        target = tensors.from_torch_dtype(dtype)
-        if obj.dtype != target:
-            (obj,) = builder.add_node("Cast", [obj], {"to": target})
-        return obj
-    if isinstance(obj, torch.Tensor) and not obj.is_complex():
-        return obj.to(dtype)
-    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        return torch.tensor(obj, dtype=dtype)
-    return obj
 
 
 def _is_dynamic(obj: Any) -> bool:

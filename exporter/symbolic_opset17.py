@@ -8,8 +8,9 @@ ONNX changes at opset 17 that this module reacts to:
   float pairs (exporter/complex_values.py): ops that act on real and imaginary parts alike
   take them by the ``complex_inputs`` fact of their base registration, and the ops whose
   meaning on complex tensors is their own live in the family of exporter/opset17/, indexed here:
-    complex_arithmetic: abs, angle, conj, mul, div, reciprocal, pow, sqrt, constant padding of complex tensors,
-        view_as_real, view_as_complex, complex, polar.
+    complex_arithmetic: abs, angle, conj, mul, div, reciprocal, pow, sqrt and constant padding
+        of complex tensors; view_as_real, view_as_complex, complex, polar, and full, zeros,
+        ones and their _like forms of a complex dtype.
 """
 
 from __future__ import annotations
