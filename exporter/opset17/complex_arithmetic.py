@@ -185,43 +185,24 @@ def _conjugate(g: GraphContext, z: ComplexValue) -> ComplexValue:
 
 
 @onnx_symbolic("aten::conj", opset=17, complex_inputs=OWN)
+@onnx_symbolic("aten::_conj", opset=17, complex_inputs=OWN)
+@onnx_symbolic("aten::conj_physical", opset=17, complex_inputs=OWN)
 def aten_conj(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
-    """conj(Tensor(a) self) -> Tensor(a): the imaginary parts negated (scripted code records it)"""
+    """conj(Tensor(a) self) -> Tensor(a) (and _conj, as a trace records it, and conj_physical):
+    the imaginary parts negated; a real tensor is its own conjugate"""
     if isinstance(self, ComplexValue):
         return _conjugate(g, self)
     return arithmetic.aten_conj(g, self)
 
 
-@onnx_symbolic("aten::_conj", opset=17, complex_inputs=OWN)
-def aten__conj(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
-    """_conj(Tensor(a) self) -> Tensor(a): conj as a trace records it"""
-    if isinstance(self, ComplexValue):
-        return _conjugate(g, self)
-    return arithmetic.aten__conj(g, self)
-
-
-@onnx_symbolic("aten::conj_physical", opset=17, complex_inputs=OWN)
-def aten_conj_physical(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
-    """conj_physical(Tensor self) -> Tensor"""
-    if isinstance(self, ComplexValue):
-        return _conjugate(g, self)
-    return arithmetic.aten_conj_physical(g, self)
-
-
 @onnx_symbolic("aten::resolve_conj", opset=17, complex_inputs=OWN)
+@onnx_symbolic("aten::resolve_neg", opset=17, complex_inputs=OWN)
 def aten_resolve_conj(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
-    """resolve_conj(Tensor(a) self) -> Tensor(a): the pairs are always materialized"""
+    """resolve_conj(Tensor(a) self) -> Tensor(a) (and resolve_neg): the pairs are always
+    materialized, there is no lazy conjugate or negative bit to resolve"""
     if isinstance(self, ComplexValue):
         return self
     return arithmetic.aten_resolve_conj(g, self)
-
-
-@onnx_symbolic("aten::resolve_neg", opset=17, complex_inputs=OWN)
-def aten_resolve_neg(g: GraphContext, self: ComplexValue | Value) -> ComplexValue | Value:
-    """resolve_neg(Tensor(a) self) -> Tensor(a): the pairs are always materialized"""
-    if isinstance(self, ComplexValue):
-        return self
-    return arithmetic.aten_resolve_neg(g, self)
 
 
 @onnx_symbolic("aten::mul", opset=17, promotion=Promotion(("self", "other")), complex_inputs=OWN)
