@@ -21,6 +21,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import runtime_list, tensors
+from exporter.complex_values import ComplexValue, as_complex
 from exporter.errors import NeedsExportTimeValue
 from exporter.runtime_list import RuntimeList
 
@@ -51,6 +52,7 @@ class Kind(enum.Enum):
     VALUES = "Sequence[Value]"
     DTYPE = "torch.dtype"
     RUNTIME_LIST = "RuntimeList"
+    COMPLEX = "ComplexValue"
     RAW = "object"
 
 
@@ -96,6 +98,8 @@ def _kind_of(annotation: Any, fn_name: str, param: str) -> tuple[list[Kind], boo
         return [Kind.DTYPE], False
     if annotation is RuntimeList:
         return [Kind.RUNTIME_LIST], False
+    if annotation is ComplexValue:
+        return [Kind.COMPLEX], False
     if annotation in (object, Any):
         return [Kind.RAW], True
     if origin in (collections.abc.Sequence, list, tuple, typing.Sequence):
@@ -161,6 +165,11 @@ def _convert_one(g: GraphContext, obj: Any, kind: Kind) -> Any:
     """Convert to one kind or raise ArgumentError."""
     if kind is Kind.RAW:
         return obj
+    if kind is Kind.COMPLEX:
+        # a complex constant torch computed at export time becomes its pairs
+        if isinstance(obj, ComplexValue) or (isinstance(obj, torch.Tensor) and obj.is_complex()):
+            return as_complex(g, obj)
+        raise ArgumentError(f"expected a complex tensor, got {_describe(obj)}")
     if kind is Kind.RUNTIME_LIST:
         if isinstance(obj, RuntimeList):
             return obj

@@ -18,9 +18,9 @@ from typing import Any
 import onnx_ir as ir
 import torch
 
-from exporter import arguments, eager_ops, input_parity, promotion, tensors
+from exporter import arguments, complex_values, eager_ops, input_parity, promotion, tensors
 from exporter.control_flow.subgraph import emit_subgraph
-from exporter.errors import ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
+from exporter.errors import ComplexOutputError, ExporterError, SymbolicError, UnsupportedOp, UnsupportedOperatorError
 from exporter.graph_context import ExportOptions, GraphBuilder, GraphContext, TorchGraphContext
 from exporter.input_parity import TorchRunTimeValues
 from exporter.op_facts import OpFacts, Promotion
@@ -213,6 +213,25 @@ class _Emitter:
         self.env[value.unique()] = obj
         if isinstance(obj, ir.Value):
             self._stamp(value, obj, static=static)
+        elif isinstance(obj, complex_values.ComplexValue):
+            self._stamp_pairs(value, obj.value, static=static)
+
+    def _stamp_pairs(self, ts_value: torch._C.Value, pairs: ir.Value, *, static: bool) -> None:
+        """Type the float pairs of a complex result from torch's complex type: the parts' dtype,
+        torch's shape and a last dim of 2 (what a symbolic did not type itself)."""
+        ts_type = ts_value.type()
+        if not isinstance(ts_type, torch._C.TensorType):
+            return
+        dtype = ts_type.dtype()
+        if pairs.dtype is None and dtype is not None and dtype.is_complex:
+            pairs.dtype = tensors.from_torch_dtype(tensors.complex_part_dtype(dtype))
+        rank = ts_type.dim()
+        if pairs.shape is None and rank is not None:
+            sizes = ts_type.varyingSizes() if self.static_shapes and static else None
+            if sizes is not None and all(s is not None for s in sizes):
+                pairs.shape = ir.Shape([*sizes, 2])
+            else:
+                pairs.shape = ir.Shape([None] * rank + [2])
 
     # -- blocks (control flow) ---------------------------------------------------------------
     def inline_block(self, block: torch._C.Block, inputs: Sequence[Any]) -> list[Any]:
@@ -294,7 +313,15 @@ class _Emitter:
         symbolic = self.registry.lookup(kind, options.opset, overload)
         # an ATen node or a node passed through, as operator_export_type asks (exporter.operator_export)
         generic = generic_emission(kind, symbolic is not None, options.operator_export_type)
-        if generic is None and schema is not None and facts.promotion is not None:
+        # a complex input of an op (prim nodes building lists and tuples carry it as it is)
+        complex_node = (
+            symbolic is not None
+            and generic is None
+            and schema is not None
+            and not symbolic.takes_raw_inputs
+            and complex_values.has_complex_tensor_argument(schema, inputs)
+        )
+        if generic is None and schema is not None and facts.promotion is not None and not complex_node:
             inputs = self._harmonize(node, facts.promotion, schema, inputs)
         if symbolic is None and generic is None:  # in a branch (see emit_graph), or a sub-block added later
             raise UnsupportedOperatorError(
@@ -306,6 +333,8 @@ class _Emitter:
         try:
             if generic is not None:
                 result = generic(g, node, inputs)
+            elif complex_node:
+                result = self._call_complex(g, symbolic, schema, facts, inputs)
             else:
                 # aten ops on quantized tensors (eager-quantized models) run on dequantized values
                 result = around_dequantized(
@@ -514,6 +543,26 @@ class _Emitter:
                 )
         return symbolic.function(g, **kwargs)
 
+    def _call_complex(
+        self,
+        g: GraphContext,
+        symbolic: SymbolicFunction,
+        schema: torch._C.FunctionSchema,
+        facts: OpFacts,
+        inputs: list[Any],
+    ) -> Any:
+        """A node with a complex tensor argument, run as its op's ``complex_inputs`` fact says
+        (complex_values.lower_complex), the operands its promotion names taking the parts' dtype."""
+        promoted = promotion.operand_positions(facts.promotion, schema) if facts.promotion is not None else ()
+        return complex_values.lower_complex(
+            g,
+            facts.complex_inputs,
+            inputs,
+            [arg.name for arg in schema.arguments],
+            frozenset(promoted),
+            lambda ins: self._call(g, symbolic, schema, ins),
+        )
+
     def _bind_outputs(self, node: torch._C.Node, result: Any, *, static: bool = True) -> None:
         outputs = list(node.outputs())
         if not outputs:
@@ -586,7 +635,7 @@ class _TypeMismatch(Exception):
 
 
 def _is_dynamic(obj: Any) -> bool:
-    if isinstance(obj, (ir.Value, RuntimeList, ScanItem)):
+    if isinstance(obj, (ir.Value, RuntimeList, ScanItem, complex_values.ComplexValue)):
         return True
     if isinstance(obj, (list, tuple)):
         return any(_is_dynamic(o) for o in obj)
@@ -648,10 +697,27 @@ def emit_graph(
         emitter.env[ts_value.unique()] = obj
     emitter.emit_block(ts_graph)
     results = [emitter.lookup(v) for v in ts_graph.outputs()]
+    for output in ts_graph.outputs():
+        _refuse_complex_output(emitter, output)
     # outputs torch's exporter computes at run time from scripted lists keep what it reads
     for value in emitter.torch_run_time_values.output_reads(list(ts_graph.outputs()), results):
         emitter.keep_inputs_of(value)
     return results
+
+
+def _refuse_complex_output(emitter: _Emitter, output: torch._C.Value) -> None:
+    """A model output (or an item of a tuple or list it returns) that is a complex tensor is
+    refused, naming the op that computed it and where: ONNX has no complex tensors."""
+    if not complex_values.holds_complex(emitter.lookup(output)):
+        return
+    node = output.node()
+    if node.kind() in ("prim::TupleConstruct", "prim::ListConstruct"):
+        for item in node.inputs():
+            _refuse_complex_output(emitter, item)
+    raise ComplexOutputError(
+        f"the model returns the complex result of {node.kind()} at {emitter.locate(node)}. "
+        f"{complex_values.WHAT_TO_WRITE}"
+    )
 
 
 def _replace_items(items: list[Any], old: Any, new: Any, seen: set[int]) -> None:

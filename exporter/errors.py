@@ -20,6 +20,7 @@ __all__ = [
     "UseBeforeDefinitionError",
     "EndlessLoopError",
     "RankChangingLoopError",
+    "ComplexOutputError",
 ]
 
 
@@ -140,6 +141,10 @@ class TracingError(ExporterError):
         else:
             text += "\n  the model raises the same way when run eagerly on these inputs: check the inputs"
         super().__init__(text)
+
+
+class ComplexOutputError(ExporterError):
+    """The model returns a complex tensor, which ONNX cannot hold (exporter/complex_values.py)."""
 
 
 class UseBeforeDefinitionError(ExporterError):

@@ -22,6 +22,7 @@ __all__ = [
     "FixedQParams",
     "SequenceRead",
     "DictMutation",
+    "ComplexInputs",
     "QPARAMS_0_TO_1",
     "QPARAMS_NEG1_TO_1",
     "OpFacts",
@@ -113,6 +114,24 @@ class DictMutation(enum.Enum):
     CHANGES_KEYS = "changes keys"
 
 
+class ComplexInputs(enum.Enum):
+    """How an op treats a complex tensor argument (exporter/complex_values.py carries one as a
+    float tensor with a trailing dim of 2). An op that declares nothing refuses one by name."""
+
+    # it acts on real and imaginary parts independently (slicing, reshaping, cat, neg, sum,
+    # mul by a real tensor): its symbolic runs once on the real parts and once on the
+    # imaginary parts of its complex arguments, every other argument as given, and the two
+    # results are paired again
+    PARTS = "parts"
+    # as PARTS, and a real operand among those it promotes counts as complex with a zero
+    # imaginary part (add, sub: the imaginary run adds zeros)
+    LINEAR = "linear"
+    # it reads only the shape (size, dim, numel): its symbolic runs on the real parts
+    SHAPE = "shape"
+    # its symbolic takes the complex value itself (abs, angle, mul, the fft functions)
+    OWN = "own"
+
+
 @dataclasses.dataclass(frozen=True)
 class OpFacts:
     """Everything declared about one op, with the defaults of an op that declares nothing."""
@@ -143,6 +162,8 @@ class OpFacts:
     # TorchScript's constant propagation folds it when its inputs are constants, so torch knows
     # its result at export time (integer arithmetic)
     torch_folds_constants: bool = False
+    # how it treats a complex tensor argument (None: it refuses one)
+    complex_inputs: ComplexInputs | None = None
 
 
 FACT_NAMES: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(OpFacts))

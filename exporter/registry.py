@@ -24,7 +24,16 @@ from typing import Any, NamedTuple
 import torch
 
 from exporter import arguments, symbolic_index
-from exporter.op_facts import FACT_NAMES, DictMutation, FixedQParams, OpFacts, Promotion, Quantized, SequenceRead
+from exporter.op_facts import (
+    FACT_NAMES,
+    ComplexInputs,
+    DictMutation,
+    FixedQParams,
+    OpFacts,
+    Promotion,
+    Quantized,
+    SequenceRead,
+)
 from exporter.opsets import MIN_OPSET
 from exporter.ts_graph import overload_name
 
@@ -173,6 +182,7 @@ _FACT_TYPES: dict[str, tuple[type, ...]] = {
     "torch_sequence_read": (SequenceRead,),
     "torch_shape_read_below": (int,),
     "torch_folds_constants": (bool,),
+    "complex_inputs": (ComplexInputs,),
 }
 assert set(_FACT_TYPES) == set(FACT_NAMES)
 
@@ -527,6 +537,7 @@ def onnx_symbolic(
     torch_sequence_read: SequenceRead | None = None,
     torch_shape_read_below: int | None = None,
     torch_folds_constants: bool | None = None,
+    complex_inputs: ComplexInputs | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the built-in symbolic of ``name`` from ``opset`` on.
 
@@ -543,6 +554,7 @@ def onnx_symbolic(
         "torch_sequence_read": torch_sequence_read,
         "torch_shape_read_below": torch_shape_read_below,
         "torch_folds_constants": torch_folds_constants,
+        "complex_inputs": complex_inputs,
     }
 
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,23 +3,50 @@
 ONNX changes at opset 17 that this module reacts to:
 - LayerNormalization: layer_norm becomes one node instead of seven (normalized in float32,
   stash_type=1, as torch does for half inputs).
-- DFT and STFT appear (stft is lowered to STFT; fft_fft/fftn/ifft/rfft/irfft to DFT, with
-  real/imag reading the complex results: below 17 they are unsupported).
+- DFT and STFT appear (stft is lowered to STFT, istft to DFT and an overlap-add; fft_fft/fftn/
+  ifft/rfft/irfft to DFT: below 17 they are unsupported). Their complex results are carried as
+  float pairs (exporter/complex_values.py): ops that act on real and imaginary parts alike
+  take them by the ``complex_inputs`` fact of their base registration, and the ops whose
+  meaning on complex tensors is their own live in the family of exporter/opset17/, indexed here:
+    complex_arithmetic: abs, angle, conj, mul, div, reciprocal, pow, sqrt and constant padding
+        of complex tensors; view_as_real, view_as_complex, complex, polar, and full, zeros,
+        ones and their _like forms of a complex dtype.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import onnx_ir as ir
 import torch
 
 from exporter import symbolic_helper as h
 from exporter import tensors
+from exporter.complex_values import ComplexValue, as_complex, imag_part, real_part
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import ComplexInputs
 from exporter.registry import onnx_symbolic
+
+if TYPE_CHECKING:  # the opset-17 family, imported on first use by __getattr__ below
+    from exporter.opset17 import complex_arithmetic
+
+__all__ = ["complex_arithmetic"]
+
+_FAMILIES = ("complex_arithmetic",)
+
+
+def __getattr__(name: str) -> ModuleType:
+    """An opset-17 family, imported on first use: the registry imports a family when one of its
+    ops is first looked up (exporter/symbolic_index.py)."""
+    if name in _FAMILIES:
+        return importlib.import_module(f"exporter.opset17.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Value = ir.Value
 
@@ -34,12 +61,7 @@ def _stft(
     normalized: bool,
     onesided: bool | None,
     return_complex: bool | None,
-) -> Value:
-    if return_complex:
-        raise ValueError(
-            "stft with return_complex=True makes a complex tensor, which ONNX export does not support; "
-            "use return_complex=False (real and imaginary parts in a last dim of 2)"
-        )
+) -> Value | ComplexValue:
     if self.dtype not in (ir.DataType.FLOAT, ir.DataType.DOUBLE):
         raise ValueError(f"stft of a {self.dtype} signal is not supported (float or double only)")
     rank = h.rank_of(self)
@@ -63,7 +85,11 @@ def _stft(
     if normalized:
         out = g.op("Mul", out, h.scalar_like(g, 1.0 / math.sqrt(n_fft), self))
     out = g.op("Transpose", out, perm=[0, 2, 1, 3])  # [batch, frames, bins, 2] -> [batch, bins, frames, 2]
-    return h.squeeze(g, out, [0]) if rank == 1 else out
+    out = h.squeeze(g, out, [0]) if rank == 1 else out
+    if out.shape is None:  # onnx's STFT inference needs the signal's length at export time
+        out.shape = ir.Shape([*([None] if rank == 2 else []), n_fft // 2 + 1 if onesided else n_fft, None, 2])
+    out.dtype = out.dtype or self.dtype
+    return ComplexValue(out) if return_complex else out
 
 
 def affine_or_default(g: GraphContext, value: Value | None, shape: Sequence[int], fill: float, like: Value) -> Value:
@@ -107,11 +133,12 @@ def aten_stft(
     center: bool = False,
     pad_mode: str = "reflect",
     align_to_window: bool | None = None,
-) -> Value:
+) -> Value | ComplexValue:
     """stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor (and .center)
 
-    ONNX STFT first exists at opset 17 (DFT too), so nothing is registered below. ONNX has no
-    complex type: only return_complex=False (real/imag in a last dim of 2) exports. The STFT
+    ONNX STFT first exists at opset 17 (DFT too), so nothing is registered below. STFT writes
+    real and imaginary parts in a last dim of 2: that is return_complex=False's result, and
+    return_complex=True's as a ComplexValue (exporter/complex_values.py). The STFT
     window must span the whole frame, so a shorter one is centred with zeros as torch does;
     ``normalized`` scales by 1/sqrt(n_fft). torch.stft's Python wrapper pads for center=True
     itself; the .center overload (seen in scripted code) pads here with Pad's reflect mode.
@@ -129,52 +156,12 @@ def aten_stft(
     return _stft(g, self, n_fft, hop_length, win_length, window, normalized, onesided, return_complex)
 
 
-# Complex values. ONNX has no complex tensors; DFT's are float tensors with a trailing dim of 2
-# (real, imaginary). The emitter stamps torch's dtype (complex64) on every ir.Value a symbolic
-# returns, so a complex intermediate travels as a ComplexValue instead: the float [..., 2]
-# tensor, marked. The fft symbolics make and take them, real/imag turn them back into tensors;
-# any other op refuses one (ONNX export supports complex values only between fft and real/imag).
-
-
-class ComplexValue:
-    """A complex tensor as ONNX DFT writes it: a float ``value`` of shape [*torch_shape, 2]."""
-
-    def __init__(self, value: Value) -> None:
-        self.value = value
-        value.meta["complex"] = True
-
-    def __repr__(self) -> str:
-        return (
-            f"ComplexValue({self.value.dtype}, {self.value.shape}: a complex tensor, which ONNX export "
-            "supports only between torch.fft functions and .real/.imag)"
-        )
-
-
-_COMPLEX_CONSUMERS = frozenset(
-    {"aten::real", "aten::imag", "aten::fft_fft", "aten::fft_ifft", "aten::fft_fftn", "aten::fft_irfft"}
-)
-
-
-def _complex_result(g: GraphContext, value: Value) -> ComplexValue:
-    """Mark a DFT result complex, refusing up front a use that could not take it (any op other
-    than real/imag/fft, or a model output), with the op named rather than a type error later."""
-    if g.node is not None:
-        for use in g.node.output().uses():
-            kind = use.user.kind()
-            if kind not in _COMPLEX_CONSUMERS:
-                packed = kind in ("prim::Return", "prim::TupleConstruct", "prim::ListConstruct")
-                where = "returned (or packed in a tuple or list)" if packed else f"used by {kind}"
-                raise ValueError(
-                    f"the complex result of {g.node.kind()} is {where}; ONNX has no complex tensors, and the "
-                    "export supports them only between torch.fft functions and .real/.imag"
-                )
-    return ComplexValue(value)
-
-
 def _as_pairs(g: GraphContext, self: object) -> tuple[Value, bool]:
     """(float tensor with a trailing dim of 2 for a complex input or of 1 for a real one, is_complex)."""
     if isinstance(self, ComplexValue):
         return self.value, True
+    if isinstance(self, torch.Tensor) and self.is_complex():
+        return as_complex(g, self).value, True
     if not isinstance(self, ir.Value):
         raise ValueError(f"expected a tensor, got {type(self).__name__}")
     x = self if h.is_floating(self) else h.cast(g, self, ir.DataType.FLOAT)
@@ -191,7 +178,22 @@ def _fit(g: GraphContext, x: Value, axis: int, n: int) -> Value:
         ends[axis] = n - size
         return h.pad(g, x, [0] * len(ends), ends, "constant")
     if not isinstance(size, int):
-        raise NeedsExportTimeValue("fft with n= (or s=) needs the input size along dim known at export time")
+        # known at run time only: cut to n, then pad what is missing up to n
+        rank = h.known_rank(x, "fft")
+        cut = h.slice_static(g, x, [axis], [0], [n])
+        missing = g.op(
+            "Max",
+            g.op("Sub", g.constant([n]), h.slice_static(g, g.op("Shape", cut), [0], [axis], [axis + 1])),
+            g.constant([0]),
+        )
+        # Pad's [begins..., ends...]: only the end of ``axis`` is not zero
+        after = [g.constant([0] * (rank - axis - 1))] if axis < rank - 1 else []
+        pads = g.op("Concat", g.constant([0] * (rank + axis)), missing, *after, axis=0)
+        padded = g.op("Pad", cut, pads)
+        shape = list(x.shape) if x.shape is not None else [None] * rank
+        shape[axis] = n
+        padded.shape = ir.Shape(shape)
+        return padded
     return h.slice_static(g, x, [axis], [0], [n])
 
 
@@ -223,10 +225,10 @@ def _fft_dims(
             x = _fit(g, x, axis, sizes[i])
         total = h.mul_sizes(g, total, h.dim_size(g, x, axis))
         x = h.dft(g, x, axis, inverse=inverse)
-    return _complex_result(g, _norm_scale(g, x, total, norm, inverse=inverse))
+    return ComplexValue(_norm_scale(g, x, total, norm, inverse=inverse))
 
 
-@onnx_symbolic("aten::fft_fft", opset=17)
+@onnx_symbolic("aten::fft_fft", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_fft_fft(
     g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> ComplexValue:
@@ -237,7 +239,7 @@ def aten_fft_fft(
     return _fft_dims(g, self, [dim], None if n is None else [n], norm, inverse=False)
 
 
-@onnx_symbolic("aten::fft_ifft", opset=17)
+@onnx_symbolic("aten::fft_ifft", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_fft_ifft(
     g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> ComplexValue:
@@ -245,7 +247,7 @@ def aten_fft_ifft(
     return _fft_dims(g, self, [dim], None if n is None else [n], norm, inverse=True)
 
 
-@onnx_symbolic("aten::fft_fftn", opset=17)
+@onnx_symbolic("aten::fft_fftn", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_fft_fftn(
     g: GraphContext,
     self: object,
@@ -281,10 +283,10 @@ def aten_fft_rfft(
     if n is not None:
         x = _fit(g, x, axis, n)
     size = h.dim_size(g, x, axis)
-    return _complex_result(g, _norm_scale(g, h.dft(g, x, axis, onesided=True), size, norm, inverse=False))
+    return ComplexValue(_norm_scale(g, h.dft(g, x, axis, onesided=True), size, norm, inverse=False))
 
 
-@onnx_symbolic("aten::fft_irfft", opset=17)
+@onnx_symbolic("aten::fft_irfft", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_fft_irfft(
     g: GraphContext, self: object, n: int | None = None, dim: int = -1, norm: str | None = None
 ) -> Value:
@@ -317,19 +319,102 @@ def aten_fft_irfft(
     return _norm_scale(g, real, n, norm, inverse=True)
 
 
-@onnx_symbolic("aten::real", opset=17)
+@onnx_symbolic("aten::real", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_real(g: GraphContext, self: object) -> Value:
     """real(Tensor(a) self) -> Tensor(a): the real parts of a ComplexValue; a real tensor is its own real part"""
     if isinstance(self, ComplexValue):
-        return g.op("Gather", self.value, g.constant(0), axis=h.known_rank(self.value, "real") - 1)
+        return real_part(g, self)
     if isinstance(self, ir.Value):
         return self
     raise ValueError(f"real of {type(self).__name__} is not supported")
 
 
-@onnx_symbolic("aten::imag", opset=17)
+@onnx_symbolic("aten::imag", opset=17, complex_inputs=ComplexInputs.OWN)
 def aten_imag(g: GraphContext, self: object) -> Value:
     """imag(Tensor(a) self) -> Tensor(a): the imaginary parts of a ComplexValue (torch refuses real tensors)"""
     if isinstance(self, ComplexValue):
-        return g.op("Gather", self.value, g.constant(1), axis=h.known_rank(self.value, "imag") - 1)
+        return imag_part(g, self)
     raise ValueError("imag of a real tensor: torch defines imag for complex tensors only")
+
+
+def _overlap_add(g: GraphContext, frames: Value, hop: int, n_fft: int) -> Value:
+    """[batch, frames, n_fft] frames laid hop apart and summed: [batch, n_fft + hop (frames - 1)].
+
+    Each frame is cut into r = ceil(n_fft / hop) blocks of hop samples (zero-padded at its end);
+    block j of frame t lands on output block t + j, so the sum of the r block columns, each
+    shifted by j blocks with Pad, is the signal, whatever the number of frames at run time.
+    """
+    blocks = -(-n_fft // hop)
+    extra = blocks * hop - n_fft
+    if extra:
+        frames = h.pad(g, frames, [0, 0, 0], [0, 0, extra], "constant")
+    split = g.op("Reshape", frames, g.constant([0, 0, blocks, hop]))
+    total = None
+    for j in range(blocks):
+        column = g.op("Gather", split, g.constant(j), axis=2)
+        shifted = h.pad(g, column, [0, j, 0], [0, blocks - 1 - j, 0], "constant")
+        total = shifted if total is None else g.op("Add", total, shifted)
+    signal = g.op("Reshape", total, g.constant([0, -1]))
+    return h.slice_static(g, signal, [1], [0], [-extra]) if extra else signal
+
+
+@onnx_symbolic("aten::istft", opset=17, complex_inputs=ComplexInputs.OWN)
+def aten_istft(
+    g: GraphContext,
+    self: ComplexValue,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Value | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Value:
+    """istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor
+
+    As torch computes it (GriffinLim): each frame's inverse real DFT (irfft of n_fft points;
+    a two-sided spectrum is cut to its first n_fft // 2 + 1 bins first, as torch does),
+    windowed, overlap-added hop apart and divided by the overlap-added squared window; then
+    n_fft // 2 trimmed at each end for ``center``, or the signal cut (and zero-padded) to
+    ``length``. The number of frames may be known only at run time. torch refuses a window
+    envelope below 1e-11 (a signal it cannot invert); the export divides by it anyway.
+    """
+    if return_complex:
+        raise ValueError("istft with return_complex=True makes a complex signal; use return_complex=False")
+    rank = h.known_rank(self.value, "istft") - 1
+    if rank not in (2, 3):
+        raise ValueError(f"istft takes a [freq, frames] or [batch, freq, frames] spectrogram, got rank {rank}")
+    pairs = self.value if rank == 3 else h.unsqueeze(g, self.value, [0])
+    bins = h.dim_size(g, pairs, 1)
+    if onesided is None and isinstance(bins, int):
+        onesided = bins != n_fft
+    if not onesided:  # (two-sided, or not known: cutting a one-sided spectrum there changes nothing)
+        pairs = h.slice_static(g, pairs, [1], [0], [n_fft // 2 + 1])
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    spectra = ComplexValue(g.op("Transpose", pairs, perm=[0, 2, 1, 3]))  # [batch, frames, bins, 2]
+    frames = aten_fft_irfft(g, spectra, n_fft, -1, "ortho" if normalized else "backward")
+    left = (n_fft - win) // 2
+    if window is None:
+        window = g.constant(torch.ones(win, dtype=tensors.to_torch_dtype(frames.dtype)))
+    full_window = h.pad(g, h.cast(g, window, frames.dtype), [left], [n_fft - win - left], "constant")
+    signal = _overlap_add(g, g.op("Mul", frames, full_window), hop, n_fft)
+    squared = h.reshape(g, g.op("Mul", full_window, full_window), [1, 1, n_fft])
+    frame_count = h.slice_static(g, g.op("Shape", frames), [0], [1], [2])
+    every_frame = g.op("Expand", squared, g.op("Concat", g.constant([1]), frame_count, g.constant([n_fft]), axis=0))
+    envelope = _overlap_add(g, every_frame, hop, n_fft)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = -(n_fft // 2) if center and n_fft // 2 else 2**63 - 1
+    signal = h.slice_static(g, signal, [1], [start], [end])
+    envelope = h.slice_static(g, envelope, [1], [start], [end])
+    signal = g.op("Div", signal, envelope)
+    if length is not None:  # zeros after a signal shorter than length
+        short = g.op("Sub", g.constant([length]), h.slice_static(g, g.op("Shape", signal), [0], [1], [2]))
+        short = g.op("Max", short, g.constant([0]))
+        signal = g.op("Pad", signal, g.op("Concat", g.constant([0, 0, 0]), short, axis=0))
+    return signal if rank == 3 else h.squeeze(g, signal, [0])

@@ -22,6 +22,7 @@ __all__ = [
     "to_torch_dtype",
     "scalar_type_to_dtype",
     "is_floating_dtype",
+    "complex_part_dtype",
     "FLOATING_IR_TYPES",
     "INTEGER_IR_TYPES",
     "QUANTIZED_STORAGE",
@@ -120,6 +121,14 @@ def scalar_type_to_dtype(scalar_type: int) -> torch.dtype:
 
 def is_floating_dtype(dtype: ir.DataType | None) -> bool:
     return dtype in FLOATING_IR_TYPES
+
+
+def complex_part_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of a complex dtype's real and imaginary parts (float32 for complex64), in which
+    an export computes with them (exporter/complex_values.py); any other dtype is its own."""
+    return {torch.complex32: torch.float16, torch.complex64: torch.float32, torch.complex128: torch.float64}.get(
+        dtype, dtype
+    )
 
 
 class DeferredTorchTensor(TorchTensor):

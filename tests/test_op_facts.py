@@ -13,10 +13,12 @@ import torch
 from conftest import NEWEST, Wrap, assert_matches_torch, run_in_fresh_interpreter
 
 import exporter
+from exporter.arguments import Kind
 from exporter.graph_context import GraphContext
 from exporter.op_facts import (
     QPARAMS_0_TO_1,
     QPARAMS_NEG1_TO_1,
+    ComplexInputs,
     DictMutation,
     FixedQParams,
     OpFacts,
@@ -313,6 +315,7 @@ def test_facts_hold_at_every_opset() -> None:
         ({"promotion": ("self", "other")}, "takes Promotion"),
         ({"quantized": "integers"}, "takes Quantized or FixedQParams"),
         ({"mutates_dict": True}, "mutates_dict= takes DictMutation"),
+        ({"complex_inputs": "parts"}, "complex_inputs= takes ComplexInputs"),
     ],
 )
 def test_a_misspelled_or_mistyped_fact_is_refused(facts: dict, message: str) -> None:
@@ -421,3 +424,26 @@ def test_dropout_is_registered_as_never_folded(name: str) -> None:
 
 def test_ordinary_ops_are_foldable() -> None:
     assert REGISTRY.facts("aten::add").fold
+
+
+def test_an_op_taking_complex_tensors_itself_has_a_symbolic_that_accepts_one() -> None:
+    """complex_inputs=OWN hands the symbolic the ComplexValue itself: its newest registration
+    must take one (a ``ComplexValue`` or untyped ``object`` parameter), or the export would fail
+    on a type error instead of a lowering."""
+    own = REGISTRY.kinds_where(lambda facts: facts.complex_inputs is ComplexInputs.OWN)
+    assert {"aten::abs", "aten::mul", "aten::istft", "aten::fft_irfft", "aten::view_as_real"} <= own
+    refusing = [
+        kind
+        for kind in sorted(own)
+        if not {k for spec in REGISTRY.lookup(kind, NEWEST).params for k in spec.kinds} & {Kind.COMPLEX, Kind.RAW}
+    ]
+    assert not refusing
+
+
+def test_ops_on_parts_and_refusing_ops() -> None:
+    """Structural ops and R-linear arithmetic run on the parts; an op declaring nothing refuses."""
+    assert REGISTRY.facts("aten::slice").complex_inputs is ComplexInputs.PARTS
+    assert REGISTRY.facts("aten::cumsum").complex_inputs is ComplexInputs.PARTS
+    assert REGISTRY.facts("aten::add").complex_inputs is ComplexInputs.LINEAR
+    assert REGISTRY.facts("aten::size").complex_inputs is ComplexInputs.SHAPE
+    assert REGISTRY.facts("aten::exp").complex_inputs is None

@@ -14,6 +14,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import runtime_list, tensors
+from exporter.complex_values import holds_complex
 from exporter.control_flow import optionals
 from exporter.control_flow.slots import LoopSlots
 from exporter.errors import NeedsExportTimeValue
@@ -47,6 +48,12 @@ def initial_value(g: GraphContext, obj: object, ts_type: torch._C.JitType) -> Va
         return empty
     if obj is None:
         return None
+    if holds_complex(obj):  # a ComplexValue, or a complex constant folded at export
+        raise NeedsExportTimeValue(
+            "a complex tensor carried through a loop whose trip count is only known at run time is not supported: "
+            "ONNX Loop carries real tensors (a loop with a known trip count is unrolled; carry torch.view_as_real(z) "
+            "and rebuild it with torch.view_as_complex in the body)"
+        )
     if isinstance(obj, (dict, ScriptObject)):
         what = f"an object of TorchScript class {obj.class_name}" if isinstance(obj, ScriptObject) else "a dict"
         raise NeedsExportTimeValue(

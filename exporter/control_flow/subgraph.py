@@ -16,6 +16,7 @@ import onnx_ir as ir
 import torch
 
 from exporter import runtime_list
+from exporter.complex_values import holds_complex
 from exporter.control_flow.flatten import flatten
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import OPTIONAL_OPSET, GraphBuilder, GraphContext
@@ -103,6 +104,11 @@ def _subgraph_output(g: GraphContext, builder: GraphBuilder, obj: Any, kind: tor
             obj.meta["uninitialized"] = True
         if obj is None:
             raise TypeError("a branch or loop body returns None where ONNX needs a tensor")
+        if holds_complex(obj):
+            raise TypeError(
+                "a branch or loop body decided at run time returns a complex tensor: ONNX If and Loop carry real "
+                "tensors (return torch.view_as_real(z) from it and torch.view_as_complex the result)"
+            )
         if not isinstance(obj, (bool, int, float, torch.Tensor, ir.Value)):
             # a dict or an object of a TorchScript class chosen at run time
             raise TypeError(

@@ -21,7 +21,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Promotion, Result
+from exporter.op_facts import ComplexInputs, Promotion, Result
 from exporter.opset9 import bitwise, logic
 from exporter.registry import onnx_symbolic
 
@@ -48,7 +48,9 @@ def floor_divide(g: GraphContext, self: Value, other: Value) -> Value:
     return g.op("Sub", quotient, h.cast(g, adjust, self.dtype))
 
 
-@onnx_symbolic("aten::add", promotion=Promotion(("self", "other")), torch_folds_constants=True)
+@onnx_symbolic(
+    "aten::add", promotion=Promotion(("self", "other")), torch_folds_constants=True, complex_inputs=ComplexInputs.LINEAR
+)
 def aten_add(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     if self.dtype == ir.DataType.BOOL:  # bool + bool is logical or in torch
@@ -84,13 +86,15 @@ def aten_diff(
     return out
 
 
-@onnx_symbolic("aten::sub", promotion=Promotion(("self", "other")), torch_folds_constants=True)
+@onnx_symbolic(
+    "aten::sub", promotion=Promotion(("self", "other")), torch_folds_constants=True, complex_inputs=ComplexInputs.LINEAR
+)
 def aten_sub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, scaled(g, b, alpha)), self, other)
 
 
-@onnx_symbolic("aten::rsub", promotion=Promotion(("self", "other")))
+@onnx_symbolic("aten::rsub", promotion=Promotion(("self", "other")), complex_inputs=ComplexInputs.LINEAR)
 def aten_rsub(g: GraphContext, self: Value, other: Value, alpha: float = 1) -> Value:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor: other - alpha*self"""
     return h.widened_arithmetic(g, lambda a, b: g.op("Sub", b, scaled(g, a, alpha)), self, other)
@@ -148,7 +152,7 @@ def aten_remainder(g: GraphContext, self: Value, other: Value) -> Value:
     return h.widened_arithmetic(g, lambda a, b: g.op("Sub", a, g.op("Mul", floor_divide(g, a, b), b)), self, other)
 
 
-@onnx_symbolic("aten::neg")
+@onnx_symbolic("aten::neg", complex_inputs=ComplexInputs.PARTS)
 def aten_neg(g: GraphContext, self: Value) -> Value:
     """neg(Tensor self) -> Tensor"""
     return g.op("Neg", self)

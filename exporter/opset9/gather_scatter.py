@@ -18,6 +18,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import ComplexInputs
 from exporter.opset9 import arithmetic
 from exporter.registry import onnx_symbolic
 
@@ -198,7 +199,7 @@ def _along(g: GraphContext, index: Value, dim: int, like: Value) -> Value:
     return g.op("Expand", placed, h.shape_of(g, like))
 
 
-@onnx_symbolic("aten::gather")
+@onnx_symbolic("aten::gather", complex_inputs=ComplexInputs.PARTS)
 def aten_gather(g: GraphContext, self: Value, dim: int, index: Value, sparse_grad: bool = False) -> Value:
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
@@ -310,7 +311,7 @@ def aten_scatter_reduce(
     return scatter_reduce(g, data, dim, index, src, reduce)
 
 
-@onnx_symbolic("aten::index_select")
+@onnx_symbolic("aten::index_select", complex_inputs=ComplexInputs.PARTS)
 def aten_index_select(g: GraphContext, self: Value, dim: int, index: Value) -> Value:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 

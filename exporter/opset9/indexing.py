@@ -16,14 +16,14 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Promotion, Quantized, Result
+from exporter.op_facts import ComplexInputs, Promotion, Quantized, Result
 from exporter.opset9 import gather_scatter
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::slice", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::slice", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_slice(
     g: GraphContext,
     self: Value,
@@ -66,7 +66,7 @@ def slice_bounds(
     return h.slice_dynamic(g, self, dim, start, end, step)
 
 
-@onnx_symbolic("aten::select", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::select", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_select(g: GraphContext, self: Value, dim: int, index: int | Value) -> Value:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
@@ -323,7 +323,7 @@ class _Arranged:
         return out
 
 
-@onnx_symbolic("aten::index")
+@onnx_symbolic("aten::index", complex_inputs=ComplexInputs.PARTS)
 def aten_index(g: GraphContext, self: Value, indices: object) -> Value:
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
@@ -460,7 +460,7 @@ def aten_one_hot(g: GraphContext, self: Value, num_classes: int | Value = -1) ->
     return out if num_classes >= 0 else h.data_dependent(g, out)
 
 
-@onnx_symbolic("aten::narrow", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::narrow", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_narrow(g: GraphContext, self: Value, dim: int, start: int | Value, length: int | Value) -> Value:
     """narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a) (and .Tensor)
 

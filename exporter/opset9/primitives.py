@@ -15,7 +15,7 @@ from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Quantized
+from exporter.op_facts import ComplexInputs, Quantized
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -144,7 +144,7 @@ def aten_item(g: GraphContext, self: Value) -> object:
     return self
 
 
-@onnx_symbolic("aten::alias")
+@onnx_symbolic("aten::alias", complex_inputs=ComplexInputs.PARTS)
 def aten_alias(g: GraphContext, self: Value) -> Value:
     """alias(Tensor(a) self) -> Tensor(a)"""
     return self
@@ -179,7 +179,7 @@ def aten_is_pinned(g: GraphContext, self: Value, device: object = None) -> bool:
     return False
 
 
-@onnx_symbolic("aten::dim", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::dim", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.SHAPE)
 def aten_dim(g: GraphContext, self: Value) -> int:
     """dim(Tensor self) -> int: the rank, a constant."""
     return h.known_rank(self, "dim")

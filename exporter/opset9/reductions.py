@@ -20,7 +20,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Quantized
+from exporter.op_facts import ComplexInputs, Quantized
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
@@ -38,7 +38,7 @@ def _reduce_dims(dim: Sequence[int] | None) -> list[int] | None:
     return None if dim is None or len(dim) == 0 else list(dim)
 
 
-@onnx_symbolic("aten::mean")
+@onnx_symbolic("aten::mean", complex_inputs=ComplexInputs.PARTS)
 def aten_mean(
     g: GraphContext,
     self: Value,
@@ -51,7 +51,7 @@ def aten_mean(
     return h.reduce(g, "ReduceMean", x, _reduce_dims(dim), keepdim)
 
 
-@onnx_symbolic("aten::sum")
+@onnx_symbolic("aten::sum", complex_inputs=ComplexInputs.PARTS)
 def aten_sum(
     g: GraphContext,
     self: Value,
@@ -537,7 +537,7 @@ def aten_trapezoid_dx(g: GraphContext, y: Value, dx: float = 1.0, dim: int = -1)
     return _trapezoid(g, y, None, dx, dim)
 
 
-@onnx_symbolic("aten::cumsum")
+@onnx_symbolic("aten::cumsum", complex_inputs=ComplexInputs.PARTS)
 def aten_cumsum(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | None = None) -> Value:
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
@@ -568,7 +568,7 @@ def aten_cumprod(g: GraphContext, self: Value, dim: int, dtype: torch.dtype | No
     return h.cast(g, out, out_dtype)
 
 
-@onnx_symbolic("aten::numel", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::numel", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.SHAPE)
 def aten_numel(g: GraphContext, self: Value) -> int | Value:
     """numel(Tensor self) -> int: a Python int when the shape is static, so it folds away;
     else Size, a 0-d int64 like TorchScript's int."""

@@ -18,6 +18,7 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
+from exporter.op_facts import ComplexInputs
 from exporter.opset9.shape import aten_expand
 from exporter.registry import onnx_symbolic
 
@@ -134,14 +135,14 @@ def _tile(g: GraphContext, x: Value, repeats: Sequence[int] | Value) -> Value:
     return g.op("Tile", x, g.constant(repeats))
 
 
-@onnx_symbolic("aten::repeat")
+@onnx_symbolic("aten::repeat", complex_inputs=ComplexInputs.PARTS)
 def aten_repeat(g: GraphContext, self: Value, repeats: Sequence[int] | Value) -> Value:
     """repeat(Tensor self, SymInt[] repeats) -> Tensor: Tile, with leading dims added when
     there are more repeats than dims (torch allows that, Tile does not)."""
     return _tile(g, self, repeats)
 
 
-@onnx_symbolic("aten::tile")
+@onnx_symbolic("aten::tile", complex_inputs=ComplexInputs.PARTS)
 def aten_tile(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """tile(Tensor self, SymInt[] dims) -> Tensor: like repeat, but fewer dims than the input
     rank repeat the trailing dims. Tile-6 (opset 9) already takes repeats as an input."""

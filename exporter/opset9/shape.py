@@ -17,19 +17,19 @@ import torch
 from exporter import symbolic_helper as h
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Quantized
+from exporter.op_facts import ComplexInputs, Quantized
 from exporter.registry import onnx_symbolic
 
 Value = ir.Value
 
 
-@onnx_symbolic("aten::view", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::view", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_view(g: GraphContext, self: Value, size: Sequence[int] | Value) -> Value:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
     return _reshape(g, self, h.shape_value(g, size))
 
 
-@onnx_symbolic("aten::reshape", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::reshape", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_reshape(g: GraphContext, self: Value, shape: Sequence[int] | Value) -> Value:
     """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
     return _reshape(g, self, h.shape_value(g, shape))
@@ -77,19 +77,19 @@ def _known_entries(shape: Value) -> list[int | None] | None:
     return entries
 
 
-@onnx_symbolic("aten::view_as")
+@onnx_symbolic("aten::view_as", complex_inputs=ComplexInputs.PARTS)
 def aten_view_as(g: GraphContext, self: Value, other: Value) -> Value:
     """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
     return g.op("Reshape", self, h.shape_of(g, other))
 
 
-@onnx_symbolic("aten::reshape_as")
+@onnx_symbolic("aten::reshape_as", complex_inputs=ComplexInputs.PARTS)
 def aten_reshape_as(g: GraphContext, self: Value, other: Value) -> Value:
     """reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
     return g.op("Reshape", self, h.shape_of(g, other))
 
 
-@onnx_symbolic("aten::flatten", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::flatten", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_flatten(g: GraphContext, self: Value, start_dim: int = 0, end_dim: int = -1) -> Value:
     """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
     rank = h.rank_of(self)
@@ -117,7 +117,7 @@ def aten_flatten(g: GraphContext, self: Value, start_dim: int = 0, end_dim: int 
     return g.op("Reshape", self, g.op("Concat", *parts, axis=0) if len(parts) > 1 else parts[0])
 
 
-@onnx_symbolic("aten::unflatten")
+@onnx_symbolic("aten::unflatten", complex_inputs=ComplexInputs.PARTS)
 def aten_unflatten(g: GraphContext, self: Value, dim: int, sizes: Sequence[int]) -> Value:
     """unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"""
     rank = h.rank_of(self)
@@ -135,7 +135,7 @@ def aten_unflatten(g: GraphContext, self: Value, dim: int, sizes: Sequence[int])
     return g.op("Reshape", self, g.op("Concat", *parts, axis=0) if len(parts) > 1 else parts[0])
 
 
-@onnx_symbolic("aten::permute", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::permute", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_permute(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     rank = len(dims)
@@ -145,7 +145,7 @@ def aten_permute(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     return g.op("Transpose", self, perm=perm)
 
 
-@onnx_symbolic("aten::transpose", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::transpose", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     rank = h.rank_of(self)
@@ -159,7 +159,7 @@ def aten_transpose(g: GraphContext, self: Value, dim0: int, dim1: int) -> Value:
     return g.op("Transpose", self, perm=perm)
 
 
-@onnx_symbolic("aten::t", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::t", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_t(g: GraphContext, self: Value) -> Value:
     """t(Tensor(a) self) -> Tensor(a)"""
     if (h.rank_of(self) or 0) < 2:
@@ -174,7 +174,7 @@ def _last_two_swapped(g: GraphContext, self: Value, what: str) -> Value:
     return g.op("Transpose", self, perm=[*range(rank - 2), rank - 1, rank - 2])
 
 
-@onnx_symbolic("aten::mT", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::mT", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_mT(g: GraphContext, self: Value) -> Value:  # noqa: N802 - torch's name
     """mT(Tensor(a) self) -> Tensor(a): the last two dims swapped (a batch of matrices transposed)"""
     return _last_two_swapped(g, self, "mT")
@@ -195,7 +195,7 @@ def aten_ravel(g: GraphContext, self: Value) -> Value:
     return g.op("Reshape", self, g.constant([-1]))
 
 
-@onnx_symbolic("aten::contiguous", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::contiguous", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_contiguous(g: GraphContext, self: Value) -> Value:
     """contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a): layout only"""
     return self
@@ -207,13 +207,13 @@ def aten_cpu(g: GraphContext, self: Value) -> Value:
     return self
 
 
-@onnx_symbolic("aten::clone", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::clone", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_clone(g: GraphContext, self: Value) -> Value:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     return self
 
 
-@onnx_symbolic("aten::detach", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::detach", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_detach(g: GraphContext, self: Value) -> Value:
     """detach(Tensor(a) self) -> Tensor(a)"""
     return self
@@ -225,7 +225,7 @@ def _run_time_dim(g: GraphContext, dim: Value, rank: int) -> Value:
     return g.op("Where", g.op("Less", dim, g.constant(0)), g.op("Add", dim, g.constant(rank)), dim)
 
 
-@onnx_symbolic("aten::unsqueeze", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::unsqueeze", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
@@ -254,7 +254,7 @@ def aten_unsqueeze(g: GraphContext, self: Value, dim: int | Value) -> Value:
     return h.unsqueeze(g, self, [dim])
 
 
-@onnx_symbolic("aten::squeeze", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::squeeze", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_squeeze(
     g: GraphContext, self: Value, dim: Sequence[int] | Sequence[int | Value] | Value | None = None
 ) -> Value:
@@ -310,7 +310,7 @@ def _squeeze_where_one(g: GraphContext, self: Value, axes: Sequence[int | Value]
     return result
 
 
-@onnx_symbolic("aten::expand", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::expand", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_expand(g: GraphContext, self: Value, size: Sequence[int] | Value, implicit: bool = False) -> Value:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
@@ -328,13 +328,13 @@ def aten_expand(g: GraphContext, self: Value, size: Sequence[int] | Value, impli
     return g.op("Expand", self, g.constant(target))
 
 
-@onnx_symbolic("aten::expand_as")
+@onnx_symbolic("aten::expand_as", complex_inputs=ComplexInputs.PARTS)
 def aten_expand_as(g: GraphContext, self: Value, other: Value) -> Value:
     """expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
     return g.op("Expand", self, h.shape_of(g, other))
 
 
-@onnx_symbolic("aten::size", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::size", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.SHAPE)
 def aten_size(g: GraphContext, self: Value, dim: int | None = None) -> int | Value | list[int]:
     """size.int(Tensor self, int dim) -> int; size(Tensor self) -> int[]
 
@@ -384,7 +384,7 @@ def rot90_with(
     return g.op("Transpose", flipped, perm=perm)
 
 
-@onnx_symbolic("aten::movedim")
+@onnx_symbolic("aten::movedim", complex_inputs=ComplexInputs.PARTS)
 def aten_movedim(g: GraphContext, self: Value, source: Sequence[int], destination: Sequence[int]) -> Value:
     """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a); movedim.int
 
@@ -403,7 +403,7 @@ def aten_movedim(g: GraphContext, self: Value, source: Sequence[int], destinatio
     return g.op("Transpose", self, perm=perm)
 
 
-@onnx_symbolic("aten::numpy_T")
+@onnx_symbolic("aten::numpy_T", complex_inputs=ComplexInputs.PARTS)
 def aten_numpy_t(g: GraphContext, self: Value) -> Value:
     """numpy_T(Tensor(a) self) -> Tensor(a): x.T reverses all dims."""
     rank = h.known_rank(self, "numpy_T")
@@ -412,7 +412,7 @@ def aten_numpy_t(g: GraphContext, self: Value) -> Value:
     return g.op("Transpose", self, perm=list(range(rank))[::-1])
 
 
-@onnx_symbolic("aten::flip")
+@onnx_symbolic("aten::flip", complex_inputs=ComplexInputs.PARTS)
 def aten_flip(g: GraphContext, self: Value, dims: Sequence[int]) -> Value:
     """flip(Tensor self, int[] dims) -> Tensor
 
@@ -476,7 +476,7 @@ def _roll_dim(g: GraphContext, x: Value, shift: int | Value, dim: int, dynamic: 
     return dynamic(g, x, shift, dim, size)
 
 
-@onnx_symbolic("aten::roll")
+@onnx_symbolic("aten::roll", complex_inputs=ComplexInputs.PARTS)
 def aten_roll(
     g: GraphContext, self: Value, shifts: Sequence[int] | Sequence[int | Value], dims: Sequence[int] = ()
 ) -> Value:

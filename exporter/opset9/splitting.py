@@ -19,7 +19,7 @@ from exporter import symbolic_helper as h
 from exporter import tensors as tensors_module
 from exporter.errors import NeedsExportTimeValue
 from exporter.graph_context import GraphContext
-from exporter.op_facts import Quantized
+from exporter.op_facts import ComplexInputs, Quantized
 from exporter.registry import onnx_symbolic
 from exporter.runtime_list import RuntimeList
 
@@ -51,7 +51,7 @@ def promoted(g: GraphContext, tensors: Sequence[Value]) -> list[Value]:
     return [h.cast(g, t, h.ir_dtype(target)) for t in tensors]
 
 
-@onnx_symbolic("aten::cat")
+@onnx_symbolic("aten::cat", complex_inputs=ComplexInputs.PARTS)
 def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
     """cat(Tensor[] tensors, int dim=0) -> Tensor: mixed dtypes promote as in torch.result_type"""
     if isinstance(tensors, RuntimeList):
@@ -67,7 +67,7 @@ def aten_cat(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int =
     return g.op("Concat", *tensors, axis=dim)
 
 
-@onnx_symbolic("aten::stack")
+@onnx_symbolic("aten::stack", complex_inputs=ComplexInputs.PARTS)
 def aten_stack(g: GraphContext, tensors: Sequence[Value] | RuntimeList, dim: int = 0) -> Value:  # noqa: F811
     """stack(Tensor[] tensors, int dim=0) -> Tensor: mixed dtypes promote as in cat"""
     if isinstance(tensors, RuntimeList):
@@ -181,7 +181,7 @@ def _split_by(
     return [h.slice_static(g, self, [dim], [i * split], [ends[i]]) for i in range(count)]
 
 
-@onnx_symbolic("aten::split", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::split", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_split(
     g: GraphContext,
     self: Value,
@@ -200,7 +200,7 @@ def aten_split(
     return _split_by(g, self, split, dim)
 
 
-@onnx_symbolic("aten::split_with_sizes")
+@onnx_symbolic("aten::split_with_sizes", complex_inputs=ComplexInputs.PARTS)
 def aten_split_with_sizes(
     g: GraphContext, self: Value, split_sizes: Sequence[int] | Sequence[int | Value] | RuntimeList, dim: int = 0
 ) -> list[Value] | RuntimeList:
@@ -220,7 +220,7 @@ def aten_split_with_sizes(
     return _split_by(g, self, list(split_sizes), dim)
 
 
-@onnx_symbolic("aten::unsafe_split")
+@onnx_symbolic("aten::unsafe_split", complex_inputs=ComplexInputs.PARTS)
 def aten_unsafe_split(g: GraphContext, self: Value, split_size: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[] (split
     without view tracking; the values are the same)"""
@@ -329,7 +329,7 @@ def _chunk_dynamic(
     return pieces
 
 
-@onnx_symbolic("aten::chunk", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::chunk", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 
@@ -340,13 +340,13 @@ def aten_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) 
     return chunk_with(g, self, chunks, dim, _gather_piece)
 
 
-@onnx_symbolic("aten::unsafe_chunk")
+@onnx_symbolic("aten::unsafe_chunk", complex_inputs=ComplexInputs.PARTS)
 def aten_unsafe_chunk(g: GraphContext, self: Value, chunks: int | Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]"""
     return chunk_with(g, self, chunks, dim, _gather_piece)
 
 
-@onnx_symbolic("aten::tensor_split")
+@onnx_symbolic("aten::tensor_split", complex_inputs=ComplexInputs.PARTS)
 def aten_tensor_split(
     g: GraphContext,
     self: Value,
@@ -390,7 +390,7 @@ def aten_tensor_split(
     return [h.slice_static(g, self, [dim], [a], [max(a, b)]) for a, b in zip(starts, ends)]
 
 
-@onnx_symbolic("aten::unbind", quantized=Quantized.INTEGERS)
+@onnx_symbolic("aten::unbind", quantized=Quantized.INTEGERS, complex_inputs=ComplexInputs.PARTS)
 def aten_unbind(g: GraphContext, self: Value, dim: int = 0) -> list[Value] | RuntimeList:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: one size-1 split per index,
     squeezed; along a run-time dim, one Gather per item the ListUnpack takes, or (a list

@@ -80,7 +80,15 @@ def scalar_type_analysis(graph: torch._C.Graph, registry: Registry = REGISTRY) -
             target = _number_result(node, rule) or promote(list(operands.values()))
         changed = False
         for position in operands:
-            new_value = _converted(graph, node, inputs[position], target)
+            operand_target = target
+            if target.is_complex:
+                # complex values are exported as float pairs (exporter/complex_values.py): a complex
+                # operand stays as it is, a real one takes the dtype of the result's parts
+                operand = operands[position]
+                if operand.dtype.is_complex:
+                    continue
+                operand_target = tensors.complex_part_dtype(target)
+            new_value = _converted(graph, node, inputs[position], operand_target)
             if new_value is not inputs[position]:
                 inputs[position] = new_value
                 changed = True
