@@ -29,8 +29,8 @@ def call_as_called(func: Any, args: Any, kwargs: dict[str, Any] | None) -> Any:
 def _dropped_arguments(func: types.FunctionType, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The arguments ``func``'s running frame received that ``args``/``kwargs`` leave out (at a
     value other than the default)."""
-    signature = inspect.signature(func)
-    try:
+    try:  # a wrapper of a builtin (Tensor.__pow__) has no signature of its own
+        signature = inspect.signature(func)
         bound = signature.bind_partial(*args, **kwargs)
     except (TypeError, ValueError):
         return {}

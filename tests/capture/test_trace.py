@@ -53,3 +53,13 @@ class Scaled(torch.nn.Module):
 
 def test_arguments_any_dispatching_function_drops_are_kept(trace_mode: str) -> None:
     assert_matches_torch(Scaled(), (torch.randn(2, 3), torch.randn(2, 3)), opset=BASE_OPSETS[0])
+
+
+class Powers(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x**2 + 2**x
+
+
+def test_operators_wrapping_builtins_trace(trace_mode: str) -> None:
+    """Tensor.__pow__/__rpow__ are Python wrappers of builtins, with no signature to read."""
+    assert_matches_torch(Powers(), (torch.rand(3),), opset=BASE_OPSETS[0])
