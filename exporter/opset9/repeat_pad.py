@@ -119,20 +119,30 @@ def _torch_pad(
 
 
 def _tile(g: GraphContext, x: Value, repeats: Sequence[int] | Value) -> Value:
-    """Tile after giving ``x`` as many dims as ``repeats`` (leading ones)."""
+    """Tile after giving ``x`` as many dims as ``repeats`` (leading ones, as torch adds them).
+    Repeats computed at run time (a list holding a run-time size) need their count known at
+    export: it decides the result's rank."""
     rank = h.known_rank(x, "repeat")
     if isinstance(repeats, Value):
         count = repeats.shape[0] if repeats.shape is not None and len(repeats.shape) == 1 else None
-        if count != rank:
-            raise NeedsExportTimeValue("repeat with run-time repeats needs as many repeats as input dims")
-        return g.op("Tile", x, h.cast(g, repeats, ir.DataType.INT64))
+        if not isinstance(count, int):
+            raise NeedsExportTimeValue("repeat with run-time repeats needs their count known at export")
+        if count < rank:
+            raise ValueError(f"repeat needs at least as many repeats as input dims ({rank}), got {count}")
+        return g.op("Tile", _with_leading_dims(g, x, rank, count), h.cast(g, repeats, ir.DataType.INT64))
     repeats = [int(r) for r in repeats]
-    if len(repeats) > rank:
-        extra = len(repeats) - rank
-        x = h.unsqueeze(g, x, list(range(extra))) if rank else h.reshape(g, x, [1] * extra)
+    x = _with_leading_dims(g, x, rank, len(repeats))
     if all(r == 1 for r in repeats) and len(repeats) == rank:
         return x
     return g.op("Tile", x, g.constant(repeats))
+
+
+def _with_leading_dims(g: GraphContext, x: Value, rank: int, count: int) -> Value:
+    """``x`` of rank ``rank`` with leading dims of size 1 up to ``count`` dims."""
+    if count <= rank:
+        return x
+    extra = count - rank
+    return h.unsqueeze(g, x, list(range(extra))) if rank else h.reshape(g, x, [1] * extra)
 
 
 @onnx_symbolic("aten::repeat", complex_inputs=ComplexInputs.PARTS)

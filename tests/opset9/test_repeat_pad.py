@@ -41,6 +41,13 @@ def _combinations(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Te
     )
 
 
+def _repeat_kernel(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """torchaudio's compute_deltas: a 1-D kernel repeated to (channels, 1, 5), a run-time count
+    and more repeats than the kernel has dims; and a 0-d tensor repeated to two dims."""
+    kernel = torch.arange(-2, 3, 1, dtype=x.dtype).repeat(x.shape[1], 1, 1)
+    return kernel, x.repeat(1, x.shape[0], 1, 2), x.sum().repeat(x.shape[0], 2)
+
+
 def _combinations_few(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """r = 0 (an empty 1-d tensor), r = 1, and r beyond the length (no rows without replacement)."""
     return torch.combinations(x, 0), torch.combinations(x, 1), torch.combinations(x, 4), torch.combinations(x, 4, True)
@@ -52,6 +59,13 @@ CASES = [
     Case("repeat_same_rank_bool", lambda a: a.repeat(3, 2), typed(2, 3, dtype=torch.bool)),
     Case("tile_short", lambda a: torch.tile(a, (2,)), arange(2, 3)),
     Case("tile_long_half", lambda a: torch.tile(a, (2, 1, 2)), typed(3, dtype=torch.float16)),
+    *traced_and_scripted(
+        "repeat_run_time_more_dims",
+        _repeat_kernel,
+        lambda: (torch.rand(2, 4, 3),),
+        dynamic={"x0": {0: "batch", 1: "channels"}},
+        others=lambda: [(torch.rand(3, 1, 3),), (torch.rand(1, 6, 3),)],
+    ),
     Case("repeat_interleave_int", lambda a: a.repeat_interleave(3, 1), arange(2, 3)),
     Case("repeat_interleave_flat", lambda a: torch.repeat_interleave(a, 2), arange(2, 3, dtype=torch.int32)),
     Case("repeat_interleave_zero", lambda a: a.repeat_interleave(0, 1) + 1, arange(2, 3)),
@@ -216,7 +230,15 @@ CASES = [
 
 
 # run at HELPER_OPSETS too: the Slice/Clip/Pad/Squeeze/Reduce* signatures of symbolic_helper
-HELPER_CASES = ["repeat", "constant_pad", "reflect_pad2d", "unfold", "combinations_dynamic", "cartesian_prod_dynamic"]
+HELPER_CASES = [
+    "repeat",
+    "repeat_run_time_more_dims_scripted",
+    "constant_pad",
+    "reflect_pad2d",
+    "unfold",
+    "combinations_dynamic",
+    "cartesian_prod_dynamic",
+]
 
 
 @pytest.mark.filterwarnings("ignore:torch.meshgrid")
