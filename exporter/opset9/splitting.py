@@ -486,16 +486,18 @@ def aten_atleast_3d(
 
 @onnx_symbolic("aten::hstack")
 def aten_hstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
-    """hstack(Tensor[] tensors) -> Tensor: concatenates 1-D inputs on dim 0, others on dim 1."""
-    parts = [_atleast(g, t, 1) for t in tensors]
+    """hstack(Tensor[] tensors) -> Tensor: concatenates 1-D inputs on dim 0, others on dim 1;
+    mixed dtypes promote as in cat."""
+    parts = [_atleast(g, t, 1) for t in promoted(g, tensors)]
     axis = 0 if h.rank_of(parts[0]) == 1 else 1
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=axis)
 
 
 @onnx_symbolic("aten::vstack")
 def aten_vstack(g: GraphContext, tensors: Sequence[Value]) -> Value:  # noqa: F811
-    """vstack(Tensor[] tensors) -> Tensor: 1-D inputs become rows, then concatenated on dim 0."""
-    parts = [_atleast(g, t, 2) for t in tensors]
+    """vstack(Tensor[] tensors) -> Tensor: 1-D inputs become rows, then concatenated on dim 0;
+    mixed dtypes promote as in cat."""
+    parts = [_atleast(g, t, 2) for t in promoted(g, tensors)]
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
 
 

@@ -189,6 +189,12 @@ CASES = [
     ),
     Case("vstack_bool", lambda a, b: torch.vstack([a, b]), lambda: (torch.rand(3) > 0.5, torch.rand(2, 3) > 0.5)),
     Case("atleast_3d_int64", lambda a: torch.atleast_3d(a), typed(4, dtype=torch.int64)),
+    Case(
+        "hstack_vstack_mixed_dtypes",
+        lambda a, b, c: (torch.hstack([a, b, c]), torch.vstack([a, b, c]), torch.hstack([c.t(), a.t() > 0])),
+        lambda: (torch.arange(6).reshape(2, 3), torch.randn(2, 3).half(), torch.randn(2, 3)),
+        atol=1e-3,
+    ),
     # cat/stack promote like torch.result_type
     Case("cat_int_float", lambda a, b: torch.cat([a, b]), lambda: (torch.arange(3), torch.randn(2))),
     Case(
