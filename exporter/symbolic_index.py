@@ -566,7 +566,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::setdefault.str": ("exporter.opset9.script_dicts",),
     "aten::sigmoid": ("exporter.opset9.activations",),
     "aten::sign": ("exporter.opset9.arithmetic",),
-    "aten::signbit": ("exporter.opset9.arithmetic",),
+    "aten::signbit": ("exporter.opset9.arithmetic", "exporter.symbolic_opset26"),
     "aten::silu": ("exporter.opset9.activations",),
     "aten::sin": ("exporter.opset9.arithmetic",),
     "aten::sinc": ("exporter.opset9.special_functions",),

@@ -2,7 +2,8 @@
 
 ONNX changes at opset 26 that this module reacts to:
 - BitCast reads a float's bits as an integer of the same width: copysign takes the sign bit
-  of a NaN ``other`` as torch does (below 26 a NaN counts as positive).
+  of a NaN ``other`` as torch does (below 26 a NaN counts as positive), and signbit reads the
+  sign of a NaN (below 26 a NaN's sign is invisible: false).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import onnx_ir as ir
 from exporter import symbolic_helper as h
 from exporter.graph_context import GraphContext
 from exporter.registry import onnx_symbolic
-from exporter.symbolic_opset9 import special_functions
+from exporter.symbolic_opset9 import arithmetic, special_functions
 
 Value = ir.Value
 
@@ -43,3 +44,12 @@ def aten_copysign_number(g: GraphContext, a: Value, b: Value) -> Value:
     ``b``'s sign counts, as in Python's math.copysign."""
     a, b = h.cast(g, a, ir.DataType.DOUBLE), h.cast(g, b, ir.DataType.DOUBLE)
     return special_functions.copysign(g, a, _sign_bit(g, b))
+
+
+@onnx_symbolic("aten::signbit", opset=26)
+def aten_signbit(g: GraphContext, self: Value) -> Value:
+    """signbit(Tensor self) -> Tensor: a float's sign bit read by BitCast, so a negative NaN
+    gives true as in torch; integers and bools as at opset 9."""
+    if not h.is_floating(self):
+        return arithmetic.aten_signbit(g, self)
+    return _sign_bit(g, self)

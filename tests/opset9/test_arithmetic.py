@@ -126,6 +126,12 @@ CASES = [
             torch.tensor([True, False]),
         ),
     ),
+    Case(
+        "signbit_nan_sign",
+        lambda a: (torch.signbit(a), torch.signbit(a.half()), torch.signbit(a.double())),
+        lambda: (torch.tensor([NAN, -NAN, -0.0, 0.0, -INF, 2.0]),),
+        min_opset=26,
+    ),
     Case("sign", torch.sign, const([-2.0, 0.0, 3.0, NAN, -INF])),
     Case("sign_int32", torch.sign, ints(8, dtype=torch.int32)),
     Case("sign_bool", torch.sign, bools(1)),
