@@ -280,7 +280,7 @@ class GraphBuilder:
 def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
     torch_dtype = tensors.to_torch_dtype(dtype) if dtype is not None else None
     if isinstance(value, torch.Tensor):
-        tensor = value.detach()
+        tensor = _row_major(value.detach())
         return tensor.to(torch_dtype) if torch_dtype is not None else tensor
     if isinstance(value, np.ndarray):
         tensor = torch.from_numpy(value.copy())
@@ -290,6 +290,19 @@ def _to_tensor(value: Any, dtype: ir.DataType | None) -> torch.Tensor:
     if torch_dtype is None:
         torch_dtype = _default_dtype(value)
     return torch.tensor(value, dtype=torch_dtype)
+
+
+def _row_major(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` itself when its strides are exactly row-major, else a row-major copy. torch
+    calls a view contiguous whatever the strides of its size-1 dims (a folded ``buffer[:, :, i]``
+    of a (1, 1, n) buffer keeps stride n), and ``contiguous()`` returns such a view as it is,
+    while reading its bytes (``view(torch.uint8)``, the file's raw data) needs stride 1 inside."""
+    expected = 1
+    for size, stride in zip(reversed(tensor.shape), reversed(tensor.stride())):
+        if stride != expected and tensor.numel():
+            return tensor.clone(memory_format=torch.contiguous_format)
+        expected *= size
+    return tensor
 
 
 def _torch_of(tensor: Any) -> torch.Tensor | None:
@@ -593,7 +606,7 @@ def _tensor(value: Any) -> torch.Tensor:
         value = torch.from_numpy(value.copy())
     if not isinstance(value, torch.Tensor):
         value = torch.tensor(value)
-    return value.detach().contiguous()
+    return _row_major(value.detach())
 
 
 def _scope_of(node: torch._C.Node | None) -> str:

@@ -188,6 +188,28 @@ def test_preallocated_outputs_written_in_a_loop(opset: int) -> None:
     )
 
 
+class RecursiveIntoZeros(torch.nn.Module):
+    """torchaudio's lfilter loop: y[t] = x[t] - 0.5 y[t-1], written sample by sample into a zero
+    buffer whose size is fixed at export, so the buffer and every view of it fold to constants
+    (a (1, 1) select of it has stride n in torch); a torch.tensor constant is written too."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = torch.zeros(2, 1, x.shape[-1] + 1)
+        a = torch.tensor([[0.5, 0.0]])
+        for i, o0 in enumerate(x.permute(2, 0, 1)):
+            window = out[:, :, i : i + 2]
+            o0 = o0 - (window.transpose(0, 1) @ a.unsqueeze(2))[..., 0].t()
+            out[:, :, i + 1] = o0
+        scale = torch.tensor([[1.0, 2.0, 3.0]])
+        scale[:, 1] = x[0, 0, 0]
+        return out, scale
+
+
+@pytest.mark.parametrize("opset", BASE_OPSETS)
+def test_traced_writes_into_views_of_a_constant_buffer(opset: int) -> None:
+    assert_matches_torch(RecursiveIntoZeros(), (torch.randn(2, 1, 8),), opset=opset)
+
+
 # -- writes through permuted and transposed views -----------------------------------------------
 
 
