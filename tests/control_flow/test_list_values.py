@@ -10,9 +10,11 @@ with eager torch on inputs of other sizes, from opset 11, where item writes
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import SEQUENCE_OPSETS, assert_matches_torch, dynamic_inputs
 
 IMAGES = dynamic_inputs(a={1: "h", 2: "w"}, b={1: "h2", 2: "w2"})
@@ -43,6 +45,37 @@ class PaddedBatch(torch.nn.Module):
         max_size = list(max_by_axis([list(img.shape) for img in images]))
         max_size[1] = int(math.ceil(float(max_size[1]) / 8.0) * 8.0)
         max_size[2] = int(math.ceil(float(max_size[2]) / 8.0) * 8.0)
+        batched = images[0].new_full([len(images)] + max_size, 0)
+        for i in range(batched.shape[0]):
+            img = images[i]
+            batched[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
+        return batched
+
+
+def resized(image: torch.Tensor) -> torch.Tensor:
+    # torchvision's _resize_image_and_masks when scripted: the scale from the image's sizes
+    im_shape = torch.tensor(image.shape[-2:])
+    scale = torch.min(32.0 / torch.min(im_shape).to(torch.float32), 48.0 / torch.max(im_shape).to(torch.float32))
+    scale_factor: Optional[float] = None  # noqa: UP045 - TorchScript reads this annotation
+    scale_factor = scale.item()
+    return F.interpolate(
+        image[None], scale_factor=scale_factor, mode="bilinear", recompute_scale_factor=True, align_corners=False
+    )[0]
+
+
+class ResizedPaddedBatch(torch.nn.Module):
+    """torchvision's scripted GeneralizedRCNNTransform: each image resized (its sizes computed
+    at run time from the scale), then batched as above. The item writes of max_by_axis sit in
+    a Loop nested in a Loop; once the main graph read the inner body's ScatterElements after
+    the loops (nodes not topologically sorted), until the lists were threaded through them."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        images = [a, b]
+        for i in range(len(images)):
+            images[i] = resized(images[i])
+        max_size = list(max_by_axis([list(img.shape) for img in images]))
+        max_size[1] = int(math.ceil(float(max_size[1]) / 32.0) * 32.0)
+        max_size[2] = int(math.ceil(float(max_size[2]) / 32.0) * 32.0)
         batched = images[0].new_full([len(images)] + max_size, 0)
         for i in range(batched.shape[0]):
             img = images[i]
@@ -99,6 +132,21 @@ def test_images_padded_into_one_batch_of_the_largest_sizes(opset: int) -> None:
         opset=opset,
         other_inputs=[(torch.rand(3, 5, 17), torch.rand(3, 8, 3)), (torch.rand(3, 16, 16), torch.rand(3, 1, 2))],
         **IMAGES,
+    )
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_resized_images_padded_into_one_batch(opset: int, dynamic: bool) -> None:
+    assert_matches_torch(
+        torch.jit.script(ResizedPaddedBatch()),
+        (torch.rand(3, 32, 40), torch.rand(3, 28, 36))
+        if not dynamic
+        else (torch.rand(3, 32, 40), torch.rand(3, 32, 48)),
+        opset=opset,
+        # scales of 2 and 1/2: onnx's reference evaluator rounds a computed Resize scale otherwise
+        other_inputs=[(torch.rand(3, 16, 20), torch.rand(3, 64, 96))] if dynamic else [],
+        **(IMAGES if dynamic else {}),
     )
 
 
