@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import onnx_ir as ir
+import torch
 
 from exporter import runtime_list, tensors
 from exporter import symbolic_helper as h
@@ -282,7 +283,27 @@ def aten_pop_t(g: GraphContext, self: object, idx: int | Value = -1) -> object:
         return runtime_list.pop(g, self, idx)
     if not isinstance(idx, int):
         raise NeedsExportTimeValue("popping from an export-time list at an index computed at run time is not supported")
+    if isinstance(self, Value):
+        return _pop_from_value(g, self, idx)
     return _export_time_list(g, self, "pop").pop(idx)
+
+
+def _pop_from_value(g: GraphContext, values: Value, idx: int) -> int | Value:
+    """``values.pop(idx)`` of an int list held as one 1-d value (``list(x.shape)`` with a
+    dynamic axis, julius' ``shape.pop(-1)``): the item is read as ``__getitem__`` reads it (a
+    static dim stays an int), and every name bound to the list follows the rest (Gather of the
+    other positions), which needs the list's length at export."""
+    shape = h.static_shape(values)
+    if shape is None or len(shape) != 1:
+        raise NeedsExportTimeValue("popping from a list computed at run time needs its length at export")
+    (length,) = shape
+    if not -length <= idx < length:
+        raise IndexError(f"pop index {idx} out of range for a list of {length} items")
+    position = idx % length
+    item = getitem_with(g, values, position, _pick_by_if)
+    rest = h.gather_constant(g, values, torch.tensor([i for i in range(length) if i != position]), 0)
+    g.replace(values, rest)
+    return item
 
 
 @onnx_symbolic("aten::Delete.t", mutates_list=True)
