@@ -2,15 +2,17 @@
 
 Three kinds of node give known results:
 
-- Queries of a tensor's facts: ``dim()``, ``size()``, ``dtype``, ``device``, ``layout``,
-  ``is_cuda`` and the like, ``is_floating_point()``, ``requires_grad`` of an input.
+- Queries of a tensor's facts: ``dim()``, ``size()``, ``stride()``, ``dtype``, ``device``,
+  ``layout``, ``is_cuda`` and the like, ``is_floating_point()``, ``requires_grad`` of an input.
 - Computation on known values (numbers, strings, lists, dicts, TorchScript objects): the op is
   run in torch (``promote_types``, ``eq.str``, ``__getitem__``), or handled here for the prim
   ops that pack and unpack containers, refine types (``isinstance``, ``unchecked_cast``) and
   read attributes of objects.
-- Tensor ops: run on meta tensors of the inputs' example sizes (no data, no work), which gives
-  the result's dtype, rank and sizes. A size stays fixed only where no input has a size chosen
-  at run time; the rank stands only where a second run, with those sizes changed, agrees.
+- Tensor ops: run on meta tensors of the inputs' example sizes (no data, no work), laid out in
+  the examples' memory order, which gives the result's dtype, rank, sizes and strides. A size
+  stays fixed only where no input has a size chosen at run time; the rank and each stride stand
+  only where a second run, with those sizes changed, agrees (strides only where every input's
+  layout is known: a meta tensor of an unknown layout is contiguous, its views' strides made up).
 
 Anything else is :data:`UNKNOWN`. Nothing here changes the graph.
 """
@@ -34,6 +36,7 @@ from exporter.passes.export_values import (
     as_items,
     tensor_facts,
 )
+from exporter.passes.strides import dense_order, laid_out_like
 from exporter.ts_graph import is_script_object, schema_of, script_class_name
 
 __all__ = ["evaluate", "as_tensor", "trackable", "holds_tensor", "MUTABLE_CONTAINERS"]
@@ -149,6 +152,24 @@ def _size(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
         return [UNKNOWN]
     size = sizes[dim.value]
     return [UNKNOWN if size is None else Known(size)]
+
+
+def _stride(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
+    """aten::stride(Tensor self) -> int[]; stride.int(Tensor self, int dim) -> int: the strides
+    fixed at export (exporter.passes.strides), a list known in part where some are not."""
+    tensor = as_tensor(inputs[0])
+    if tensor is None or tensor.strides is None or tensor.layout != STRIDED:
+        return [UNKNOWN]
+    strides = tensor.strides
+    if len(inputs) == 1:
+        if all(stride is not None for stride in strides):
+            return [Known(list(strides))]
+        return [Items(tuple(UNKNOWN if stride is None else Known(stride) for stride in strides))]
+    dim = inputs[1]
+    if not isinstance(dim, Known) or not isinstance(dim.value, int) or not -len(strides) <= dim.value < len(strides):
+        return [UNKNOWN]
+    stride = strides[dim.value]
+    return [UNKNOWN if stride is None else Known(stride)]
 
 
 def _numel(t: TensorFacts) -> int | None:
@@ -403,6 +424,7 @@ _HANDLERS: dict[str, Callable[[torch._C.Node, Sequence[Fact]], list[Fact]]] = {
     "aten::dim": _query(lambda t: t.rank),
     "aten::size": _size,
     "aten::numel": _query(_numel),
+    "aten::stride": _stride,
     "aten::len": _list_read,
     "aten::__getitem__": _list_read,
     "prim::dtype": _query(_dtype),
@@ -519,7 +541,19 @@ def _meta_results(node: torch._C.Node, schema: torch._C.FunctionSchema, inputs: 
         return [UNKNOWN] * count
     second = _meta_run(schema, inputs, _PERTURBATION) if dynamic else first
     device = _result_device(schema, inputs)
-    return [_result_facts(a, b, dynamic, device) for a, b in zip(first, second or [None] * count)]
+    laid_out = all(_laid_out(f) for f in inputs)
+    return [_result_facts(a, b, dynamic, device, laid_out) for a, b in zip(first, second or [None] * count)]
+
+
+def _laid_out(fact: Fact) -> bool:
+    """Whether a meta run's input has the example's layout (a dense one, whose order is known):
+    only then are the strides of the op's results the example run's."""
+    tensor = as_tensor(fact)
+    if tensor is not None:
+        return tensor.order is not None
+    if isinstance(fact, Items):
+        return all(_laid_out(item) for item in fact.items)
+    return True
 
 
 def _has_dynamic_size(fact: Fact) -> bool:
@@ -553,7 +587,7 @@ def _meta_value(fact: Fact, grow: int) -> object:
         if tensor.dtype is None or tensor.example is None or tensor.sizes is None:
             raise _NotKnown
         shape = [e + grow if s is None else e for s, e in zip(tensor.sizes, tensor.example)]
-        return torch.empty(shape, dtype=tensor.dtype, device="meta")
+        return laid_out_like(shape, tensor.order, tensor.dtype, "meta")
     if isinstance(fact, Known):
         return fact.value
     if isinstance(fact, Items):
@@ -575,18 +609,32 @@ def _result_device(schema: torch._C.FunctionSchema, inputs: Sequence[Fact]) -> t
     return torch.device("cpu") if not devices else None
 
 
-def _result_facts(first: object, second: object, dynamic: bool, device: torch.device | None) -> Fact:
+def _result_facts(
+    first: object, second: object, dynamic: bool, device: torch.device | None, laid_out: bool = True
+) -> Fact:
     if isinstance(first, torch.Tensor):
         if not isinstance(second, torch.Tensor) or first.dim() != second.dim():  # the rank depends on a size
             return TensorFacts(first.dtype, device, None, None)
         example = tuple(int(s) for s in first.shape)
         sizes = tuple(None for _ in example) if dynamic else example
         layout = STRIDED if first.layout == torch.strided else None
-        return TensorFacts(first.dtype, device, sizes, example, layout=layout)
+        if layout is None or not laid_out:
+            return TensorFacts(first.dtype, device, sizes, example, layout=layout)
+        strides = tuple(a if a == b else None for a, b in zip(first.stride(), second.stride()))
+        order = dense_order(example, first.stride())
+        return TensorFacts(
+            first.dtype,
+            device,
+            sizes,
+            example,
+            layout=layout,
+            strides=strides,
+            order=None if order is None else tuple(order),
+        )
     if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
         if len(first) != len(second):
             return UNKNOWN
-        items = tuple(_result_facts(a, b, dynamic, device) for a, b in zip(first, second))
+        items = tuple(_result_facts(a, b, dynamic, device, laid_out) for a, b in zip(first, second))
         return Items(items, is_tuple=isinstance(first, tuple), made_by_op=isinstance(first, list))
     if isinstance(first, (bool, int, float)) and not dynamic:
         return Known(first)

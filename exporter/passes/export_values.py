@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import torch
 
+from exporter.passes.strides import dense_order, fixed_strides
+
 __all__ = [
     "Known",
     "TensorFacts",
@@ -70,7 +72,10 @@ class TensorFacts:
     """A tensor's facts fixed at export time. ``sizes`` is None where the rank is not known, and
     holds None for a size chosen at run time (a dynamic axis, or a size computed from one).
     ``example`` has the sizes of the example inputs' run (the same rank as ``sizes``): what
-    meta tensors are made of to learn an op's result, never folded where ``sizes`` has None."""
+    meta tensors are made of to learn an op's result, never folded where ``sizes`` has None.
+    ``strides`` holds the strides fixed at export (None for one a run-time size changes;
+    strides.py), ``order`` the example's dims from the innermost out in memory, which meta
+    tensors are laid out in (None: contiguous)."""
 
     dtype: torch.dtype | None
     device: torch.device | None
@@ -78,6 +83,8 @@ class TensorFacts:
     example: tuple[int, ...] | None
     layout: int | None = STRIDED
     requires_grad: bool | None = None
+    strides: tuple[int | None, ...] | None = None
+    order: tuple[int, ...] | None = None
 
     @property
     def rank(self) -> int | None:
@@ -134,12 +141,16 @@ def tensor_facts(
 ) -> TensorFacts:
     """The facts of an example tensor whose axes ``dynamic`` are chosen at run time."""
     sizes = tuple(None if axis in dynamic else int(size) for axis, size in enumerate(tensor.shape))
+    example = tuple(int(size) for size in tensor.shape)
+    order = dense_order(example, tensor.stride())
     return TensorFacts(
         dtype=tensor.dtype,
         device=tensor.device,
         sizes=sizes,
-        example=tuple(int(size) for size in tensor.shape),
+        example=example,
         requires_grad=requires_grad,
+        strides=fixed_strides(example, tensor.stride(), dynamic),
+        order=None if order is None else tuple(order),
     )
 
 
@@ -192,9 +203,12 @@ def _same(a: object, b: object) -> object:
 def _merge_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
     sizes: tuple[int | None, ...] | None = None
     example = None
+    strides: tuple[int | None, ...] | None = None
     if a.sizes is not None and b.sizes is not None and len(a.sizes) == len(b.sizes):
         sizes = tuple(x if x == y else None for x, y in zip(a.sizes, b.sizes))
         example = a.example
+        if a.strides is not None and b.strides is not None and len(a.strides) == len(b.strides):
+            strides = tuple(x if x == y else None for x, y in zip(a.strides, b.strides))
     return TensorFacts(
         dtype=_same(a.dtype, b.dtype),  # type: ignore[arg-type]
         device=_same(a.device, b.device),  # type: ignore[arg-type]
@@ -202,6 +216,8 @@ def _merge_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         example=example,
         layout=_same(a.layout, b.layout),  # type: ignore[arg-type]
         requires_grad=_same(a.requires_grad, b.requires_grad),  # type: ignore[arg-type]
+        strides=strides,
+        order=a.order if sizes is not None and a.order == b.order else None,
     )
 
 

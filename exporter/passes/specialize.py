@@ -5,7 +5,7 @@ layout, checks shapes against lists of names, promotes dtypes, refines ``Union``
 ``Optional`` arguments with ``isinstance``, reads recipes cached in module attributes, and loops
 until two ranks agree. At export all of that is fixed for the example inputs: each input's
 dtype, device, layout, rank and requires_grad, every size not named in ``dynamic_axes``, the
-module's attributes (export_facts.py). This pass walks the graph in order, evaluating every node
+strides no dynamic axis changes (strides.py), the module's attributes (export_facts.py). This pass walks the graph in order, evaluating every node
 on those facts (evaluation.py), and:
 
 - replaces each value it computes (a number, a string, a list, a dtype, a device, an object
@@ -53,6 +53,7 @@ _SPECIALIZED_KINDS = (
     "prim::If",
     "prim::Loop",
     "aten::dim",
+    "aten::stride",
     "prim::dtype",
     "prim::device",
     "prim::layout",

@@ -323,6 +323,40 @@ def test_a_traced_graph_is_not_walked() -> None:
     assert needs_specializing(_rank_matched.graph)
 
 
+@torch.jit.script
+def _strides_read(x: torch.Tensor) -> tuple[int, int, int, int]:
+    t = x.t()
+    (rows, columns) = x.permute(1, 0).contiguous().stride()
+    return x.stride(0), t.stride(0), t.stride(1), rows + 10 * columns
+
+
+def _folded_outputs(graph: torch._C.Graph) -> list[object]:
+    """The graph's result items, each as the constant it became (None where it stays computed)."""
+    (result,) = graph.outputs()
+    return [v.toIValue() if v.node().kind() == "prim::Constant" else None for v in result.node().inputs()]
+
+
+@pytest.mark.parametrize(
+    ("example", "dynamic", "folded"),
+    [
+        (torch.rand(2, 3), {}, [3, 1, 3, 12]),
+        # a dynamic batch changes no stride of x; it is inside the rows of the permuted copy
+        (torch.rand(2, 3), {0: {0}}, [3, 1, 3, None]),
+        (torch.rand(2, 3), {0: {1}}, [None, 1, None, None]),
+        # the example's own layout is the one the exported model assumes
+        (torch.rand(3, 2).t(), {}, [1, 2, 1, 12]),
+        # an example that is not dense has no strides to assume, nor has what is computed from it
+        # here (a meta run would lay it out contiguous); the emitter folds a contiguous() result's
+        (torch.rand(2, 6)[:, ::2], {}, [None, None, None, None]),
+    ],
+    ids=["static", "dynamic_batch", "dynamic_rows", "transposed", "stepped"],
+)
+def test_strides_fixed_at_export_are_folded(example: torch.Tensor, dynamic: dict, folded: list[object]) -> None:  # type: ignore[type-arg]
+    graph = _specialized(_strides_read, example, dynamic=dynamic)
+    assert _folded_outputs(graph) == folded
+    assert graph.findAllNodes("aten::stride") or None not in folded
+
+
 def test_facts_meeting_keep_what_holds_on_both_paths() -> None:
     a = TensorFacts(torch.float32, torch.device("cpu"), (2, 3), (2, 3))
     b = TensorFacts(torch.float32, torch.device("cpu"), (2, 4), (2, 4))
@@ -332,4 +366,7 @@ def test_facts_meeting_keep_what_holds_on_both_paths() -> None:
     from exporter.passes.export_values import Known
 
     assert merge(a, Known(None)) == MaybeNone(a)
+    strided = TensorFacts(torch.float32, None, (2, 3), (2, 3), strides=(3, 1), order=(1, 0))
+    wider = TensorFacts(torch.float32, None, (2, 4), (2, 4), strides=(4, 1), order=(1, 0))
+    assert merge(strided, wider) == TensorFacts(torch.float32, None, (2, None), (2, 3), strides=(None, 1), order=(1, 0))
     assert merge(Known(1), Known(1.0)) != Known(1)
