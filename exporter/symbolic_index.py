@@ -595,6 +595,7 @@ OP_MODULES: dict[str, tuple[str, ...]] = {
     "aten::std_mean": ("exporter.opset9.reductions",),
     "aten::stft": ("exporter.symbolic_opset17",),
     "aten::str": ("exporter.opset9.primitives",),
+    "aten::stride": ("exporter.opset9.shape",),
     "aten::sub": ("exporter.opset9.arithmetic",),
     "aten::sum": ("exporter.opset9.reductions",),
     "aten::t": ("exporter.opset9.shape",),

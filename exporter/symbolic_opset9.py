@@ -63,7 +63,7 @@ Families:
   script_lists: TorchScript list builtins (len, indexing, append/insert/pop/del, reverse, clear,
       list(), in) on export-time and run-time lists.
   shape: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze, expand,
-      size, flip, roll, fftshift, pixel_shuffle, channel_shuffle.
+      size, stride, flip, roll, fftshift, pixel_shuffle, channel_shuffle.
   sorting: topk, sort, argsort, msort, bucketize, searchsorted, median, kthvalue,
       unique_consecutive (unique lives in symbolic_opset11).
   script_dicts: TorchScript dict builtins on export-time dicts (constant keys): dict(),

@@ -359,61 +359,94 @@ def aten_combinations(g: GraphContext, self: Value, r: int = 2, with_replacement
     return g.op("Gather", self, rows, axis=0)
 
 
-def _input_strides(g: GraphContext, index: int) -> list[int] | None:
-    """The strides TorchScript recorded for a node input (traced graphs carry them)."""
+def _input_layout(g: GraphContext, index: int) -> tuple[list[int], list[int]] | None:
+    """The sizes and strides TorchScript recorded for a node input (traced graphs carry them)."""
     if g.node is None:
         return None
     ts_type = g.node.inputsAt(index).type()
     if not isinstance(ts_type, torch._C.TensorType):
         return None
-    strides = ts_type.strides()
-    return list(strides) if strides is not None and all(s is not None for s in strides) else None
+    sizes, strides = ts_type.sizes(), ts_type.strides()
+    if sizes is None or strides is None or None in sizes or None in strides or len(sizes) != len(strides):
+        return None
+    return list(sizes), list(strides)
 
 
 @onnx_symbolic("aten::as_strided")
 def aten_as_strided(
     g: GraphContext,
     self: Value,
-    size: Sequence[int],
+    size: Sequence[int | Value] | Value,
     stride: Sequence[int],
     storage_offset: int | None = None,
 ) -> Value:
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 
-    A Gather from the flattened input with the strided offsets computed at export time. ONNX
-    has no storage: the offsets address ``self``'s elements by where they sit in memory,
-    using the strides the trace recorded (so x.t().as_strided reads x's layout, as in
-    torch); without recorded strides the input is taken as contiguous. An explicit
-    storage_offset counts from the input's first element.
+    A Gather from the flattened input at the offsets the sizes and strides describe (any view:
+    sliding windows, overlapping frames, broadcasts), computed at export time, or with Range
+    where a size is known only at run time (julius' frames of a dynamic batch). ONNX has no
+    storage: the offsets address ``self``'s elements by where they sit in memory, using the
+    strides the trace recorded (so x.t().as_strided reads x's layout, as in torch: a lookup
+    from memory position to element, which needs ``self``'s sizes at export); without recorded
+    strides the input is taken as contiguous. An explicit storage_offset counts from the
+    input's first element. The strides must be known at export (a scripted ``x.stride(d)`` is
+    folded where the layout fixes it: exporter.passes.strides).
     """
     offset = storage_offset or 0
-    index = torch.full(tuple(size), offset, dtype=torch.int64)
-    for d, (n, s) in enumerate(zip(size, stride)):
-        shape = [1] * len(size)
-        shape[d] = n
-        index = index + (torch.arange(n, dtype=torch.int64) * s).reshape(shape)
-    in_shape = h.static_shape(self)
-    in_strides = _input_strides(g, 0)
-    if in_shape is not None and in_strides is not None and len(in_strides) == len(in_shape):
-        contiguous = [math.prod(in_shape[d + 1 :]) for d in range(len(in_shape))]
-
-        def significant(strides: list[int]) -> list[int]:  # size-1 dims have any stride
-            return [s for n, s in zip(in_shape, strides) if n > 1]
-
-        if significant(in_strides) != significant(contiguous):
-            positions = torch.zeros(in_shape, dtype=torch.int64)
-            for d, (n, s) in enumerate(zip(in_shape, in_strides)):
-                positions = positions + (torch.arange(n, dtype=torch.int64) * s).reshape(
-                    [n if i == d else 1 for i in range(len(in_shape))]
-                )
-            flat_positions = positions.reshape(-1)
-            extent = int(flat_positions.max()) + 1 if flat_positions.numel() else 1
-            lookup = torch.full((extent,), -1, dtype=torch.int64)
-            lookup[flat_positions] = torch.arange(flat_positions.numel(), dtype=torch.int64)
+    if isinstance(size, Value):  # a list holding run-time sizes, as one 1-d value
+        size = _items(g, size, len(stride))
+    lookup = _memory_to_element(self, _input_layout(g, 0))
+    if all(isinstance(n, int) for n in size):
+        index = torch.full(tuple(size), offset, dtype=torch.int64)  # type: ignore[arg-type]
+        for d, (n, s) in enumerate(zip(size, stride)):
+            index = index + (torch.arange(n, dtype=torch.int64) * s).reshape(h.axis_shape(len(size), d))  # type: ignore[arg-type]
+        if lookup is not None:
             if index.numel() and (int(index.max()) >= lookup.numel() or bool((lookup[index] < 0).any())):
                 raise ValueError("as_strided reads memory outside the input's elements")
             index = lookup[index]
-    return h.gather_constant(g, h.reshape(g, self, [-1]), index, 0)
+        return h.gather_constant(g, h.reshape(g, self, [-1]), index, 0)
+    positions: Value = g.constant(offset)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        steps = g.op("Mul", h.iota(g, n), g.constant(s))
+        positions = g.op("Add", positions, h.reshape(g, steps, h.axis_shape(len(size), d)))
+    if lookup is not None:  # reading outside the elements gathers -1: an error at run time
+        positions = g.op("Gather", g.constant(lookup), positions, axis=0)
+    return g.op("Gather", h.reshape(g, self, [-1]), positions, axis=0)
+
+
+def _items(g: GraphContext, values: Value, count: int) -> list[int | Value]:
+    """The ``count`` items of a 1-d int value (a size list built at run time), each a 0-d value."""
+    shape = h.static_shape(values)
+    if shape != [count]:
+        raise ValueError(f"as_strided needs as many sizes as strides ({count}), got a list of shape {shape}")
+    return [g.op("Gather", values, g.constant(i), axis=0) for i in range(count)]
+
+
+def _memory_to_element(x: Value, layout: tuple[list[int], list[int]] | None) -> torch.Tensor | None:
+    """For an input whose recorded strides are not row-major: the flat element index at each
+    memory position it covers (-1 where it has none); None for a row-major input. Needs the
+    input's sizes at export."""
+    if layout is None:
+        return None
+    recorded, strides = layout
+    contiguous = [math.prod(recorded[d + 1 :]) for d in range(len(recorded))]
+
+    def significant(values: list[int]) -> list[int]:  # size-1 dims have any stride
+        return [s for n, s in zip(recorded, values) if n > 1]
+
+    if significant(strides) == significant(contiguous):
+        return None
+    shape = h.static_shape(x)
+    if shape is None or shape != recorded:
+        raise NeedsExportTimeValue("as_strided of a view that is not row-major needs the view's sizes at export")
+    positions = torch.zeros(shape, dtype=torch.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        positions = positions + (torch.arange(n, dtype=torch.int64) * s).reshape(h.axis_shape(len(shape), d))
+    flat_positions = positions.reshape(-1)
+    extent = int(flat_positions.max()) + 1 if flat_positions.numel() else 1
+    lookup = torch.full((extent,), -1, dtype=torch.int64)
+    lookup[flat_positions] = torch.arange(flat_positions.numel(), dtype=torch.int64)
+    return lookup
 
 
 @onnx_symbolic("aten::unfold")

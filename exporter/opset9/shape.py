@@ -1,5 +1,6 @@
 """Shape and layout: view/reshape/flatten/unflatten, permute/transpose/movedim, squeeze/unsqueeze,
-expand, size, flip, rot90, roll, fftshift/ifftshift, pixel_shuffle, channel_shuffle.
+expand, size, stride (refused where not folded at export), flip, rot90, roll, fftshift/ifftshift,
+pixel_shuffle, channel_shuffle.
 
 ONNX idioms: target shapes are built from the sizes known at export time, or from Shape
 arithmetic where a size is only known at run time; flip and roll gather with constant reversed
@@ -344,6 +345,55 @@ def aten_size(g: GraphContext, self: Value, dim: int | None = None) -> int | Val
         shape = h.static_shape(self)
         return shape if shape is not None else g.op("Shape", self)
     return h.dim_size(g, self, dim)
+
+
+@onnx_symbolic("aten::stride")
+def aten_stride(g: GraphContext, self: Value, dim: int | None = None) -> int | list[int]:
+    """stride.int(Tensor self, int dim) -> int; stride(Tensor self) -> int[]
+
+    ONNX tensors have no strides: the specialization pass folds a stride the layout fixes at
+    export (exporter.passes.strides). What reaches here is folded only for the result of
+    ``contiguous()``, whose strides are row-major by definition (julius reads the strides of
+    ``F.pad(x, ...).contiguous()``, whose sizes the pass does not know when they come from a
+    list it changes: ``length = shape.pop(-1)``): products of the sizes inside each dim, where
+    they are static. Any other stride changes with a size chosen at run time (a dynamic axis
+    inside the dim in memory order), or belongs to a tensor whose layout is not known at export.
+    """
+    strides = _row_major_strides(g, self)
+    if strides is not None:
+        if dim is None and None not in strides:
+            return [int(s) for s in strides]  # type: ignore[arg-type]
+        if dim is not None and -len(strides) <= dim < len(strides) and strides[dim] is not None:
+            return int(strides[dim])  # type: ignore[arg-type]
+    which = "x.stride()" if dim is None else f"x.stride({dim})"
+    raise NeedsExportTimeValue(
+        f"{which} is not fixed at export: a dynamic axis inside the dim in memory order changes it at run "
+        f"time, or the tensor's layout is not known at export (ONNX tensors have no strides); make the axes "
+        f"inside it static, or compute the stride from sizes"
+    )
+
+
+# TorchScript's int for torch.contiguous_format (c10::MemoryFormat::Contiguous)
+_CONTIGUOUS_FORMAT = 0
+
+
+def _row_major_strides(g: GraphContext, x: Value) -> list[int | None] | None:
+    """The strides of ``x`` where its TorchScript producer is ``contiguous()`` (row-major), None
+    for each one a size known only at run time makes; None where the layout is not row-major."""
+    if g.node is None or x.shape is None:
+        return None
+    producer = g.node.inputsAt(0).node()
+    if producer.kind() != "aten::contiguous" or producer.inputsSize() < 2:
+        return None
+    memory_format = producer.inputsAt(1)
+    if memory_format.node().kind() != "prim::Constant" or memory_format.toIValue() != _CONTIGUOUS_FORMAT:
+        return None
+    sizes = list(x.shape)
+    strides: list[int | None] = []
+    for d in range(len(sizes)):
+        inner = sizes[d + 1 :]
+        strides.append(math.prod(inner) if all(isinstance(n, int) for n in inner) else None)  # type: ignore[arg-type]
+    return strides
 
 
 def _flip_dim(g: GraphContext, x: Value, dim: int) -> Value:

@@ -7,6 +7,8 @@ where its lowering changes (tests/cases.py), from its first supported one.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -46,6 +48,27 @@ def _repeat_kernel(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.T
     and more repeats than the kernel has dims; and a 0-d tensor repeated to two dims."""
     kernel = torch.arange(-2, 3, 1, dtype=x.dtype).repeat(x.shape[1], 1, 1)
     return kernel, x.repeat(1, x.shape[0], 1, 2), x.sum().repeat(x.shape[0], 2)
+
+
+def _frames(x: torch.Tensor) -> torch.Tensor:
+    """julius.core.unfold: frames of 4 samples every 2, as a view whose strides are read from
+    the padded tensor (layout facts the specialization folds)."""
+    shape = list(x.shape)
+    length = shape.pop(-1)
+    n_frames = math.ceil((max(length, 4) - 4) / 2) + 1
+    padded = F.pad(x, (0, (n_frames - 1) * 2 + 4 - length)).contiguous()
+    strides: list[int] = []
+    for dim in range(padded.dim()):
+        strides.append(padded.stride(dim))
+    last_stride = strides.pop(-1)
+    assert last_stride == 1, "data should be contiguous"
+    return padded.as_strided(shape + [n_frames, 4], strides + [2, 1])
+
+
+def _strided_by_input_strides(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """as_strided by an input's own strides (a transposed example reads them transposed) and
+    by a run-time size with strides fixed at export."""
+    return x.as_strided([x.shape[0], 2], [x.stride(0), x.stride(1)]), x.as_strided([x.shape[0] - 1, 3], [1, 1])
 
 
 def _combinations_few(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -148,6 +171,21 @@ CASES = [
     Case("as_strided_overlap_int", lambda a: a.as_strided((2, 2, 2), (3, 1, 2)), arange(12, dtype=torch.int64)),
     Case("as_strided_transposed_input", lambda a: a.t().as_strided((2, 3), (3, 1)), arange(3, 4)),
     Case("as_strided_expanded_input", lambda a: a.expand(3, 4).as_strided((2, 2), (1, 1)), arange(1, 4)),
+    *traced_and_scripted(
+        "as_strided_frames_of_strides",
+        _frames,
+        lambda: (torch.randn(2, 3, 11),),
+        dynamic={"x0": {0: "batch"}},
+        others=lambda: [(torch.randn(1, 3, 11),), (torch.randn(5, 3, 11),)],
+    ),
+    *traced_and_scripted(
+        "as_strided_run_time_sizes",
+        _strided_by_input_strides,
+        lambda: (torch.randn(4, 3),),
+        dynamic={"x0": {0: "rows"}},
+        others=lambda: [(torch.randn(7, 3),), (torch.randn(2, 3),)],
+    ),
+    *traced_and_scripted("as_strided_transposed_example", _strided_by_input_strides, lambda: (torch.randn(3, 4).t(),)),
     Case("unfold", lambda a: a.unfold(1, 3, 2), arange(2, 8, 3)),
     Case(
         "unfold_dynamic",
@@ -256,6 +294,16 @@ def test_helper_opsets(case: Case, opset: int) -> None:
 
 def test_case_names_are_unique() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
+
+
+def test_a_stride_a_dynamic_axis_changes_is_refused_by_name() -> None:
+    """Frames of a run-time length: the padded rows' stride is the length, chosen at run time."""
+    from exporter.errors import SymbolicError
+
+    model = torch.jit.script(_frames)
+    dynamic = {"input_names": ["x"], "dynamic_axes": {"x": {2: "time"}}}
+    with pytest.raises(SymbolicError, match=r"x\.stride\(0\) is not fixed at export: a dynamic axis inside"):
+        export_to_bytes(model, (torch.randn(2, 3, 11),), **dynamic)
 
 
 @pytest.mark.parametrize("opset", lowering_opsets_below("aten::repeat_interleave"))
