@@ -140,36 +140,35 @@ def _dense(t: TensorFacts) -> bool | None:
 def _size(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
     """aten::size(Tensor self) -> int[]; size.int(Tensor self, int dim) -> int."""
     tensor = as_tensor(inputs[0])
-    if tensor is None or tensor.sizes is None:
-        return [UNKNOWN]
-    sizes = tensor.sizes
-    if len(inputs) == 1:
-        if all(size is not None for size in sizes):
-            return [Known(list(sizes))]
-        return [Items(tuple(UNKNOWN if size is None else Known(size) for size in sizes))]
-    dim = inputs[1]
-    if not isinstance(dim, Known) or not isinstance(dim.value, int) or not -len(sizes) <= dim.value < len(sizes):
-        return [UNKNOWN]
-    size = sizes[dim.value]
-    return [UNKNOWN if size is None else Known(size)]
+    return _per_dim(None if tensor is None else tensor.sizes, inputs[1:])
 
 
 def _stride(node: torch._C.Node, inputs: Sequence[Fact]) -> list[Fact]:
     """aten::stride(Tensor self) -> int[]; stride.int(Tensor self, int dim) -> int: the strides
-    fixed at export (exporter.passes.strides), a list known in part where some are not."""
+    fixed at export (exporter.passes.strides)."""
     tensor = as_tensor(inputs[0])
-    if tensor is None or tensor.strides is None or tensor.layout != STRIDED:
+    strided = tensor is not None and tensor.layout == STRIDED
+    return _per_dim(tensor.strides if strided else None, inputs[1:])  # type: ignore[union-attr]
+
+
+def _per_dim(values: tuple[int | None, ...] | None, dim: Sequence[Fact]) -> list[Fact]:
+    """A per-dim query's result: the whole list (known in part where some are None), or the
+    item of a known ``dim``."""
+    if values is None:
         return [UNKNOWN]
-    strides = tensor.strides
-    if len(inputs) == 1:
-        if all(stride is not None for stride in strides):
-            return [Known(list(strides))]
-        return [Items(tuple(UNKNOWN if stride is None else Known(stride) for stride in strides))]
-    dim = inputs[1]
-    if not isinstance(dim, Known) or not isinstance(dim.value, int) or not -len(strides) <= dim.value < len(strides):
+    if not dim:
+        if all(value is not None for value in values):
+            return [Known(list(values))]
+        return [Items(tuple(UNKNOWN if value is None else Known(value) for value in values))]
+    index = dim[0]
+    if (
+        not isinstance(index, Known)
+        or not isinstance(index.value, int)
+        or not -len(values) <= index.value < len(values)
+    ):
         return [UNKNOWN]
-    stride = strides[dim.value]
-    return [UNKNOWN if stride is None else Known(stride)]
+    value = values[index.value]
+    return [UNKNOWN if value is None else Known(value)]
 
 
 def _numel(t: TensorFacts) -> int | None:

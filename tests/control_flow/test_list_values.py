@@ -41,15 +41,18 @@ class PaddedBatch(torch.nn.Module):
     (the copies read the batch's rank, which the list threaded through the loop keeps)."""
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        images = [a, b]
-        max_size = list(max_by_axis([list(img.shape) for img in images]))
-        max_size[1] = int(math.ceil(float(max_size[1]) / 8.0) * 8.0)
-        max_size[2] = int(math.ceil(float(max_size[2]) / 8.0) * 8.0)
-        batched = images[0].new_full([len(images)] + max_size, 0)
-        for i in range(batched.shape[0]):
-            img = images[i]
-            batched[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
-        return batched
+        return batch_images([a, b], 8.0)
+
+
+def batch_images(images: list[torch.Tensor], size_divisible: float) -> torch.Tensor:
+    max_size = list(max_by_axis([list(img.shape) for img in images]))
+    max_size[1] = int(math.ceil(float(max_size[1]) / size_divisible) * size_divisible)
+    max_size[2] = int(math.ceil(float(max_size[2]) / size_divisible) * size_divisible)
+    batched = images[0].new_full([len(images)] + max_size, 0)
+    for i in range(batched.shape[0]):
+        img = images[i]
+        batched[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
+    return batched
 
 
 def resized(image: torch.Tensor) -> torch.Tensor:
@@ -73,14 +76,7 @@ class ResizedPaddedBatch(torch.nn.Module):
         images = [a, b]
         for i in range(len(images)):
             images[i] = resized(images[i])
-        max_size = list(max_by_axis([list(img.shape) for img in images]))
-        max_size[1] = int(math.ceil(float(max_size[1]) / 32.0) * 32.0)
-        max_size[2] = int(math.ceil(float(max_size[2]) / 32.0) * 32.0)
-        batched = images[0].new_full([len(images)] + max_size, 0)
-        for i in range(batched.shape[0]):
-            img = images[i]
-            batched[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
-        return batched
+        return batch_images(images, 32.0)
 
 
 class ThroughAlias(torch.nn.Module):
