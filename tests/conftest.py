@@ -139,10 +139,7 @@ def _run_in_reference_too(data: bytes, inputs: Sequence[Any], outputs: Sequence[
     import onnx
 
     proto = onnx.load_from_string(data)
-    fed = [
-        [_numpy(item) for item in x] if isinstance(x, (list, tuple)) else _numpy(x)
-        for x in kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
-    ]
+    fed = _numpy_inputs(proto, inputs)
     survey = os.environ.get("EXPORTER_REFERENCE_SURVEY")
     if survey:
         reference_runs.record(survey, proto, fed, outputs)
@@ -156,11 +153,18 @@ def _run_in_reference_too(data: bytes, inputs: Sequence[Any], outputs: Sequence[
     reference_runs.assert_runtimes_agree(reference, outputs)
 
 
-def _numpy(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        value = value.detach()
-        return (value.float() if value.dtype == torch.bfloat16 else value).numpy()
-    return value
+def _numpy_inputs(proto: Any, inputs: Sequence[Any]) -> list[Any]:
+    """The inputs ``proto`` still takes (exporter.verify.kept_inputs) as the reference evaluator
+    takes them: numpy arrays, a list of them for a sequence input, bfloat16 as float."""
+
+    def as_numpy(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            value = value.detach()
+            return (value.float() if value.dtype == torch.bfloat16 else value).numpy()
+        return value
+
+    kept = kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
+    return [[as_numpy(item) for item in x] if isinstance(x, (list, tuple)) else as_numpy(x) for x in kept]
 
 
 def run_reference(data: bytes, inputs: Sequence[Any]) -> list[Any]:
@@ -170,10 +174,7 @@ def run_reference(data: bytes, inputs: Sequence[Any]) -> list[Any]:
 
     proto = onnx.load_from_string(data)
     onnx_checks.check_valid(proto)
-    fed = [
-        [_numpy(item) for item in x] if isinstance(x, (list, tuple)) else _numpy(x)
-        for x in kept_inputs({p.key: p.value for p in proto.metadata_props}, inputs)
-    ]
+    fed = _numpy_inputs(proto, inputs)
     return reference_runs.run(proto, fed)
 
 
